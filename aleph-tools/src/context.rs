@@ -1,0 +1,329 @@
+//! `ToolContext`: what a running tool may know about its call (working directory, caller,
+//! typed state, progress, cancellation), and the parameters `#[tool]` injects from it.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+pub use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolError;
+
+/// Who is calling a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Caller {
+    /// The model, during a normal conversation.
+    #[default]
+    Human,
+    /// Code the model wrote, running in a code-execution sandbox.
+    CodeExecution,
+}
+
+type StateMap = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
+type ProgressFn = dyn Fn(&str, ProgressEvent) + Send + Sync;
+
+/// Everything a running tool may learn about its call.
+///
+/// The server makes one per call; it is cheap to clone. A `#[tool]` function receives it by
+/// taking a `&ToolContext` parameter, or receives parts of it through [`State`], [`Progress`]
+/// and [`CancellationToken`] parameters.
+#[derive(Clone, Default)]
+pub struct ToolContext {
+    call_id: u64,
+    caller: Caller,
+    tool: Option<Arc<str>>,
+    working_dir: Option<Arc<Path>>,
+    state: StateMapHandle,
+    progress: Option<Arc<ProgressFn>>,
+    cancellation: Option<CancellationToken>,
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id)
+            .field("caller", &self.caller)
+            .field("tool", &self.tool)
+            .field("working_dir", &self.working_dir)
+            .field("state_types", &self.state.len())
+            .field("progress", &self.progress.is_some())
+            .field("cancellation", &self.cancellation)
+            .finish()
+    }
+}
+
+impl ToolContext {
+    /// An empty context: human caller, no working directory, no state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets who is calling.
+    #[must_use]
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    /// Sets the working directory that relative paths are resolved against.
+    #[must_use]
+    pub fn with_working_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.working_dir = Some(Arc::from(dir.as_ref()));
+        self
+    }
+
+    /// Adds typed state that tools receive through a [`State<T>`] parameter. A second value
+    /// of the same type replaces the first.
+    #[must_use]
+    pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Sets the function that receives progress events; it gets the tool's name and the event.
+    #[must_use]
+    pub fn with_progress(mut self, on_event: impl Fn(&str, ProgressEvent) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(on_event));
+        self
+    }
+
+    /// Sets the token that cancels this call.
+    #[must_use]
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Uses the server's working directory when this context has none.
+    pub(crate) fn default_working_dir(&mut self, dir: Option<&Arc<Path>>) {
+        if self.working_dir.is_none() {
+            self.working_dir = dir.cloned();
+        }
+    }
+
+    pub(crate) fn for_call(mut self, call_id: u64, tool: Arc<str>) -> Self {
+        self.call_id = call_id;
+        self.tool = Some(tool);
+        self
+    }
+
+    /// Fills in state types this context lacks from `defaults` (the server's state).
+    pub(crate) fn merge_state_from(&mut self, defaults: &StateMapHandle) {
+        let Some(theirs) = &defaults.0 else { return };
+        match &mut self.state.0 {
+            None => self.state.0 = Some(Arc::clone(theirs)),
+            Some(mine) if Arc::ptr_eq(mine, theirs) => {}
+            Some(mine) => {
+                let mine = Arc::make_mut(mine);
+                for (key, value) in theirs.iter() {
+                    mine.entry(*key).or_insert_with(|| Arc::clone(value));
+                }
+            }
+        }
+    }
+
+    /// The server-assigned id of this call, unique within one server.
+    pub fn call_id(&self) -> u64 {
+        self.call_id
+    }
+
+    /// Who is calling.
+    pub fn caller(&self) -> Caller {
+        self.caller
+    }
+
+    /// The name of the tool being called, once the server has resolved it.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.tool.as_deref()
+    }
+
+    /// The working directory, if one was set.
+    pub fn working_dir(&self) -> Option<&Path> {
+        self.working_dir.as_deref()
+    }
+
+    /// Typed state of type `T`, if the server or context was given one.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        let any = self.state.0.as_ref()?.get(&TypeId::of::<T>())?;
+        Arc::clone(any).downcast::<T>().ok().map(State)
+    }
+
+    /// A reporter for this call's progress.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            tool: self.tool.clone(),
+            on_event: self.progress.clone(),
+        }
+    }
+
+    /// The token that is cancelled when the caller gives up on this call. A context without
+    /// one hands out a token that is never cancelled.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.cancellation.clone().unwrap_or_default()
+    }
+
+    /// Whether this call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.as_ref().is_some_and(CancellationToken::is_cancelled)
+    }
+}
+
+/// Typed state behind one `Arc`, so contexts clone it for free; `None` until a value is added.
+#[derive(Clone, Default)]
+pub(crate) struct StateMapHandle(Option<Arc<StateMap>>);
+
+impl StateMapHandle {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        let map = Arc::make_mut(self.0.get_or_insert_with(Arc::default));
+        map.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |map| map.len())
+    }
+}
+
+/// Typed state injected into a tool.
+///
+/// Give the value to the server with `with_state`, take `State<T>` as a parameter, and use it
+/// through `Deref`. It is shared, never copied.
+pub struct State<T: ?Sized>(pub Arc<T>);
+
+impl<T: ?Sized> Deref for State<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: ?Sized> Clone for State<T> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("State").field(&&*self.0).finish()
+    }
+}
+
+/// One progress event from a running tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ProgressEvent {
+    /// How far the tool has come.
+    Progress {
+        /// Work done so far.
+        progress: f64,
+        /// Total work, when known.
+        total: Option<f64>,
+        /// What the tool is doing now.
+        message: Option<String>,
+    },
+    /// A piece of output streamed before the result.
+    Chunk {
+        /// The text of the piece.
+        text: String,
+    },
+}
+
+/// Lets a tool report progress and stream output while it runs.
+///
+/// Reporting is free when nobody listens.
+#[derive(Clone, Default)]
+pub struct Progress {
+    tool: Option<Arc<str>>,
+    on_event: Option<Arc<ProgressFn>>,
+}
+
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Progress")
+            .field("tool", &self.tool)
+            .field("listening", &self.on_event.is_some())
+            .finish()
+    }
+}
+
+impl Progress {
+    /// Reports `progress` out of `total` (when known), with an optional message.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.emit(|| ProgressEvent::Progress {
+            progress,
+            total,
+            message: message.map(str::to_owned),
+        });
+    }
+
+    /// Streams a piece of output.
+    pub fn chunk(&self, text: impl Into<String>) {
+        self.emit(|| ProgressEvent::Chunk { text: text.into() });
+    }
+
+    /// Whether anyone receives the events.
+    pub fn is_listening(&self) -> bool {
+        self.on_event.is_some()
+    }
+
+    fn emit(&self, event: impl FnOnce() -> ProgressEvent) {
+        if let Some(on_event) = &self.on_event {
+            on_event(self.tool.as_deref().unwrap_or(""), event());
+        }
+    }
+}
+
+/// A value a tool can take as a parameter, built from the call's [`ToolContext`] instead of
+/// from the model's arguments.
+///
+/// `#[tool]` recognises [`State<T>`], [`Progress`], [`CancellationToken`] and `ToolContext`
+/// by type; mark a parameter `#[arg(inject)]` to inject any other implementor.
+pub trait FromToolContext: Sized {
+    /// Builds the value.
+    ///
+    /// # Errors
+    ///
+    /// A [`ToolError`] for the model when the context lacks what the value needs.
+    fn from_tool_context(ctx: &ToolContext) -> Result<Self, ToolError>;
+}
+
+impl<T: Send + Sync + 'static> FromToolContext for State<T> {
+    fn from_tool_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        ctx.state::<T>().ok_or_else(|| ToolError::MissingState {
+            tool: ctx.tool_name().unwrap_or_default().to_owned(),
+            type_name: std::any::type_name::<T>(),
+        })
+    }
+}
+
+impl FromToolContext for Progress {
+    fn from_tool_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        Ok(ctx.progress())
+    }
+}
+
+impl FromToolContext for CancellationToken {
+    fn from_tool_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        Ok(ctx.cancellation_token())
+    }
+}
+
+impl FromToolContext for ToolContext {
+    fn from_tool_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        Ok(ctx.clone())
+    }
+}
+
+impl FromToolContext for Caller {
+    fn from_tool_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        Ok(ctx.caller())
+    }
+}

@@ -1,0 +1,111 @@
+//! What `#[tool]`'s expansion names, under `::aleph_tools::__private`. Not public API: no
+//! semver promise covers anything here.
+
+use std::fmt::Display;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use crate::context::{FromToolContext, ToolContext};
+pub use crate::error::ToolError;
+pub use crate::registry::ToolRegistration;
+pub use crate::result::ToolOutput;
+pub use crate::tool::{AlephTool, ToolAnnotations, ToolCategory};
+pub use crate::context::Caller;
+pub use crate::schema::schema_for;
+pub use ::core::future::Future;
+pub use ::core::option::Option::{self, None, Some};
+pub use ::core::result::Result::{self, Err, Ok};
+pub use ::core::time::Duration;
+pub use ::std::string::String;
+pub use ::std::sync::Arc as StdArc;
+pub use ::std::vec::Vec;
+pub use inventory;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+/// The `Ok` type of a `Result`, found through any alias (`anyhow::Result<T>`, `io::Result<T>`).
+pub trait ResultShape {
+    /// The success type.
+    type Ok;
+}
+
+impl<T, E> ResultShape for Result<T, E> {
+    type Ok = T;
+}
+
+/// Converts a tool function's error into a [`ToolError`]: a `ToolError` passes through, any
+/// other `Display` error becomes [`ToolError::Execution`] with its alternate (`{:#}`) text,
+/// which for `anyhow` includes the whole chain of causes.
+pub struct ErrorWrap<E>(pub E);
+
+/// Picked first by method resolution, when the error already is a `ToolError`.
+pub trait ViaToolError {
+    /// See [`ErrorWrap`].
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl ViaToolError for ErrorWrap<ToolError> {
+    fn into_tool_error(self) -> ToolError {
+        self.0
+    }
+}
+
+/// Picked through auto-ref for every other `Display` error.
+pub trait ViaDisplay {
+    /// See [`ErrorWrap`].
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl<E: Display> ViaDisplay for &ErrorWrap<E> {
+    fn into_tool_error(self) -> ToolError {
+        ToolError::Execution(format!("{:#}", self.0))
+    }
+}
+
+/// Finds the output schema of `T` when `T: JsonSchema`, and `None` otherwise.
+pub struct OutputSchemaProbe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> OutputSchemaProbe<T> {
+    /// A probe for `T`.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+/// Picked first by method resolution, when the output type has a schema.
+pub trait OutputSchemaViaJsonSchema {
+    /// See [`OutputSchemaProbe`].
+    fn output_schema(&self) -> Option<Arc<Value>>;
+}
+
+impl<T: schemars::JsonSchema + ?Sized + 'static> OutputSchemaViaJsonSchema for OutputSchemaProbe<T> {
+    fn output_schema(&self) -> Option<Arc<Value>> {
+        let schema = schema_for::<T>();
+        // `()` and other unit outputs have nothing to describe.
+        if schema.get("type").and_then(Value::as_str) == Some("null") {
+            None
+        } else {
+            Some(schema)
+        }
+    }
+}
+
+/// Picked through auto-ref when the output type has no schema.
+pub trait OutputSchemaFallback {
+    /// See [`OutputSchemaProbe`].
+    fn output_schema(&self) -> Option<Arc<Value>>;
+}
+
+impl<T: ?Sized> OutputSchemaFallback for &OutputSchemaProbe<T> {
+    fn output_schema(&self) -> Option<Arc<Value>> {
+        None
+    }
+}
+
+/// Names a `#[tool]` expansion uses in error stubs: arguments that accept anything.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}

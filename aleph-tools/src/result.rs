@@ -1,0 +1,175 @@
+//! What a tool call produces: [`ToolOutput`] from the tool, [`ToolResult`] from the server.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{ToolError, ToolErrorKind};
+
+/// A tool's answer: text for the model, structured data for programs, or both.
+///
+/// Return it from a `#[tool]` function to choose the text the model reads while keeping the
+/// data for code. Tools that return any other `Serialize` type produce data only, and the
+/// model reads that data as JSON.
+///
+/// ```
+/// use aleph_tools::ToolOutput;
+/// use serde_json::json;
+///
+/// let out = ToolOutput::new("72°F and sunny in Lisbon", json!({ "temp_f": 72 }));
+/// assert_eq!(out.model_text(), "72°F and sunny in Lisbon");
+/// assert_eq!(out.data, Some(json!({ "temp_f": 72 })));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ToolOutput {
+    /// Text written for the model, if the tool wrote any.
+    pub text: Option<String>,
+    /// Structured data for programs, if the tool produced any.
+    pub data: Option<Value>,
+}
+
+impl ToolOutput {
+    /// Text for the model and structured data for programs.
+    pub fn new(text: impl Into<String>, data: Value) -> Self {
+        Self {
+            text: Some(text.into()),
+            data: Some(data),
+        }
+    }
+
+    /// Text only.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            data: None,
+        }
+    }
+
+    /// Structured data only; the model reads it as JSON.
+    pub fn json(data: Value) -> Self {
+        Self {
+            text: None,
+            data: Some(data),
+        }
+    }
+
+    /// The text the model should read: the tool's text, or else its data (a JSON string as
+    /// is, anything else as compact JSON), or else nothing.
+    pub fn model_text(&self) -> Cow<'_, str> {
+        match (&self.text, &self.data) {
+            (Some(text), _) => Cow::Borrowed(text),
+            (None, Some(data)) => render(data),
+            (None, None) => Cow::Borrowed(""),
+        }
+    }
+}
+
+fn render(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::String(s) => Cow::Borrowed(s),
+        Value::Null => Cow::Borrowed(""),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// Conversion of a tool's return value into a [`ToolOutput`].
+///
+/// Implemented for every `Serialize` type (the value becomes [`ToolOutput::data`]) and for
+/// [`ToolOutput`] itself.
+pub trait IntoToolOutput {
+    /// Converts the value; fails only when serialization fails.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::Execution`] when the value cannot be serialized to JSON (a map with
+    /// non-string keys, a failing `Serialize` impl).
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError>;
+}
+
+impl<T: Serialize> IntoToolOutput for T {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        serde_json::to_value(self).map(ToolOutput::json).map_err(|err| {
+            ToolError::execution(format!("the tool's output could not be serialized: {err}"))
+        })
+    }
+}
+
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        Ok(self)
+    }
+}
+
+/// The outcome of one call through the server.
+///
+/// A failed call is a value, not a panic and not an `Err`: `success` is false and `error`
+/// holds the message for the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolResult {
+    /// Whether the tool ran and succeeded.
+    pub success: bool,
+    /// The tool's structured output; its text when it wrote only text; `null` on failure.
+    pub output: Value,
+    /// Text the tool wrote for the model, when it wrote any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The model-facing error message when `success` is false.
+    pub error: Option<String>,
+    /// The machine-facing kind of the error when `success` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ToolErrorKind>,
+    /// Wall time of the call in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn ok(output: ToolOutput, duration: Duration) -> Self {
+        let ToolOutput { text, data } = output;
+        let output = match (data, &text) {
+            (Some(data), _) => data,
+            (None, Some(text)) => Value::String(text.clone()),
+            (None, None) => Value::Null,
+        };
+        Self {
+            success: true,
+            output,
+            text,
+            error: None,
+            error_kind: None,
+            duration_ms: millis(duration),
+        }
+    }
+
+    /// A failed result.
+    pub fn err(error: &ToolError, duration: Duration) -> Self {
+        Self {
+            success: false,
+            output: Value::Null,
+            text: None,
+            error: Some(error.to_string()),
+            error_kind: Some(error.kind()),
+            duration_ms: millis(duration),
+        }
+    }
+
+    /// The text to send back to the model: the error message on failure, else the tool's
+    /// text, else its output (a JSON string as is, anything else as compact JSON).
+    pub fn model_text(&self) -> Cow<'_, str> {
+        if let Some(error) = &self.error {
+            return Cow::Borrowed(error);
+        }
+        match &self.text {
+            Some(text) => Cow::Borrowed(text),
+            None => render(&self.output),
+        }
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,139 @@
+//! JSON Schemas from Rust types with schemars: generated once per type, cleaned of noise
+//! (`$schema`, the root `title`), and cached for the life of the process.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::Value;
+
+type Cache = RwLock<HashMap<TypeId, Arc<Value>>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Cache::default)
+}
+
+/// The JSON Schema of `T`, as tools offer it to a model.
+///
+/// The first call for a type generates it; later calls, from any thread, share that one
+/// value. The schema follows JSON Schema 2020-12 without `$schema` or a root `title`; nested
+/// named types sit under `$defs`. An object schema always has `properties`, even when empty.
+///
+/// ```
+/// #[derive(schemars::JsonSchema)]
+/// struct Point {
+///     /// Horizontal position
+///     x: i32,
+///     y: i32,
+/// }
+///
+/// let schema = aleph_tools::schema::schema_for::<Point>();
+/// assert_eq!(schema["properties"]["x"]["description"], "Horizontal position");
+/// assert!(schema.get("title").is_none());
+/// ```
+pub fn schema_for<T: JsonSchema + ?Sized + 'static>() -> Arc<Value> {
+    let id = TypeId::of::<T>();
+    if let Some(found) = cache().read().unwrap_or_else(PoisonError::into_inner).get(&id) {
+        return Arc::clone(found);
+    }
+    // Generate outside the lock: schemars may call back into user `JsonSchema` impls.
+    let generated = Arc::new(generate::<T>());
+    let mut cache = cache().write().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(cache.entry(id).or_insert(generated))
+}
+
+fn generate<T: JsonSchema + ?Sized>() -> Value {
+    let settings = SchemaSettings::draft2020_12().with(|s| s.meta_schema = None);
+    let mut value = settings.into_generator().into_root_schema_for::<T>().to_value();
+    if let Value::Object(root) = &mut value {
+        root.remove("$schema");
+        root.remove("title");
+        if root.get("type").and_then(Value::as_str) == Some("object") {
+            root.entry("properties")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        }
+    }
+    value
+}
+
+/// Whether a schema's root describes a JSON object, as every tool's input schema must.
+pub(crate) fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// Deserializes a tool's arguments, turning serde's complaint into a [`ToolError`] that
+/// names the argument by JSON pointer.
+///
+/// `null` counts as no arguments (`{}`): models send it for tools without parameters.
+pub(crate) fn parse_args<A: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: Value,
+) -> Result<A, crate::ToolError> {
+    let args = match args {
+        Value::Object(_) => args,
+        Value::Null => Value::Object(serde_json::Map::new()),
+        other => {
+            return Err(crate::ToolError::invalid_args(
+                tool,
+                "",
+                format!(
+                    "expected a JSON object of named arguments, got {}",
+                    describe(&other)
+                ),
+            ));
+        }
+    };
+    serde_path_to_error::deserialize(args).map_err(|err| {
+        let pointer = pointer(err.path());
+        let message = err.into_inner().to_string();
+        crate::ToolError::invalid_args(tool, pointer, strip_position(&message))
+    })
+}
+
+fn pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => {
+                out.push('/');
+                out.push_str(&index.to_string());
+            }
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                out.push('/');
+                out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// serde_json appends "at line L column C" to errors from text; from a `Value` it does not,
+/// but strip it anyway so messages stay about arguments, not about JSON text.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// A short description of a JSON value for error messages: its type and, for scalars, the
+/// value.
+pub(crate) fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.chars().count() > 40 => {
+            let head: String = s.chars().take(40).collect();
+            format!("the string \"{head}…\"")
+        }
+        Value::String(s) => format!("the string \"{s}\""),
+        Value::Array(items) => format!("an array of {} items", items.len()),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}

@@ -1,0 +1,400 @@
+//! `AlephToolServer`: the thread-safe, hot-swappable set of tools a program serves, and its
+//! cheap [`ToolServerHandle`].
+//!
+//! Reads never wait on a writer: the tool table is an immutable snapshot behind an
+//! [`ArcSwap`]; a write copies it, changes the copy and swaps it in. A call takes the tool out
+//! of the snapshot and holds no lock while the tool runs.
+
+mod execute;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use serde_json::Value;
+
+use crate::context::{StateMapHandle, ToolContext};
+use crate::error::{RegistryError, ToolError};
+use crate::registry;
+use crate::result::ToolResult;
+use crate::schema;
+use crate::tool::{AlephTool, AlephToolDyn, ToolDefinition, is_valid_tool_name};
+
+/// One served tool with its definition, built once when the tool was added.
+struct Entry {
+    name: Arc<str>,
+    tool: Arc<dyn AlephToolDyn>,
+    definition: Arc<ToolDefinition>,
+}
+
+type Table = HashMap<Arc<str>, Arc<Entry>>;
+
+struct Shared {
+    tools: ArcSwap<Table>,
+    /// Serializes writers so none loses another's change; readers never take it.
+    write: Mutex<()>,
+    state: StateMapHandle,
+    working_dir: Option<Arc<Path>>,
+    default_timeout: Option<Duration>,
+    next_call_id: AtomicU64,
+}
+
+/// What [`ToolServerHandle::replace_tool`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReplaceInfo {
+    /// The name of the tool now served.
+    pub tool_name: String,
+    /// Whether a tool of that name was served before and is now replaced.
+    pub was_replaced: bool,
+}
+
+/// The set of tools a program serves.
+///
+/// Build it from every `#[tool]` in the program with [`from_registry`](Self::from_registry),
+/// or tool by tool with [`with_tool`](Self::with_tool). Every operation lives on
+/// [`ToolServerHandle`], which the server derefs to; [`handle`](Self::handle) gives a cheap
+/// clone to move into tasks.
+///
+/// ```
+/// use aleph_tools::prelude::*;
+/// use serde_json::json;
+///
+/// /// Add two integers.
+/// #[tool(register = false)]
+/// fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let server = AlephToolServer::new().with_tool(AddTool);
+/// let result = server.call("add", json!({ "a": 2, "b": 3 })).await;
+/// assert!(result.success);
+/// assert_eq!(result.output, json!(5));
+/// # });
+/// ```
+pub struct AlephToolServer {
+    handle: ToolServerHandle,
+}
+
+/// A cheap, cloneable reference to a server (`Send + Sync`), for tasks and threads.
+#[derive(Clone)]
+pub struct ToolServerHandle {
+    shared: Arc<Shared>,
+}
+
+impl Default for AlephToolServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AlephToolServer {
+    /// A server with no tools.
+    pub fn new() -> Self {
+        Self {
+            handle: ToolServerHandle {
+                shared: Arc::new(Shared {
+                    tools: ArcSwap::from_pointee(Table::new()),
+                    write: Mutex::new(()),
+                    state: StateMapHandle::default(),
+                    working_dir: None,
+                    default_timeout: None,
+                    next_call_id: AtomicU64::new(1),
+                }),
+            },
+        }
+    }
+
+    /// A server with every `#[tool]` linked into the program (all but `register = false`).
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::Duplicate`] when two tools share a name, naming both source
+    /// locations; [`RegistryError::InvalidDefinition`] when a tool's schema is unusable.
+    pub fn from_registry() -> Result<Self, RegistryError> {
+        let server = Self::new();
+        for registration in registry::unique_registered_tools()? {
+            server.add_dyn_tool(registration.instantiate())?;
+        }
+        Ok(server)
+    }
+
+    /// Adds a tool, replacing any tool of the same name (use
+    /// [`add_tool`](ToolServerHandle::add_tool) to be told about conflicts instead).
+    ///
+    /// An invalid `T::NAME` is a compile-time error.
+    #[must_use]
+    pub fn with_tool<T: AlephTool>(self, tool: T) -> Self {
+        const { assert!(is_valid_tool_name(T::NAME), "tool names must be 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`") };
+        let entry = entry(Arc::new(tool));
+        self.handle.write(|table| {
+            table.insert(Arc::clone(&entry.name), Arc::new(entry));
+        });
+        self
+    }
+
+    /// Adds typed state that tools receive through `State<T>` parameters.
+    #[must_use]
+    pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.shared_mut().state.insert(value);
+        self
+    }
+
+    /// Sets the working directory given to every call's context.
+    #[must_use]
+    pub fn with_working_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.shared_mut().working_dir = Some(Arc::from(dir.as_ref()));
+        self
+    }
+
+    /// Sets the time limit for tools that do not set their own.
+    #[must_use]
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.shared_mut().default_timeout = Some(timeout);
+        self
+    }
+
+    /// A cheap clone to move into tasks and threads.
+    pub fn handle(&self) -> ToolServerHandle {
+        self.handle.clone()
+    }
+
+    fn shared_mut(&mut self) -> &mut Shared {
+        // Builder methods run before any handle is given out; if one was, rebuild around a
+        // copy so existing handles keep their view and nothing panics.
+        if Arc::get_mut(&mut self.handle.shared).is_none() {
+            let old = &self.handle.shared;
+            self.handle.shared = Arc::new(Shared {
+                tools: ArcSwap::new(old.tools.load_full()),
+                write: Mutex::new(()),
+                state: old.state.clone(),
+                working_dir: old.working_dir.clone(),
+                default_timeout: old.default_timeout,
+                next_call_id: AtomicU64::new(old.next_call_id.load(Ordering::Relaxed)),
+            });
+        }
+        Arc::get_mut(&mut self.handle.shared).expect("a freshly built Arc has one owner")
+    }
+}
+
+impl Deref for AlephToolServer {
+    type Target = ToolServerHandle;
+
+    fn deref(&self) -> &ToolServerHandle {
+        &self.handle
+    }
+}
+
+impl fmt::Debug for AlephToolServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.handle, f)
+    }
+}
+
+impl fmt::Debug for ToolServerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let table = self.shared.tools.load();
+        let mut names: Vec<&str> = table.keys().map(|k| &**k).collect();
+        names.sort_unstable();
+        f.debug_struct("ToolServer").field("tools", &names).finish_non_exhaustive()
+    }
+}
+
+fn entry(tool: Arc<dyn AlephToolDyn>) -> Entry {
+    let definition = Arc::new(tool.definition());
+    Entry {
+        name: Arc::from(definition.name.as_str()),
+        tool,
+        definition,
+    }
+}
+
+fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
+    let entry = entry(tool);
+    let name = &entry.definition.name;
+    let invalid = |reason: String| RegistryError::InvalidDefinition {
+        name: name.clone(),
+        reason,
+    };
+    if !is_valid_tool_name(name) {
+        return Err(invalid(
+            "names must be 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`".to_owned(),
+        ));
+    }
+    if entry.tool.name() != name {
+        return Err(invalid(format!(
+            "`name()` says `{}` but `definition().name` says `{name}`; they must agree",
+            entry.tool.name()
+        )));
+    }
+    if !schema::is_object_schema(&entry.definition.parameters) {
+        return Err(invalid(
+            "the input schema's root must be `\"type\": \"object\"` (arguments are named); take a struct as arguments"
+                .to_owned(),
+        ));
+    }
+    Ok(entry)
+}
+
+impl ToolServerHandle {
+    fn write<R>(&self, change: impl FnOnce(&mut Table) -> R) -> R {
+        let _writer = self.shared.write.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut table = Table::clone(&self.shared.tools.load());
+        let out = change(&mut table);
+        self.shared.tools.store(Arc::new(table));
+        out
+    }
+
+    /// Adds a tool.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::AlreadyServed`] when the name is taken;
+    /// [`RegistryError::InvalidDefinition`] when the name or schema is unusable.
+    pub fn add_tool(&self, tool: impl AlephToolDyn) -> Result<(), RegistryError> {
+        self.add_dyn_tool(Arc::new(tool))
+    }
+
+    /// Adds a tool that is already shared, such as one built at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`add_tool`](Self::add_tool).
+    pub fn add_dyn_tool(&self, tool: Arc<dyn AlephToolDyn>) -> Result<(), RegistryError> {
+        let entry = checked_entry(tool)?;
+        self.write(|table| {
+            if table.contains_key(&entry.name) {
+                return Err(RegistryError::AlreadyServed {
+                    name: entry.name.to_string(),
+                });
+            }
+            table.insert(Arc::clone(&entry.name), Arc::new(entry));
+            Ok(())
+        })
+    }
+
+    /// Serves `tool`, replacing the tool of the same name if there is one. Calls already
+    /// running finish on the tool they started on.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::InvalidDefinition`] when the name or schema is unusable; nothing is
+    /// replaced then.
+    pub fn replace_tool(&self, tool: impl AlephToolDyn) -> Result<ReplaceInfo, RegistryError> {
+        self.replace_dyn_tool(Arc::new(tool))
+    }
+
+    /// [`replace_tool`](Self::replace_tool) for a tool that is already shared.
+    ///
+    /// # Errors
+    ///
+    /// As [`replace_tool`](Self::replace_tool).
+    pub fn replace_dyn_tool(&self, tool: Arc<dyn AlephToolDyn>) -> Result<ReplaceInfo, RegistryError> {
+        let entry = checked_entry(tool)?;
+        let tool_name = entry.name.to_string();
+        let was_replaced = self.write(|table| {
+            table.insert(Arc::clone(&entry.name), Arc::new(entry)).is_some()
+        });
+        Ok(ReplaceInfo {
+            tool_name,
+            was_replaced,
+        })
+    }
+
+    /// Stops serving the tool called `name`; returns whether there was one. Calls already
+    /// running finish.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        if !self.shared.tools.load().contains_key(name) {
+            return false;
+        }
+        self.write(|table| table.remove(name).is_some())
+    }
+
+    /// The definitions of every served tool, sorted by name.
+    pub fn list_tools(&self) -> Vec<Arc<ToolDefinition>> {
+        let table = self.shared.tools.load();
+        let mut all: Vec<_> = table.values().map(|e| Arc::clone(&e.definition)).collect();
+        all.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// The names of every served tool, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        let table = self.shared.tools.load();
+        let mut names: Vec<String> = table.keys().map(|k| k.to_string()).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// The definition of the tool called `name`.
+    pub fn get_definition(&self, name: &str) -> Option<Arc<ToolDefinition>> {
+        self.shared.tools.load().get(name).map(|e| Arc::clone(&e.definition))
+    }
+
+    /// Whether a tool called `name` is served.
+    pub fn contains(&self, name: &str) -> bool {
+        self.shared.tools.load().contains_key(name)
+    }
+
+    /// The number of served tools.
+    pub fn len(&self) -> usize {
+        self.shared.tools.load().len()
+    }
+
+    /// Whether no tool is served.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A context carrying this server's state and working directory, to adjust and pass to
+    /// [`call_with_context`](Self::call_with_context).
+    pub fn context(&self) -> ToolContext {
+        let mut ctx = ToolContext::new();
+        ctx.merge_state_from(&self.shared.state);
+        ctx.default_working_dir(self.shared.working_dir.as_ref());
+        ctx
+    }
+
+    /// Calls the tool `name` with JSON arguments.
+    ///
+    /// Never fails and never panics: an unknown name, bad arguments, a tool error, a panic in
+    /// the tool or a timeout all come back as a [`ToolResult`] with `success: false` and a
+    /// message for the model.
+    pub async fn call(&self, name: &str, args: Value) -> ToolResult {
+        self.run(name, args, None).await
+    }
+
+    /// [`call`](Self::call) with a context of the caller's making (caller, cancellation,
+    /// progress, extra state). The server's state fills in types the context lacks.
+    pub async fn call_with_context(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
+        self.run(name, args, Some(ctx)).await
+    }
+
+    fn lookup(&self, name: &str) -> Result<Arc<Entry>, ToolError> {
+        let table = self.shared.tools.load();
+        match table.get(name) {
+            Some(entry) => Ok(Arc::clone(entry)),
+            None => Err(ToolError::NotFound {
+                name: name.to_owned(),
+                suggestions: closest_names(name, table.keys().map(|k| &**k)),
+            }),
+        }
+    }
+}
+
+/// Up to three served names close to `name`, closest first.
+fn closest_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let wanted = name.to_lowercase();
+    let mut scored: Vec<(f64, &str)> = names
+        .map(|candidate| (strsim::jaro_winkler(&wanted, &candidate.to_lowercase()), candidate))
+        .filter(|(score, _)| *score >= 0.7)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(3).map(|(_, n)| n.to_owned()).collect()
+}

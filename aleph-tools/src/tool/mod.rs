@@ -1,0 +1,233 @@
+//! The tool traits: [`AlephTool`] (typed, what `#[tool]` implements) and [`AlephToolDyn`]
+//! (JSON in, JSON out, object-safe), bridged by a blanket impl.
+
+mod definition;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use self::definition::{ToolAnnotations, ToolCategory, ToolDefinition};
+use crate::context::{Caller, ToolContext};
+use crate::error::ToolError;
+use crate::result::{IntoToolOutput, ToolOutput};
+use crate::schema;
+
+/// A boxed, sendable future, as [`AlephToolDyn::call`] returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool with typed arguments and output.
+///
+/// `#[tool]` writes this impl for you. Write it by hand when a tool needs state of its own or
+/// a name chosen at run time is not needed; for tools known only at run time, implement
+/// [`AlephToolDyn`].
+///
+/// ```
+/// use aleph_tools::{AlephTool, ToolContext, ToolError};
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, schemars::JsonSchema)]
+/// struct AddArgs {
+///     /// First addend
+///     a: i64,
+///     /// Second addend
+///     b: i64,
+/// }
+///
+/// struct Add;
+///
+/// impl AlephTool for Add {
+///     const NAME: &'static str = "add";
+///     const DESCRIPTION: &'static str = "Add two integers.";
+///     type Args = AddArgs;
+///     type Output = i64;
+///
+///     async fn call(&self, args: AddArgs, _ctx: &ToolContext) -> Result<i64, ToolError> {
+///         args.a.checked_add(args.b).ok_or_else(|| ToolError::execution("the sum overflows i64"))
+///     }
+/// }
+///
+/// let definition = Add.definition();
+/// assert_eq!(definition.name, "add");
+/// assert_eq!(definition.parameters["required"], serde_json::json!(["a", "b"]));
+/// ```
+pub trait AlephTool: Send + Sync + 'static {
+    /// The name the model calls the tool by; must match `^[a-zA-Z0-9_-]{1,64}$`.
+    const NAME: &'static str;
+
+    /// What the tool does, written for the model.
+    const DESCRIPTION: &'static str;
+
+    /// The arguments; their JSON Schema is what the model sees. Must be a struct (the schema
+    /// root is an object).
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+
+    /// What a successful call returns: any `Serialize` type, or [`ToolOutput`].
+    type Output: IntoToolOutput + Send;
+
+    /// Where the tool comes from.
+    fn category(&self) -> ToolCategory {
+        ToolCategory::Builtin
+    }
+
+    /// Whether a person must approve each call.
+    fn requires_confirmation(&self) -> bool {
+        false
+    }
+
+    /// Example calls, for few-shot prompting.
+    fn examples(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Behaviour hints.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::NONE
+    }
+
+    /// Who may call the tool; empty means the default, [`Caller::Human`] only.
+    fn allowed_callers(&self) -> Vec<Caller> {
+        Vec::new()
+    }
+
+    /// Free labels for listing and filtering.
+    fn tags(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// How long one call may run; `None` leaves it to the server.
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Whether the arguments must follow the schema exactly.
+    fn strict(&self) -> bool {
+        false
+    }
+
+    /// JSON Schema of [`Self::Args`], generated once per process.
+    fn input_schema() -> Arc<Value> {
+        schema::schema_for::<Self::Args>()
+    }
+
+    /// JSON Schema of [`Self::Output`], when it has one. `#[tool]` fills this in whenever the
+    /// output type implements `JsonSchema`.
+    fn output_schema() -> Option<Arc<Value>> {
+        None
+    }
+
+    /// The full definition, assembled from the items above.
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: Self::NAME.to_owned(),
+            description: Self::DESCRIPTION.to_owned(),
+            parameters: Value::clone(&Self::input_schema()),
+            output_schema: Self::output_schema().map(|s| Value::clone(&s)),
+            category: self.category(),
+            annotations: self.annotations(),
+            requires_confirmation: self.requires_confirmation(),
+            examples: self.examples(),
+            tags: self.tags(),
+            allowed_callers: self.allowed_callers(),
+            timeout: self.timeout(),
+            strict: self.strict(),
+        }
+    }
+
+    /// Runs the tool with typed arguments.
+    fn call(
+        &self,
+        args: Self::Args,
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// Runs the tool with JSON arguments: deserializes them (an error names the argument by
+    /// JSON pointer), calls [`call`](Self::call) and converts the output.
+    fn call_json(
+        &self,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send {
+        async move {
+            let args = schema::parse_args::<Self::Args>(Self::NAME, args)?;
+            self.call(args, ctx).await?.into_tool_output()
+        }
+    }
+}
+
+/// A tool called with JSON, for tools known only at run time (plugins, MCP servers) and for
+/// mixing every kind of tool in one collection.
+///
+/// Every [`AlephTool`] is an `AlephToolDyn` through a blanket impl.
+pub trait AlephToolDyn: Send + Sync + 'static {
+    /// The name the model calls the tool by.
+    fn name(&self) -> &str;
+
+    /// The full definition. The server asks once, when the tool is added.
+    fn definition(&self) -> ToolDefinition;
+
+    /// Runs the tool.
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+impl<T: AlephTool> AlephToolDyn for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        AlephTool::definition(self)
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(self.call_json(args, ctx))
+    }
+}
+
+impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        (**self).definition()
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        (**self).call(args, ctx)
+    }
+}
+
+/// Whether `name` is one every model provider accepts: 1 to 64 of `a-z A-Z 0-9 _ -`.
+pub const fn is_valid_tool_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() > 64 {
+        return false;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
