@@ -30,10 +30,13 @@ pub use serde_json;
 pub trait ResultShape {
     /// The success type.
     type Ok;
+    /// The error type.
+    type Err;
 }
 
 impl<T, E> ResultShape for Result<T, E> {
     type Ok = T;
+    type Err = E;
 }
 
 /// Converts a tool function's error into a [`ToolError`]: a `ToolError` passes through, any
@@ -109,3 +112,10 @@ impl<T: ?Sized> OutputSchemaFallback for &OutputSchemaProbe<T> {
 /// Names a `#[tool]` expansion uses in error stubs: arguments that accept anything.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct NoArgs {}
+
+/// Compile-time check that a tool's output converts into a `ToolOutput`; the expansion spans
+/// it at the return type so the error points there.
+pub const fn assert_output<T: crate::result::IntoToolOutput>() {}
+
+/// Compile-time check that a tool's error type can be shown to the model.
+pub const fn assert_error<E: Display>() {}

@@ -9,7 +9,14 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-type Cache = RwLock<HashMap<TypeId, Arc<Value>>>;
+/// Which schema of a type: as itself, or as a tool's arguments.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Use {
+    Value,
+    Arguments,
+}
+
+type Cache = RwLock<HashMap<(TypeId, Use), Arc<Value>>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -35,14 +42,28 @@ fn cache() -> &'static Cache {
 /// assert!(schema.get("title").is_none());
 /// ```
 pub fn schema_for<T: JsonSchema + ?Sized + 'static>() -> Arc<Value> {
-    let id = TypeId::of::<T>();
-    if let Some(found) = cache().read().unwrap_or_else(PoisonError::into_inner).get(&id) {
+    cached::<T>(Use::Value)
+}
+
+/// The JSON Schema of `T` as a tool's arguments: [`schema_for`] without the root
+/// `description`, which would repeat the doc comment of the arguments struct rather than
+/// describe the tool (the tool's description says that).
+pub fn arguments_schema_for<T: JsonSchema + ?Sized + 'static>() -> Arc<Value> {
+    cached::<T>(Use::Arguments)
+}
+
+fn cached<T: JsonSchema + ?Sized + 'static>(use_: Use) -> Arc<Value> {
+    let key = (TypeId::of::<T>(), use_);
+    if let Some(found) = cache().read().unwrap_or_else(PoisonError::into_inner).get(&key) {
         return Arc::clone(found);
     }
     // Generate outside the lock: schemars may call back into user `JsonSchema` impls.
-    let generated = Arc::new(generate::<T>());
+    let mut generated = generate::<T>();
+    if let (Use::Arguments, Value::Object(root)) = (use_, &mut generated) {
+        root.remove("description");
+    }
     let mut cache = cache().write().unwrap_or_else(PoisonError::into_inner);
-    Arc::clone(cache.entry(id).or_insert(generated))
+    Arc::clone(cache.entry(key).or_insert_with(|| Arc::new(generated)))
 }
 
 fn generate<T: JsonSchema + ?Sized>() -> Value {

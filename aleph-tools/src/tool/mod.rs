@@ -112,7 +112,7 @@ pub trait AlephTool: Send + Sync + 'static {
 
     /// JSON Schema of [`Self::Args`], generated once per process.
     fn input_schema() -> Arc<Value> {
-        schema::schema_for::<Self::Args>()
+        schema::arguments_schema_for::<Self::Args>()
     }
 
     /// JSON Schema of [`Self::Output`], when it has one. `#[tool]` fills this in whenever the

@@ -1,0 +1,358 @@
+//! Writes the code for one valid `#[tool]`: the function as written, `{Pascal}Args`,
+//! `{Pascal}Tool`, its `AlephTool` impl and its link-time registration.
+
+use heck::ToUpperCamelCase;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Attribute, Ident, ItemFn, LitStr};
+
+use crate::attr::{self, ToolAttrs};
+use crate::errors::Errors;
+use crate::signature::{self, Analyzed, ArgDefault, Output, ParamKind};
+use crate::{docs, fallback};
+
+pub(crate) fn tool(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let mut func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(func) => func,
+        Err(_) => {
+            errors.at(
+                Span::call_site(),
+                "#[tool] goes on a function (`fn` or `async fn`); put it on the function that does the work",
+            );
+            return quote!(#item).into_iter().chain(errors.to_compile_errors()).collect();
+        }
+    };
+    let attrs = attr::parse(attr_tokens, &mut errors);
+    let analyzed = signature::analyze(&func.sig, attrs.strict, &mut errors);
+    let name = tool_name(&func, &attrs, &mut errors);
+    let description = description(&func, &attrs, &mut errors);
+    let names = Names::new(&func.sig.ident);
+
+    strip_param_attrs(&mut func);
+    if !errors.is_empty() {
+        return fallback::emit(&func, &names, &attrs, &name, &errors);
+    }
+    emit(&func, &names, &attrs, &analyzed, &name, &description)
+}
+
+/// The generated type names, spanned at the function's name.
+pub(crate) struct Names {
+    pub tool: Ident,
+    pub args: Ident,
+}
+
+impl Names {
+    fn new(fn_ident: &Ident) -> Self {
+        let pascal = fn_ident.unraw().to_string().to_upper_camel_case();
+        Self {
+            tool: format_ident!("{}Tool", pascal, span = fn_ident.span()),
+            args: format_ident!("{}Args", pascal, span = fn_ident.span()),
+        }
+    }
+}
+
+fn tool_name(func: &ItemFn, attrs: &ToolAttrs, errors: &mut Errors) -> String {
+    let (name, span) = match &attrs.name {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (func.sig.ident.unraw().to_string(), func.sig.ident.span()),
+    };
+    if !is_valid_name(&name) {
+        let cleaned: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .take(64)
+            .collect();
+        let hint = if cleaned.is_empty() || cleaned == name {
+            String::new()
+        } else {
+            format!("; try `name = \"{cleaned}\"`")
+        };
+        errors.at(
+            span,
+            format!("`{name}` is not a tool name model providers accept: use 1 to 64 of a-z, A-Z, 0-9, `_` and `-`{hint}"),
+        );
+    }
+    name
+}
+
+fn is_valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn description(func: &ItemFn, attrs: &ToolAttrs, errors: &mut Errors) -> String {
+    if let Some(lit) = &attrs.description {
+        return lit.value();
+    }
+    let text = docs::description(&docs::lines(&func.attrs));
+    if text.is_empty() {
+        errors.spanned(
+            &func.sig.ident,
+            format!(
+                "`{}` needs a description for the model: add a `///` doc comment saying what the tool does, or `#[tool(description = \"...\")]`",
+                func.sig.ident
+            ),
+        );
+    }
+    text
+}
+
+/// Removes what is ours or not allowed on parameters (docs, `#[arg]`, `#[serde]`,
+/// `#[schemars]`) so the function compiles as written.
+fn strip_param_attrs(func: &mut ItemFn) {
+    for input in &mut func.sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            typed.attrs.retain(|a| {
+                !(docs::is_doc(a) || a.path().is_ident("arg") || a.path().is_ident("serde") || a.path().is_ident("schemars"))
+            });
+        }
+    }
+}
+
+pub(crate) fn cfg_attrs(func: &ItemFn) -> Vec<&Attribute> {
+    func.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect()
+}
+
+pub(crate) fn private_path(attrs: &ToolAttrs) -> TokenStream {
+    match &attrs.krate {
+        Some(path) => quote!(#path::__private),
+        None => quote!(::aleph_tools::__private),
+    }
+}
+
+fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, analyzed: &Analyzed, name: &str, description: &str) -> TokenStream {
+    let private = private_path(attrs);
+    let private_str = private.to_string().replace(' ', "");
+    let serde_crate = LitStr::new(&format!("{private_str}::serde"), Span::call_site());
+    let schemars_crate = LitStr::new(&format!("{private_str}::schemars"), Span::call_site());
+    let vis = &func.vis;
+    let cfgs = cfg_attrs(func);
+    let fn_ident = &func.sig.ident;
+    let Names { tool, args } = names;
+
+    let mut fields = Vec::new();
+    let mut default_fns = Vec::new();
+    let mut arg_idents = Vec::new();
+    let mut injections = Vec::new();
+    let mut call_args = Vec::new();
+    for (index, param) in analyzed.params.iter().enumerate() {
+        let ident = &param.ident;
+        let ty = &param.ty;
+        match &param.kind {
+            ParamKind::Arg { field_attrs, documented, default } => {
+                let allow_undocumented = (!documented).then(|| quote!(#[allow(missing_docs)]));
+                let default_attr = match default {
+                    None => None,
+                    Some(ArgDefault::Trait) => Some(quote!(#[serde(default)])),
+                    Some(ArgDefault::Expr(expr)) => {
+                        let default_fn = format_ident!("__aleph_default_{}", ident.unraw());
+                        let path = LitStr::new(&format!("{args}::{default_fn}"), Span::call_site());
+                        default_fns.push(quote_spanned! {expr.span()=>
+                            #[doc(hidden)]
+                            fn #default_fn() -> #ty {
+                                #expr
+                            }
+                        });
+                        Some(quote!(#[serde(default = #path)]))
+                    }
+                };
+                fields.push(quote! {
+                    #(#field_attrs)*
+                    #allow_undocumented
+                    #default_attr
+                    #vis #ident: #ty
+                });
+                arg_idents.push(ident.clone());
+                call_args.push(quote!(#ident));
+            }
+            ParamKind::ContextRef => call_args.push(quote!(__aleph_ctx)),
+            ParamKind::Injected => {
+                let var = format_ident!("__aleph_injected_{}", index);
+                injections.push(quote_spanned! {ty.span()=>
+                    let #var = match <#ty as #private::FromToolContext>::from_tool_context(__aleph_ctx) {
+                        #private::Ok(value) => value,
+                        #private::Err(error) => return #private::Err(error),
+                    };
+                });
+                call_args.push(quote!(#var));
+            }
+        }
+    }
+
+    let invoke = match func.sig.asyncness {
+        Some(_) => quote!(#fn_ident(#(#call_args),*).await),
+        None => quote!(#fn_ident(#(#call_args),*)),
+    };
+    let (output_ty, finish, checks) = match &analyzed.output {
+        Output::Unit => (quote!(()), quote! { #invoke; #private::Ok(()) }, quote!()),
+        Output::Plain(ty) => (
+            quote!(#ty),
+            quote!(#private::Ok(#invoke)),
+            quote_spanned! {ty.span()=>
+                #private::assert_output::<#ty>();
+            },
+        ),
+        Output::Result(ty) => (
+            quote!(<#ty as #private::ResultShape>::Ok),
+            quote! {
+                match #invoke {
+                    #private::Ok(value) => #private::Ok(value),
+                    #private::Err(error) => {
+                        #[allow(unused_imports)]
+                        use #private::{ViaDisplay as _, ViaToolError as _};
+                        #private::Err(#private::ErrorWrap(error).into_tool_error())
+                    }
+                }
+            },
+            quote_spanned! {ty.span()=>
+                #private::assert_output::<<#ty as #private::ResultShape>::Ok>();
+                #private::assert_error::<<#ty as #private::ResultShape>::Err>();
+            },
+        ),
+    };
+
+    let overrides = overrides(attrs, &private);
+    let submit = attrs.register.then(|| {
+        quote! {
+            #private::inventory::submit! {
+                #private::ToolRegistration::new::<#tool>(::core::file!(), ::core::line!(), ::core::module_path!())
+            }
+        }
+    });
+    let deny_unknown = attrs.strict.then(|| quote!(#[serde(deny_unknown_fields)]));
+    let args_doc = format!("Arguments of the `{name}` tool (generated by `#[tool]` from `{fn_ident}`).");
+    let tool_doc = format!("The `{name}` tool (generated by `#[tool]` from `{fn_ident}`).");
+
+    quote! {
+        #func
+
+        #(#cfgs)*
+        #[doc = #args_doc]
+        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+        #[serde(crate = #serde_crate)]
+        #[schemars(crate = #schemars_crate)]
+        #deny_unknown
+        #vis struct #args {
+            #(#fields,)*
+        }
+
+        #(#cfgs)*
+        #[automatically_derived]
+        impl #args {
+            #(#default_fns)*
+        }
+
+        #(#cfgs)*
+        #[doc = #tool_doc]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+        #vis struct #tool;
+
+        #(#cfgs)*
+        const _: () = {
+            const _: fn() = || {
+                #checks
+            };
+
+            #[automatically_derived]
+            impl #private::AlephTool for #tool {
+                const NAME: &'static str = #name;
+                const DESCRIPTION: &'static str = #description;
+                type Args = #args;
+                type Output = #output_ty;
+
+                #overrides
+
+                fn output_schema() -> #private::Option<#private::StdArc<#private::serde_json::Value>> {
+                    #[allow(unused_imports)]
+                    use #private::{OutputSchemaFallback as _, OutputSchemaViaJsonSchema as _};
+                    (&#private::OutputSchemaProbe::<Self::Output>::new()).output_schema()
+                }
+
+                fn call(
+                    &self,
+                    __aleph_args: Self::Args,
+                    __aleph_ctx: &#private::ToolContext,
+                ) -> impl #private::Future<Output = #private::Result<Self::Output, #private::ToolError>> + ::core::marker::Send {
+                    let #args { #(#arg_idents,)* } = __aleph_args;
+                    async move {
+                        #(#injections)*
+                        #finish
+                    }
+                }
+            }
+
+            #submit
+        };
+    }
+}
+
+/// The `AlephTool` methods whose defaults a key changed.
+fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    if let Some(category) = &attrs.category {
+        out.extend(quote! {
+            fn category(&self) -> #private::ToolCategory { #private::ToolCategory::#category }
+        });
+    }
+    if attrs.confirm {
+        out.extend(quote! {
+            fn requires_confirmation(&self) -> bool { true }
+        });
+    }
+    if !attrs.examples.is_empty() {
+        let examples = &attrs.examples;
+        out.extend(quote! {
+            fn examples(&self) -> #private::Vec<#private::String> {
+                #private::Vec::from([#(#private::String::from(#examples)),*])
+            }
+        });
+    }
+    let hints = [
+        ("read_only", attrs.read_only),
+        ("destructive", attrs.destructive),
+        ("idempotent", attrs.idempotent),
+        ("open_world", attrs.open_world),
+    ];
+    if hints.iter().any(|(_, v)| v.is_some()) {
+        let setters = hints.iter().filter_map(|(key, value)| {
+            let key = Ident::new(key, Span::call_site());
+            value.map(|v| quote!(.#key(#v)))
+        });
+        out.extend(quote! {
+            fn annotations(&self) -> #private::ToolAnnotations {
+                #private::ToolAnnotations::NONE #(#setters)*
+            }
+        });
+    }
+    if !attrs.callers.is_empty() {
+        let callers = &attrs.callers;
+        out.extend(quote! {
+            fn allowed_callers(&self) -> #private::Vec<#private::Caller> {
+                #private::Vec::from([#(#private::Caller::#callers),*])
+            }
+        });
+    }
+    if !attrs.tags.is_empty() {
+        let tags = &attrs.tags;
+        out.extend(quote! {
+            fn tags(&self) -> #private::Vec<#private::String> {
+                #private::Vec::from([#(#private::String::from(#tags)),*])
+            }
+        });
+    }
+    if let Some(ms) = attrs.timeout_ms {
+        out.extend(quote! {
+            fn timeout(&self) -> #private::Option<#private::Duration> {
+                #private::Some(#private::Duration::from_millis(#ms))
+            }
+        });
+    }
+    if attrs.strict {
+        out.extend(quote! {
+            fn strict(&self) -> bool { true }
+        });
+    }
+    out
+}

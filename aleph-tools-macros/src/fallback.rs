@@ -1,0 +1,46 @@
+//! What `#[tool]` emits when it found mistakes: the function as written, a stub tool so
+//! code that names `{Pascal}Tool` raises no follow-on errors, and every error.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ItemFn;
+
+use crate::attr::ToolAttrs;
+use crate::errors::Errors;
+use crate::expand::{Names, cfg_attrs, private_path};
+
+pub(crate) fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, name: &str, errors: &Errors) -> TokenStream {
+    let private = private_path(attrs);
+    let vis = &func.vis;
+    let cfgs = cfg_attrs(func);
+    let Names { tool, .. } = names;
+    let compile_errors = errors.to_compile_errors();
+    quote! {
+        #func
+
+        #(#cfgs)*
+        #[allow(missing_docs)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #tool;
+
+        #(#cfgs)*
+        const _: () = {
+            impl #private::AlephTool for #tool {
+                const NAME: &'static str = #name;
+                const DESCRIPTION: &'static str = "";
+                type Args = #private::NoArgs;
+                type Output = ();
+
+                fn call(
+                    &self,
+                    _: Self::Args,
+                    _: &#private::ToolContext,
+                ) -> impl #private::Future<Output = #private::Result<(), #private::ToolError>> + ::core::marker::Send {
+                    async { #private::Err(#private::ToolError::execution("this tool failed to compile")) }
+                }
+            }
+        };
+
+        #compile_errors
+    }
+}
