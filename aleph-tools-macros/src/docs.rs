@@ -23,7 +23,7 @@ pub(crate) fn lines(attrs: &[Attribute]) -> Vec<String> {
             },
             _ => None,
         })
-        .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
+        .flat_map(|text| text.split('\n').map(str::to_owned).collect::<Vec<_>>())
         .map(|line| line.strip_prefix(' ').map(str::to_owned).unwrap_or(line))
         .collect()
 }

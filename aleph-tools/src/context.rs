@@ -193,7 +193,19 @@ impl StateMapHandle {
 ///
 /// Give the value to the server with `with_state`, take `State<T>` as a parameter, and use it
 /// through `Deref`. It is shared, never copied.
-pub struct State<T: ?Sized>(pub Arc<T>);
+pub struct State<T: ?Sized>(Arc<T>);
+
+impl<T: ?Sized> State<T> {
+    /// Wraps shared state.
+    pub fn new(value: Arc<T>) -> Self {
+        Self(value)
+    }
+
+    /// The shared value.
+    pub fn into_arc(self) -> Arc<T> {
+        self.0
+    }
+}
 
 impl<T: ?Sized> Deref for State<T> {
     type Target = T;

@@ -393,7 +393,7 @@ fn closest_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<St
     let wanted = name.to_lowercase();
     let mut scored: Vec<(f64, &str)> = names
         .map(|candidate| (strsim::jaro_winkler(&wanted, &candidate.to_lowercase()), candidate))
-        .filter(|(score, _)| *score >= 0.7)
+        .filter(|(score, _)| *score >= 0.8)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored.into_iter().take(3).map(|(_, n)| n.to_owned()).collect()

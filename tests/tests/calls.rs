@@ -1,0 +1,310 @@
+//! Calling tools through the server: every return form, injection, and bad input.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use aleph_tools::prelude::*;
+use aleph_tools::{ProgressEvent, ToolErrorKind};
+use serde_json::{Value, json};
+
+/// Add two integers.
+#[tool(register = false)]
+fn add(
+    /// First addend
+    a: i64,
+    /// Second addend
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+/// Divide, failing on zero.
+#[tool(register = false)]
+async fn divide(a: f64, b: f64) -> Result<f64, String> {
+    if b == 0.0 { Err("cannot divide by zero; pass a non-zero `b`".to_owned()) } else { Ok(a / b) }
+}
+
+/// Fail through anyhow with context.
+#[tool(register = false)]
+fn read_config(path: String) -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    std::fs::read_to_string(&path).with_context(|| format!("could not read `{path}`"))
+}
+
+/// Refuse with a ToolError of a chosen kind.
+#[tool(register = false)]
+fn guarded(secret: String) -> Result<String, ToolError> {
+    if secret == "open sesame" {
+        Ok("in".to_owned())
+    } else {
+        Err(ToolError::permission_denied("guarded", "wrong secret"))
+    }
+}
+
+/// Return nothing.
+#[tool(register = false)]
+async fn noop() {}
+
+/// Text for the model, data for code.
+#[tool(register = false)]
+fn weather(city: String) -> ToolOutput {
+    ToolOutput::new(format!("Sunny in {city}"), json!({ "city": city, "sky": "clear" }))
+}
+
+/// Text only.
+#[tool(register = false)]
+fn shout(text: String) -> ToolOutput {
+    ToolOutput::text(text.to_uppercase())
+}
+
+struct Counter(AtomicUsize);
+
+/// Count calls in shared state.
+#[tool(register = false)]
+fn bump(counter: State<Counter>, ctx: &ToolContext) -> Value {
+    let n = counter.0.fetch_add(1, Ordering::SeqCst) + 1;
+    json!({ "count": n, "tool": ctx.tool_name(), "call_id": ctx.call_id() })
+}
+
+/// Stream two chunks.
+#[tool(register = false)]
+async fn stream(progress: Progress) -> &'static str {
+    progress.chunk("one");
+    progress.report(1.0, Some(2.0), Some("half"));
+    progress.chunk("two");
+    "done"
+}
+
+/// Wait until cancelled.
+#[tool(register = false)]
+async fn wait_for_cancel(cancel: CancellationToken) -> &'static str {
+    cancel.cancelled().await;
+    "saw cancellation"
+}
+
+/// Sleep past its own limit.
+#[tool(register = false, timeout = "50ms")]
+async fn too_slow() -> u8 {
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    1
+}
+
+/// Panic on purpose.
+#[tool(register = false)]
+fn explode(message: String) -> u8 {
+    panic!("{message}");
+}
+
+fn server() -> AlephToolServer {
+    AlephToolServer::new()
+        .with_tool(AddTool)
+        .with_tool(DivideTool)
+        .with_tool(ReadConfigTool)
+        .with_tool(GuardedTool)
+        .with_tool(NoopTool)
+        .with_tool(WeatherTool)
+        .with_tool(ShoutTool)
+        .with_tool(BumpTool)
+        .with_tool(StreamTool)
+        .with_tool(WaitForCancelTool)
+        .with_tool(TooSlowTool)
+        .with_tool(ExplodeTool)
+        .with_state(Counter(AtomicUsize::new(0)))
+}
+
+fn failure(result: &ToolResult) -> (String, ToolErrorKind) {
+    assert!(!result.success, "expected a failure, got {result:?}");
+    assert_eq!(result.output, Value::Null);
+    (result.error.clone().unwrap(), result.error_kind.unwrap())
+}
+
+#[tokio::test]
+async fn plain_output_becomes_the_json_output() {
+    let result = server().call("add", json!({ "a": 2, "b": 3 })).await;
+    assert!(result.success);
+    assert_eq!(result.output, json!(5));
+    assert_eq!(result.error, None);
+    assert_eq!(result.model_text(), "5");
+}
+
+#[tokio::test]
+async fn result_forms_map_errors_to_execution_errors() {
+    let s = server();
+    assert_eq!(s.call("divide", json!({ "a": 1.0, "b": 4.0 })).await.output, json!(0.25));
+    let (message, kind) = failure(&s.call("divide", json!({ "a": 1.0, "b": 0.0 })).await);
+    assert_eq!(message, "cannot divide by zero; pass a non-zero `b`");
+    assert_eq!(kind, ToolErrorKind::Execution);
+}
+
+#[tokio::test]
+async fn anyhow_errors_keep_their_chain_of_causes() {
+    let result = server().call("read_config", json!({ "path": "/no/such/file" })).await;
+    let (message, _) = failure(&result);
+    assert!(message.starts_with("could not read `/no/such/file`: "), "{message}");
+    assert!(message.contains("No such file"), "the cause is kept: {message}");
+}
+
+#[tokio::test]
+async fn a_tool_error_returned_by_the_tool_keeps_its_kind() {
+    let s = server();
+    let result = s.call("guarded", json!({ "secret": "guess" })).await;
+    let (message, kind) = failure(&result);
+    assert_eq!(kind, ToolErrorKind::PermissionDenied);
+    assert_eq!(message, "permission denied for `guarded`: wrong secret");
+    assert_eq!(s.call("guarded", json!({ "secret": "open sesame" })).await.output, json!("in"));
+}
+
+#[tokio::test]
+async fn unit_output_is_null() {
+    let result = server().call("noop", json!({})).await;
+    assert!(result.success);
+    assert_eq!(result.output, Value::Null);
+    assert_eq!(result.model_text(), "");
+}
+
+#[tokio::test]
+async fn tool_output_carries_text_and_data() {
+    let s = server();
+    let result = s.call("weather", json!({ "city": "Porto" })).await;
+    assert_eq!(result.text.as_deref(), Some("Sunny in Porto"));
+    assert_eq!(result.output, json!({ "city": "Porto", "sky": "clear" }));
+    assert_eq!(result.model_text(), "Sunny in Porto");
+
+    let result = s.call("shout", json!({ "text": "hey" })).await;
+    assert_eq!(result.output, json!("HEY"));
+    assert_eq!(result.model_text(), "HEY");
+}
+
+#[tokio::test]
+async fn state_and_context_are_injected() {
+    let s = server();
+    let first = s.call("bump", json!({})).await;
+    let second = s.call("bump", Value::Null).await;
+    assert_eq!(first.output["count"], 1);
+    assert_eq!(second.output["count"], 2);
+    assert_eq!(first.output["tool"], "bump");
+    assert_ne!(first.output["call_id"], second.output["call_id"]);
+}
+
+#[tokio::test]
+async fn missing_state_is_a_clear_error() {
+    let bare = AlephToolServer::new().with_tool(BumpTool);
+    let (message, kind) = failure(&bare.call("bump", json!({})).await);
+    assert_eq!(kind, ToolErrorKind::MissingState);
+    assert!(message.contains("calls::Counter") && message.contains("with_state"), "{message}");
+}
+
+#[tokio::test]
+async fn progress_reaches_the_context_listener() {
+    let s = server();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let ctx = s
+        .context()
+        .with_progress(move |tool, event| sink.lock().unwrap().push((tool.to_owned(), event)));
+    let result = s.call_with_context("stream", json!({}), ctx).await;
+    assert_eq!(result.output, json!("done"));
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        *seen,
+        vec![
+            ("stream".to_owned(), ProgressEvent::Chunk { text: "one".into() }),
+            (
+                "stream".to_owned(),
+                ProgressEvent::Progress { progress: 1.0, total: Some(2.0), message: Some("half".into()) }
+            ),
+            ("stream".to_owned(), ProgressEvent::Chunk { text: "two".into() }),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn cancellation_reaches_a_running_tool() {
+    let s = server();
+    let token = CancellationToken::new();
+    let ctx = s.context().with_cancellation(token.clone());
+    let handle = s.handle();
+    let call = tokio::spawn(async move { handle.call_with_context("wait_for_cancel", json!({}), ctx).await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    token.cancel();
+    let result = call.await.unwrap();
+    assert_eq!(result.output, json!("saw cancellation"));
+}
+
+#[tokio::test]
+async fn a_tool_past_its_timeout_is_stopped() {
+    let result = server().call("too_slow", json!({})).await;
+    let (message, kind) = failure(&result);
+    assert_eq!(kind, ToolErrorKind::Timeout);
+    assert_eq!(message, "`too_slow` did not finish within 50ms");
+}
+
+#[tokio::test]
+async fn the_server_default_timeout_applies_to_tools_without_one() {
+    /// Sleep a while.
+    #[tool(register = false)]
+    async fn nap() {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    }
+    let s = AlephToolServer::new().with_tool(NapTool).with_default_timeout(Duration::from_millis(20));
+    assert_eq!(failure(&s.call("nap", json!({})).await).1, ToolErrorKind::Timeout);
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_an_error_and_the_server_keeps_serving() {
+    let s = server();
+    let (message, kind) = failure(&s.call("explode", json!({ "message": "boom" })).await);
+    assert_eq!(kind, ToolErrorKind::Panicked);
+    assert_eq!(message, "`explode` failed unexpectedly: boom");
+    for i in 0..1_000 {
+        let result = s.call("add", json!({ "a": i, "b": 1 })).await;
+        assert_eq!(result.output, json!(i + 1));
+    }
+}
+
+#[tokio::test]
+async fn bad_input_names_the_field_or_the_tool() {
+    let s = server();
+    let cases = [
+        ("add", json!("2 + 3"), ToolErrorKind::InvalidArgs, "expected a JSON object of named arguments, got the string \"2 + 3\""),
+        ("add", json!([2, 3]), ToolErrorKind::InvalidArgs, "got an array of 2 items"),
+        ("add", json!(42), ToolErrorKind::InvalidArgs, "got the number 42"),
+        ("add", json!({ "a": "two", "b": 3 }), ToolErrorKind::InvalidArgs, "at `/a`: invalid type: string \"two\", expected i64"),
+        ("add", json!({ "a": 1.5, "b": 3 }), ToolErrorKind::InvalidArgs, "at `/a`: invalid type: floating point `1.5`, expected i64"),
+        ("add", json!({ "a": 2 }), ToolErrorKind::InvalidArgs, "missing field `b`"),
+        ("add", json!({}), ToolErrorKind::InvalidArgs, "missing field `a`"),
+        ("weather", json!({ "city": null }), ToolErrorKind::InvalidArgs, "at `/city`: invalid type: null, expected a string"),
+        ("ad", json!({}), ToolErrorKind::NotFound, "unknown tool `ad`; did you mean `add`?"),
+        ("", json!({}), ToolErrorKind::NotFound, "unknown tool ``"),
+        ("zzzz", json!({}), ToolErrorKind::NotFound, "unknown tool `zzzz`"),
+    ];
+    for (name, args, kind, needle) in cases {
+        let result = s.call(name, args.clone()).await;
+        let (message, got) = failure(&result);
+        assert_eq!(got, kind, "{name}({args}): {message}");
+        assert!(message.contains(needle), "{name}({args}): `{message}` lacks `{needle}`");
+    }
+    let (message, _) = failure(&s.call("add", json!({ "a": "x", "b": 1 })).await);
+    assert!(message.ends_with("Fix the arguments and call `add` again."), "{message}");
+}
+
+#[tokio::test]
+async fn serialized_results_have_the_documented_keys() {
+    let ok = serde_json::to_value(server().call("add", json!({ "a": 1, "b": 1 })).await).unwrap();
+    let keys: Vec<&str> = ok.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["duration_ms", "error", "output", "success"]);
+    let err = serde_json::to_value(server().call("nope", json!({})).await).unwrap();
+    assert_eq!(err["success"], false);
+    assert_eq!(err["error_kind"], "not_found");
+}
+
+#[tokio::test]
+async fn typed_calls_skip_json_entirely() {
+    let output = AddTool.call(AddArgs { a: 20, b: 22 }, &ToolContext::new()).await.unwrap();
+    assert_eq!(output, 42);
+    let json_output = AddTool.call_json(json!({ "a": 1, "b": 2 }), &ToolContext::new()).await.unwrap();
+    assert_eq!(json_output.data, Some(json!(3)));
+    // The function stays callable as written.
+    assert_eq!(add(1, 2), 3);
+}
