@@ -1,0 +1,237 @@
+//! The server's table of tools: registry, add, remove, replace, listing, handles, and calls
+//! racing with hot swaps.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aleph_tools::prelude::*;
+use aleph_tools::{AlephToolDyn, BoxFuture, RegistryError, ToolOutput, registered_tools};
+use serde_json::{Value, json};
+
+/// Echo the text back.
+#[tool(read_only)]
+fn echo(
+    /// Text to echo
+    text: String,
+) -> String {
+    text
+}
+
+/// Reverse the text.
+#[tool(category = Skill, confirm, example = r#"{"text": "abc"}"#)]
+fn reverse(
+    /// Text to reverse
+    text: String,
+) -> String {
+    text.chars().rev().collect()
+}
+
+/// Not in the registry.
+#[tool(register = false)]
+fn hidden() -> u8 {
+    7
+}
+
+/// A tool known only at run time, the way plugins and MCP servers add theirs.
+struct Constant {
+    name: String,
+    value: Value,
+}
+
+impl AlephToolDyn for Constant {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::new(&self.name, "Return a constant.", json!({ "type": "object", "properties": {} }))
+            .with_category(ToolCategory::Extension)
+    }
+
+    fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { Ok(ToolOutput::json(self.value.clone())) })
+    }
+}
+
+fn constant(name: &str, value: Value) -> Constant {
+    Constant { name: name.to_owned(), value }
+}
+
+#[tokio::test]
+async fn from_registry_serves_every_registered_tool_and_only_those() {
+    let server = AlephToolServer::from_registry().unwrap();
+    assert_eq!(server.tool_names(), ["echo", "reverse"]);
+    assert!(!server.contains("hidden"));
+    let result = server.call("echo", json!({ "text": "hi" })).await;
+    assert_eq!(result.output, json!("hi"));
+
+    let registrations = registered_tools();
+    let echo = registrations.iter().find(|r| r.name() == "echo").unwrap();
+    assert!(echo.location().file.ends_with("server.rs"), "{}", echo.location());
+    assert_eq!(echo.location().module_path, "server");
+}
+
+#[tokio::test]
+async fn definitions_carry_every_key_and_list_in_name_order() {
+    let server = AlephToolServer::from_registry().unwrap().with_tool(HiddenTool);
+    let names: Vec<String> = server.list_tools().iter().map(|d| d.name.clone()).collect();
+    assert_eq!(names, ["echo", "hidden", "reverse"]);
+    let reverse = server.get_definition("reverse").unwrap();
+    assert_eq!(reverse.category, ToolCategory::Skill);
+    assert!(reverse.requires_confirmation);
+    assert_eq!(reverse.examples, [r#"{"text": "abc"}"#]);
+    assert!(server.get_definition("missing").is_none());
+}
+
+#[tokio::test]
+async fn add_remove_and_replace() {
+    let server = AlephToolServer::new();
+    assert!(server.is_empty());
+    server.add_tool(EchoTool).unwrap();
+    assert_eq!(
+        server.add_tool(EchoTool),
+        Err(RegistryError::AlreadyServed { name: "echo".into() })
+    );
+
+    let info = server.replace_tool(constant("echo", json!("replaced"))).unwrap();
+    assert_eq!(info.tool_name, "echo");
+    assert!(info.was_replaced);
+    assert_eq!(server.call("echo", json!({ "text": "x" })).await.output, json!("replaced"));
+    assert_eq!(server.get_definition("echo").unwrap().category, ToolCategory::Extension);
+
+    let info = server.replace_tool(constant("fresh", json!(1))).unwrap();
+    assert!(!info.was_replaced);
+
+    assert!(server.remove_tool("echo"));
+    assert!(!server.remove_tool("echo"));
+    let gone = server.call("echo", json!({ "text": "x" })).await;
+    assert!(!gone.success);
+    assert_eq!(server.tool_names(), ["fresh"]);
+}
+
+#[tokio::test]
+async fn unusable_definitions_are_refused_with_the_reason() {
+    let server = AlephToolServer::new();
+    for bad in ["", "has space", "dots.not.allowed", &"x".repeat(65)] {
+        let err = server.add_tool(constant(bad, json!(0))).unwrap_err();
+        assert!(matches!(err, RegistryError::InvalidDefinition { .. }), "{bad:?}: {err}");
+        assert!(err.to_string().contains("1 to 64 characters"), "{err}");
+    }
+
+    struct NotAnObject;
+    impl AlephToolDyn for NotAnObject {
+        fn name(&self) -> &str {
+            "scalar_args"
+        }
+        fn definition(&self) -> ToolDefinition {
+            ToolDefinition::new("scalar_args", "Takes a bare string.", json!({ "type": "string" }))
+        }
+        fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            Box::pin(async { Ok(ToolOutput::default()) })
+        }
+    }
+    let err = server.add_tool(NotAnObject).unwrap_err();
+    assert!(err.to_string().contains("root must be `\"type\": \"object\"`"), "{err}");
+    assert!(server.is_empty(), "nothing was added");
+}
+
+#[tokio::test]
+async fn a_dyn_tool_that_panics_before_returning_its_future_is_contained() {
+    struct PanicsEarly;
+    impl AlephToolDyn for PanicsEarly {
+        fn name(&self) -> &str {
+            "panics_early"
+        }
+        fn definition(&self) -> ToolDefinition {
+            ToolDefinition::new("panics_early", "Panics.", json!({ "type": "object", "properties": {} }))
+        }
+        fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            panic!("not even a future")
+        }
+    }
+    let server = AlephToolServer::new().with_tool(EchoTool);
+    server.add_tool(PanicsEarly).unwrap();
+    let result = server.call("panics_early", json!({})).await;
+    assert_eq!(result.error.as_deref(), Some("`panics_early` failed unexpectedly: not even a future"));
+    assert!(server.call("echo", json!({ "text": "still here" })).await.success);
+}
+
+#[tokio::test]
+async fn handles_share_one_table() {
+    let server = AlephToolServer::new().with_tool(EchoTool);
+    let handle = server.handle();
+    let spawned = tokio::spawn({
+        let handle = handle.clone();
+        async move { handle.call("echo", json!({ "text": "from a task" })).await }
+    });
+    assert_eq!(spawned.await.unwrap().output, json!("from a task"));
+    handle.add_tool(HiddenTool).unwrap();
+    assert!(server.contains("hidden"), "a handle's change is the server's change");
+    let from_thread = std::thread::spawn(move || handle.len()).join().unwrap();
+    assert_eq!(from_thread, 2);
+}
+
+#[tokio::test]
+async fn a_call_in_flight_finishes_on_the_tool_it_started_on() {
+    /// Sleep, then answer.
+    #[tool(register = false, name = "slow")]
+    async fn slow_v1() -> &'static str {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        "v1"
+    }
+    let server = AlephToolServer::new().with_tool(SlowV1Tool);
+    let handle = server.handle();
+    let in_flight = tokio::spawn(async move { handle.call("slow", json!({})).await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    server.replace_tool(constant("slow", json!("v2"))).unwrap();
+    assert_eq!(in_flight.await.unwrap().output, json!("v1"));
+    assert_eq!(server.call("slow", json!({})).await.output, json!("v2"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn calls_race_hot_swaps_without_losing_one() {
+    const TASKS: usize = 8;
+    const CALLS: usize = 10_000;
+    let server = AlephToolServer::new().with_tool(EchoTool).with_tool(HiddenTool);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+
+    let swapper = tokio::spawn({
+        let handle = server.handle();
+        let stop = Arc::clone(&stop);
+        async move {
+            let mut swaps = 0_u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // `hidden` comes and goes; `echo` is replaced by an identical tool.
+                handle.remove_tool("hidden");
+                handle.replace_tool(EchoTool).unwrap();
+                handle.add_tool(HiddenTool).unwrap();
+                handle.add_tool(constant("churn", json!(swaps))).unwrap();
+                handle.remove_tool("churn");
+                swaps += 1;
+                tokio::task::yield_now().await;
+            }
+            swaps
+        }
+    });
+
+    let workers: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let handle = server.handle();
+            tokio::spawn(async move {
+                for i in 0..CALLS {
+                    let text = format!("{task}-{i}");
+                    let result = handle.call("echo", json!({ "text": text })).await;
+                    assert!(result.success, "call {text} failed: {:?}", result.error);
+                    assert_eq!(result.output, json!(text));
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.await.unwrap();
+    assert!(swaps > 0, "the table changed while calls ran");
+    assert_eq!(server.tool_names(), ["echo", "hidden"]);
+}
