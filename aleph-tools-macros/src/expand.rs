@@ -187,27 +187,20 @@ fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, analyzed: &Analyzed, na
     };
     let (output_ty, finish, checks) = match &analyzed.output {
         Output::Unit => (quote!(()), quote! { #invoke; #private::Ok(()) }, quote!()),
-        Output::Plain(ty) => (
-            quote!(#ty),
-            quote!(#private::Ok(#invoke)),
-            quote_spanned! {ty.span()=>
-                #private::assert_output::<#ty>();
-            },
-        ),
+        Output::Plain(ty) => (quote!(#ty), quote!(#private::Ok(#invoke)), quote!()),
         Output::Result(ty) => (
-            quote!(<#ty as #private::ResultShape>::Ok),
+            quote_spanned!(ty.span()=> <#ty as #private::ResultShape>::Ok),
             quote! {
                 match #invoke {
                     #private::Ok(value) => #private::Ok(value),
                     #private::Err(error) => {
                         #[allow(unused_imports)]
-                        use #private::{ViaDisplay as _, ViaToolError as _};
+                        use #private::{ViaDisplay as _, ViaNothing as _, ViaToolError as _};
                         #private::Err(#private::ErrorWrap(error).into_tool_error())
                     }
                 }
             },
             quote_spanned! {ty.span()=>
-                #private::assert_output::<<#ty as #private::ResultShape>::Ok>();
                 #private::assert_error::<<#ty as #private::ResultShape>::Err>();
             },
         ),

@@ -15,6 +15,10 @@ pub(crate) fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, name: &str, 
     let cfgs = cfg_attrs(func);
     let Names { tool, .. } = names;
     let compile_errors = errors.to_compile_errors();
+    if func.sig.receiver().is_some() {
+        // A method sits in an `impl` block, where no struct may be declared.
+        return quote!(#func #compile_errors);
+    }
     quote! {
         #func
 

@@ -68,6 +68,20 @@ impl<E: Display> ViaDisplay for &ErrorWrap<E> {
     }
 }
 
+/// Picked last, for an error type that is not `Display`. Such a tool never compiles: the
+/// expansion also checks `E: Display` at the return type, and that check is the one error
+/// the user sees. This impl only keeps a second, confusing error away.
+pub trait ViaNothing {
+    /// See [`ErrorWrap`].
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl<E> ViaNothing for &mut ErrorWrap<E> {
+    fn into_tool_error(self) -> ToolError {
+        ToolError::Execution(std::any::type_name::<E>().to_owned())
+    }
+}
+
 /// Finds the output schema of `T` when `T: JsonSchema`, and `None` otherwise.
 pub struct OutputSchemaProbe<T: ?Sized>(PhantomData<T>);
 
@@ -112,10 +126,6 @@ impl<T: ?Sized> OutputSchemaFallback for &OutputSchemaProbe<T> {
 /// Names a `#[tool]` expansion uses in error stubs: arguments that accept anything.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct NoArgs {}
-
-/// Compile-time check that a tool's output converts into a `ToolOutput`; the expansion spans
-/// it at the return type so the error points there.
-pub const fn assert_output<T: crate::result::IntoToolOutput>() {}
 
 /// Compile-time check that a tool's error type can be shown to the model.
 pub const fn assert_error<E: Display>() {}

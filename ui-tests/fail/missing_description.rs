@@ -1,0 +1,8 @@
+use aleph_tools::prelude::*;
+
+#[tool]
+fn undocumented(x: u8) -> u8 {
+    x
+}
+
+fn main() {}

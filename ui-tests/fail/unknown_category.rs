@@ -1,0 +1,7 @@
+use aleph_tools::prelude::*;
+
+/// Misspelled category.
+#[tool(category = Extention)]
+fn plugin_tool() {}
+
+fn main() {}
