@@ -10,7 +10,14 @@ use syn::{Expr, ExprArray, ExprLit, Ident, Lit, LitStr, Meta, MetaNameValue, Pat
 use crate::errors::Errors;
 use crate::suggest;
 
-const FLAGS: &[&str] = &["confirm", "read_only", "destructive", "idempotent", "open_world", "strict"];
+const FLAGS: &[&str] = &[
+    "confirm",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "strict",
+];
 const VALUED: &[&str] = &[
     "name",
     "description",
@@ -78,18 +85,25 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
     for meta in metas {
         let path = meta.path();
         let Some(key) = path.get_ident().map(ToString::to_string) else {
-            errors.spanned(path, format!("unknown key `{}`; keys are single words", quote::quote!(#path)));
+            errors.spanned(
+                path,
+                format!(
+                    "unknown key `{}`; keys are single words",
+                    quote::quote!(#path)
+                ),
+            );
             continue;
         };
         if !ALL.contains(&key.as_str()) {
-            errors.spanned(path, format!("unknown key `{key}`{}", suggest::hint(&key, ALL)));
+            errors.spanned(
+                path,
+                format!("unknown key `{key}`{}", suggest::hint(&key, ALL)),
+            );
             continue;
         }
-        if key != "example" {
-            if !seen.insert(key.clone()) {
-                errors.spanned(path, format!("duplicate key `{key}`; give it once"));
-                continue;
-            }
+        if key != "example" && !seen.insert(key.clone()) {
+            errors.spanned(path, format!("duplicate key `{key}`; give it once"));
+            continue;
         }
         match meta {
             Meta::Path(path) => {
@@ -102,7 +116,10 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
             Meta::List(list) => {
                 errors.spanned(
                     &list,
-                    format!("`{key}(...)` is not a form #[tool] takes; write {}", example(&key)),
+                    format!(
+                        "`{key}(...)` is not a form #[tool] takes; write {}",
+                        example(&key)
+                    ),
                 );
             }
             Meta::NameValue(nv) => attrs.set_value(&key, &nv, errors),
@@ -148,12 +165,16 @@ impl ToolAttrs {
         if FLAGS.contains(&key) {
             match lit_bool(value) {
                 Some(b) => self.set_flag(key, b),
-                None => errors.spanned(value, format!("`{key}` is a flag: write `{key}` or `{key} = false`")),
+                None => errors.spanned(
+                    value,
+                    format!("`{key}` is a flag: write `{key}` or `{key} = false`"),
+                ),
             }
             return;
         }
         debug_assert!(VALUED.contains(&key));
-        let wrong = |errors: &mut Errors| errors.spanned(value, format!("expected {}", example(key)));
+        let wrong =
+            |errors: &mut Errors| errors.spanned(value, format!("expected {}", example(key)));
         match key {
             "name" => match lit_str(value) {
                 Some(s) => self.name = Some(s),
@@ -208,14 +229,18 @@ impl ToolAttrs {
 
 fn lit_str(expr: &Expr) -> Option<LitStr> {
     match expr {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s.clone()),
         _ => None,
     }
 }
 
 fn lit_bool(expr: &Expr) -> Option<bool> {
     match expr {
-        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Some(b.value),
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Some(b.value),
         _ => None,
     }
 }
@@ -224,7 +249,9 @@ fn lit_bool(expr: &Expr) -> Option<bool> {
 fn word(expr: &Expr) -> Option<(String, Span)> {
     match expr {
         Expr::Path(p) => p.path.get_ident().map(|i| (i.to_string(), i.span())),
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some((s.value(), s.span())),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some((s.value(), s.span())),
         _ => None,
     }
 }
@@ -251,7 +278,10 @@ fn callers(expr: &Expr, errors: &mut Errors) -> Vec<Ident> {
         match text.as_str() {
             "human" | "Human" => out.push(Ident::new("Human", span)),
             "code_execution" | "CodeExecution" => out.push(Ident::new("CodeExecution", span)),
-            _ => errors.spanned(item, format!("unknown caller `{text}`{}", suggest::hint(&text, CALLERS))),
+            _ => errors.spanned(
+                item,
+                format!("unknown caller `{text}`{}", suggest::hint(&text, CALLERS)),
+            ),
         }
     }
     out
@@ -270,7 +300,9 @@ pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
         if digits == 0 {
             return Err(format!("`{text}` is not a duration"));
         }
-        let number: u64 = rest[..digits].parse().map_err(|_| format!("`{text}` is too large"))?;
+        let number: u64 = rest[..digits]
+            .parse()
+            .map_err(|_| format!("`{text}` is too large"))?;
         rest = &rest[digits..];
         let unit_len = rest.bytes().take_while(u8::is_ascii_alphabetic).count();
         let unit = &rest[..unit_len];

@@ -15,15 +15,12 @@ use crate::{docs, fallback};
 
 pub(crate) fn tool(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let mut func: ItemFn = match syn::parse2(item.clone()) {
-        Ok(func) => func,
-        Err(_) => {
-            errors.at(
-                Span::call_site(),
-                "#[tool] goes on a function (`fn` or `async fn`); put it on the function that does the work",
-            );
-            return quote!(#item).into_iter().chain(errors.to_compile_errors()).collect();
-        }
+    let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {
+        errors.at(
+            Span::call_site(),
+            "#[tool] goes on a function (`fn` or `async fn`); put it on the function that does the work",
+        );
+        return item.into_iter().chain(errors.to_compile_errors()).collect();
     };
     let attrs = attr::parse(attr_tokens, &mut errors);
     let analyzed = signature::analyze(&func.sig, attrs.strict, &mut errors);
@@ -62,7 +59,13 @@ fn tool_name(func: &ItemFn, attrs: &ToolAttrs, errors: &mut Errors) -> String {
     if !is_valid_name(&name) {
         let cleaned: String = name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(64)
             .collect();
         let hint = if cleaned.is_empty() || cleaned == name {
@@ -79,7 +82,10 @@ fn tool_name(func: &ItemFn, attrs: &ToolAttrs, errors: &mut Errors) -> String {
 }
 
 fn is_valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn description(func: &ItemFn, attrs: &ToolAttrs, errors: &mut Errors) -> String {
@@ -105,43 +111,57 @@ fn strip_param_attrs(func: &mut ItemFn) {
     for input in &mut func.sig.inputs {
         if let syn::FnArg::Typed(typed) = input {
             typed.attrs.retain(|a| {
-                !(docs::is_doc(a) || a.path().is_ident("arg") || a.path().is_ident("serde") || a.path().is_ident("schemars"))
+                !(docs::is_doc(a)
+                    || a.path().is_ident("arg")
+                    || a.path().is_ident("serde")
+                    || a.path().is_ident("schemars"))
             });
         }
     }
 }
 
 pub(crate) fn cfg_attrs(func: &ItemFn) -> Vec<&Attribute> {
-    func.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect()
+    func.attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect()
 }
 
 pub(crate) fn private_path(attrs: &ToolAttrs) -> TokenStream {
-    match &attrs.krate {
-        Some(path) => quote!(#path::__private),
-        None => quote!(::aleph_tools::__private),
+    if let Some(path) = &attrs.krate {
+        quote!(#path::__private)
+    } else {
+        quote!(::aleph_tools::__private)
     }
 }
 
-fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, analyzed: &Analyzed, name: &str, description: &str) -> TokenStream {
-    let private = private_path(attrs);
-    let private_str = private.to_string().replace(' ', "");
-    let serde_crate = LitStr::new(&format!("{private_str}::serde"), Span::call_site());
-    let schemars_crate = LitStr::new(&format!("{private_str}::schemars"), Span::call_site());
-    let vis = &func.vis;
-    let cfgs = cfg_attrs(func);
-    let fn_ident = &func.sig.ident;
-    let Names { tool, args } = names;
+/// What the parameters turn into: `Args` fields, their default functions, and the
+/// statements and expressions that call the function.
+#[derive(Default)]
+struct ParamParts {
+    fields: Vec<TokenStream>,
+    default_fns: Vec<TokenStream>,
+    arg_idents: Vec<Ident>,
+    injections: Vec<TokenStream>,
+    call_args: Vec<TokenStream>,
+}
 
-    let mut fields = Vec::new();
-    let mut default_fns = Vec::new();
-    let mut arg_idents = Vec::new();
-    let mut injections = Vec::new();
-    let mut call_args = Vec::new();
+fn param_parts(
+    analyzed: &Analyzed,
+    vis: &syn::Visibility,
+    args: &Ident,
+    private: &TokenStream,
+) -> ParamParts {
+    let mut parts = ParamParts::default();
     for (index, param) in analyzed.params.iter().enumerate() {
         let ident = &param.ident;
         let ty = &param.ty;
         match &param.kind {
-            ParamKind::Arg { field_attrs, documented, default } => {
+            ParamKind::Arg {
+                field_attrs,
+                documented,
+                default,
+            } => {
                 let allow_undocumented = (!documented).then(|| quote!(#[allow(missing_docs)]));
                 let default_attr = match default {
                     None => None,
@@ -149,7 +169,7 @@ fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, analyzed: &Analyzed, na
                     Some(ArgDefault::Expr(expr)) => {
                         let default_fn = format_ident!("__aleph_default_{}", ident.unraw());
                         let path = LitStr::new(&format!("{args}::{default_fn}"), Span::call_site());
-                        default_fns.push(quote_spanned! {expr.span()=>
+                        parts.default_fns.push(quote_spanned! {expr.span()=>
                             #[doc(hidden)]
                             fn #default_fn() -> #ty {
                                 #expr
@@ -158,34 +178,39 @@ fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, analyzed: &Analyzed, na
                         Some(quote!(#[serde(default = #path)]))
                     }
                 };
-                fields.push(quote! {
+                parts.fields.push(quote! {
                     #(#field_attrs)*
                     #allow_undocumented
                     #default_attr
                     #vis #ident: #ty
                 });
-                arg_idents.push(ident.clone());
-                call_args.push(quote!(#ident));
+                parts.arg_idents.push(ident.clone());
+                parts.call_args.push(quote!(#ident));
             }
-            ParamKind::ContextRef => call_args.push(quote!(__aleph_ctx)),
+            ParamKind::ContextRef => parts.call_args.push(quote!(__aleph_ctx)),
             ParamKind::Injected => {
                 let var = format_ident!("__aleph_injected_{}", index);
-                injections.push(quote_spanned! {ty.span()=>
+                parts.injections.push(quote_spanned! {ty.span()=>
                     let #var = match <#ty as #private::FromToolContext>::from_tool_context(__aleph_ctx) {
                         #private::Ok(value) => value,
                         #private::Err(error) => return #private::Err(error),
                     };
                 });
-                call_args.push(quote!(#var));
+                parts.call_args.push(quote!(#var));
             }
         }
     }
+    parts
+}
 
-    let invoke = match func.sig.asyncness {
-        Some(_) => quote!(#fn_ident(#(#call_args),*).await),
-        None => quote!(#fn_ident(#(#call_args),*)),
-    };
-    let (output_ty, finish, checks) = match &analyzed.output {
+/// The `Output` type, the expression that finishes a call, and compile-time checks spanned
+/// at the return type.
+fn output_parts(
+    output: &Output,
+    invoke: &TokenStream,
+    private: &TokenStream,
+) -> (TokenStream, TokenStream, TokenStream) {
+    match output {
         Output::Unit => (quote!(()), quote! { #invoke; #private::Ok(()) }, quote!()),
         Output::Plain(ty) => (quote!(#ty), quote!(#private::Ok(#invoke)), quote!()),
         Output::Result(ty) => (
@@ -204,8 +229,38 @@ fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, analyzed: &Analyzed, na
                 #private::assert_error::<<#ty as #private::ResultShape>::Err>();
             },
         ),
-    };
+    }
+}
 
+fn emit(
+    func: &ItemFn,
+    names: &Names,
+    attrs: &ToolAttrs,
+    analyzed: &Analyzed,
+    name: &str,
+    description: &str,
+) -> TokenStream {
+    let private = private_path(attrs);
+    let private_str = private.to_string().replace(' ', "");
+    let serde_crate = LitStr::new(&format!("{private_str}::serde"), Span::call_site());
+    let schemars_crate = LitStr::new(&format!("{private_str}::schemars"), Span::call_site());
+    let vis = &func.vis;
+    let cfgs = cfg_attrs(func);
+    let fn_ident = &func.sig.ident;
+    let Names { tool, args } = names;
+    let ParamParts {
+        fields,
+        default_fns,
+        arg_idents,
+        injections,
+        call_args,
+    } = param_parts(analyzed, vis, args, &private);
+    let invoke = if func.sig.asyncness.is_some() {
+        quote!(#fn_ident(#(#call_args),*).await)
+    } else {
+        quote!(#fn_ident(#(#call_args),*))
+    };
+    let (output_ty, finish, checks) = output_parts(&analyzed.output, &invoke, &private);
     let overrides = overrides(attrs, &private);
     let submit = attrs.register.then(|| {
         quote! {
@@ -215,10 +270,14 @@ fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, analyzed: &Analyzed, na
         }
     });
     let deny_unknown = attrs.strict.then(|| quote!(#[serde(deny_unknown_fields)]));
-    let args_doc = format!("Arguments of the `{name}` tool (generated by `#[tool]` from `{fn_ident}`).");
+    let args_doc =
+        format!("Arguments of the `{name}` tool (generated by `#[tool]` from `{fn_ident}`).");
     let tool_doc = format!("The `{name}` tool (generated by `#[tool]` from `{fn_ident}`).");
 
     quote! {
+        // Tool arguments are owned by design (they are deserialized), and tools may take
+        // many of them.
+        #[allow(clippy::needless_pass_by_value, clippy::too_many_arguments)]
         #func
 
         #(#cfgs)*

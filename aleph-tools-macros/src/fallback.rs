@@ -9,7 +9,13 @@ use crate::attr::ToolAttrs;
 use crate::errors::Errors;
 use crate::expand::{Names, cfg_attrs, private_path};
 
-pub(crate) fn emit(func: &ItemFn, names: &Names, attrs: &ToolAttrs, name: &str, errors: &Errors) -> TokenStream {
+pub(crate) fn emit(
+    func: &ItemFn,
+    names: &Names,
+    attrs: &ToolAttrs,
+    name: &str,
+    errors: &Errors,
+) -> TokenStream {
     let private = private_path(attrs);
     let vis = &func.vis;
     let cfgs = cfg_attrs(func);

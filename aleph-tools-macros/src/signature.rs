@@ -1,12 +1,11 @@
 //! The function under `#[tool]`: which parameters are arguments for the model and which are
 //! injected from the call's context, and what it returns.
 
-use proc_macro2::Span;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{
-    Attribute, Expr, FnArg, GenericArgument, Ident, Meta, Pat, PathArguments, ReturnType, Signature,
-    Token, Type,
+    Attribute, Expr, FnArg, GenericArgument, Ident, Meta, Pat, PathArguments, ReturnType,
+    Signature, Token, Type,
 };
 
 use crate::docs;
@@ -14,7 +13,13 @@ use crate::errors::Errors;
 use crate::suggest;
 
 /// Injected by type, never part of the schema.
-const INJECTED: &[&str] = &["State", "Progress", "CancellationToken", "ToolContext", "Caller"];
+const INJECTED: &[&str] = &[
+    "State",
+    "Progress",
+    "CancellationToken",
+    "ToolContext",
+    "Caller",
+];
 const ARG_KEYS: &[&str] = &["default", "inject"];
 /// Types whose schema admits any key, so a strict tool cannot take them.
 const OPEN_TYPES: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map", "Value"];
@@ -85,7 +90,13 @@ pub(crate) fn analyze(sig: &Signature, strict: bool, errors: &mut Errors) -> Ana
     }
 }
 
-fn param(pat: &Pat, ty: &Type, attrs: &[Attribute], strict: bool, errors: &mut Errors) -> Option<Param> {
+fn param(
+    pat: &Pat,
+    ty: &Type,
+    attrs: &[Attribute],
+    strict: bool,
+    errors: &mut Errors,
+) -> Option<Param> {
     let ident = match pat {
         Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
         other => {
@@ -106,7 +117,9 @@ fn param(pat: &Pat, ty: &Type, attrs: &[Attribute], strict: bool, errors: &mut E
         check_arg_type(&ty, strict, errors);
         let field_attrs: Vec<Attribute> = attrs
             .iter()
-            .filter(|a| docs::is_doc(a) || a.path().is_ident("serde") || a.path().is_ident("schemars"))
+            .filter(|a| {
+                docs::is_doc(a) || a.path().is_ident("serde") || a.path().is_ident("schemars")
+            })
             .cloned()
             .collect();
         let documented = !docs::lines(attrs).iter().all(|l| l.trim().is_empty());
@@ -116,10 +129,16 @@ fn param(pat: &Pat, ty: &Type, attrs: &[Attribute], strict: bool, errors: &mut E
             default,
         }
     };
-    if !matches!(kind, ParamKind::Arg { .. }) {
-        if let Some(attr) = attrs.iter().find(|a| a.path().is_ident("arg") && default_span(a).is_some()) {
-            errors.spanned(attr, format!("`{ident}` is injected from the call's context, so it takes no default"));
-        }
+    let injected = !matches!(kind, ParamKind::Arg { .. });
+    if let Some(attr) = attrs
+        .iter()
+        .find(|a| a.path().is_ident("arg") && has_default(a))
+        .filter(|_| injected)
+    {
+        errors.spanned(
+            attr,
+            format!("`{ident}` is injected from the call's context, so it takes no default"),
+        );
     }
     Some(Param { ident, ty, kind })
 }
@@ -136,25 +155,38 @@ fn arg_options(attrs: &[Attribute], errors: &mut Errors) -> (Option<ArgDefault>,
                 continue;
             }
         };
-        let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(list.tokens.clone()) {
-            Ok(metas) => metas,
-            Err(err) => {
-                errors.push(err);
-                continue;
-            }
-        };
+        let metas =
+            match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(list.tokens.clone()) {
+                Ok(metas) => metas,
+                Err(err) => {
+                    errors.push(err);
+                    continue;
+                }
+            };
         for meta in metas {
-            let key = meta.path().get_ident().map(ToString::to_string).unwrap_or_default();
+            let key = meta
+                .path()
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             match (key.as_str(), meta) {
                 ("default", Meta::Path(_)) => default = Some(ArgDefault::Trait),
-                ("default", Meta::NameValue(nv)) => default = Some(ArgDefault::Expr(Box::new(nv.value))),
+                ("default", Meta::NameValue(nv)) => {
+                    default = Some(ArgDefault::Expr(Box::new(nv.value)))
+                }
                 ("inject", Meta::Path(_)) => inject = true,
                 ("default" | "inject", other) => {
-                    errors.spanned(other, "write `#[arg(default)]`, `#[arg(default = ...)]` or `#[arg(inject)]`");
+                    errors.spanned(
+                        other,
+                        "write `#[arg(default)]`, `#[arg(default = ...)]` or `#[arg(inject)]`",
+                    );
                 }
                 (_, other) => {
                     let path = other.path();
-                    errors.spanned(path, format!("unknown `arg` key `{key}`{}", suggest::hint(&key, ARG_KEYS)));
+                    errors.spanned(
+                        path,
+                        format!("unknown `arg` key `{key}`{}", suggest::hint(&key, ARG_KEYS)),
+                    );
                 }
             }
         }
@@ -162,13 +194,14 @@ fn arg_options(attrs: &[Attribute], errors: &mut Errors) -> (Option<ArgDefault>,
     (default, inject)
 }
 
-fn default_span(attr: &Attribute) -> Option<Span> {
-    let Meta::List(list) = &attr.meta else { return None };
+fn has_default(attr: &Attribute) -> bool {
+    let Meta::List(list) = &attr.meta else {
+        return false;
+    };
     list.tokens
         .clone()
         .into_iter()
-        .find(|t| t.to_string() == "default")
-        .map(|t| t.span())
+        .any(|t| t.to_string() == "default")
 }
 
 fn last_ident(ty: &Type) -> Option<&Ident> {
@@ -182,7 +215,9 @@ fn last_ident(ty: &Type) -> Option<&Ident> {
 
 fn is_context_ref(ty: &Type) -> bool {
     match ty {
-        Type::Reference(r) if r.mutability.is_none() => last_ident(&r.elem).is_some_and(|i| i == "ToolContext"),
+        Type::Reference(r) if r.mutability.is_none() => {
+            last_ident(&r.elem).is_some_and(|i| i == "ToolContext")
+        }
         _ => false,
     }
 }
@@ -210,7 +245,10 @@ fn check_arg_type(ty: &Type, strict: bool, errors: &mut Errors) {
                 format!("a tool argument is deserialized into an owned value and cannot be a reference; take {suggestion}"),
             );
         }
-        Type::ImplTrait(_) => errors.spanned(ty, "a tool argument needs a concrete type: its schema comes from the type"),
+        Type::ImplTrait(_) => errors.spanned(
+            ty,
+            "a tool argument needs a concrete type: its schema comes from the type",
+        ),
         _ if strict => check_closed(ty, errors),
         _ => {}
     }
@@ -219,7 +257,9 @@ fn check_arg_type(ty: &Type, strict: bool, errors: &mut Errors) {
 /// In a strict tool, maps and `serde_json::Value` are refused: their schema admits any key.
 fn check_closed(ty: &Type, errors: &mut Errors) {
     let Type::Path(path) = ty else { return };
-    let Some(last) = path.path.segments.last() else { return };
+    let Some(last) = path.path.segments.last() else {
+        return;
+    };
     if OPEN_TYPES.iter().any(|open| last.ident == open) {
         errors.spanned(
             ty,
@@ -240,7 +280,9 @@ fn check_closed(ty: &Type, errors: &mut Errors) {
 }
 
 fn output(ret: &ReturnType, errors: &mut Errors) -> Output {
-    let ReturnType::Type(_, ty) = ret else { return Output::Unit };
+    let ReturnType::Type(_, ty) = ret else {
+        return Output::Unit;
+    };
     match &**ty {
         Type::Tuple(t) if t.elems.is_empty() => Output::Unit,
         Type::ImplTrait(_) => {

@@ -1,1 +1,105 @@
-fn main() {}
+//! The cost of calling one small tool three ways:
+//!
+//! - `floor`: `serde_json::from_value` + the function + `serde_json::to_value`, by hand;
+//! - `call_json`: through `AlephTool::call_json`;
+//! - `server`: through `AlephToolServer::call` by name (lookup, context, panic guard,
+//!   `ToolResult`).
+//!
+//! Run with `cargo bench -p aleph-tools --bench call`. The tools never wait, so each future is
+//! polled once, with no executor in the measurement.
+
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use aleph_tools::prelude::*;
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use futures_util::FutureExt;
+use serde_json::{Value, json};
+
+/// Add two integers.
+#[tool(register = false)]
+fn add(
+    /// First addend
+    a: i64,
+    /// Second addend
+    b: i64,
+) -> i64 {
+    a.wrapping_add(b)
+}
+
+/// Greet someone.
+#[tool(register = false)]
+fn greet(
+    /// Who to greet
+    name: String,
+    /// How many exclamation marks
+    #[arg(default = 1)]
+    excitement: u8,
+) -> String {
+    format!("Hello, {name}{}", "!".repeat(usize::from(excitement)))
+}
+
+fn floor_add(args: Value) -> Value {
+    let args: AddArgs = serde_json::from_value(args).unwrap();
+    serde_json::to_value(add(args.a, args.b)).unwrap()
+}
+
+fn floor_greet(args: Value) -> Value {
+    let args: GreetArgs = serde_json::from_value(args).unwrap();
+    serde_json::to_value(greet(args.name, args.excitement)).unwrap()
+}
+
+fn bench_tool(
+    c: &mut Criterion,
+    name: &str,
+    args: &Value,
+    floor: fn(Value) -> Value,
+    tool: &(impl AlephTool + Copy),
+) {
+    let server = AlephToolServer::new()
+        .with_tool(AddTool)
+        .with_tool(GreetTool);
+    let ctx = ToolContext::new();
+    let mut group = c.benchmark_group(name);
+    group.bench_function("floor", |b| {
+        b.iter_batched(
+            || args.clone(),
+            |args| black_box(floor(args)),
+            BatchSize::SmallInput,
+        );
+    });
+    group.bench_function("call_json", |b| {
+        b.iter_batched(
+            || args.clone(),
+            |args| black_box(tool.call_json(args, &ctx).now_or_never().unwrap().unwrap()),
+            BatchSize::SmallInput,
+        );
+    });
+    group.bench_function("server", |b| {
+        b.iter_batched(
+            || args.clone(),
+            |args| {
+                let result = server.call(name, args).now_or_never().unwrap();
+                assert!(result.success);
+                black_box(result)
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
+fn calls(c: &mut Criterion) {
+    bench_tool(c, "add", &json!({ "a": 20, "b": 22 }), floor_add, &AddTool);
+    bench_tool(
+        c,
+        "greet",
+        &json!({ "name": "Ada", "excitement": 2 }),
+        floor_greet,
+        &GreetTool,
+    );
+}
+
+criterion_group!(benches, calls);
+criterion_main!(benches);

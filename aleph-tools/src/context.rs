@@ -88,7 +88,10 @@ impl ToolContext {
 
     /// Sets the function that receives progress events; it gets the tool's name and the event.
     #[must_use]
-    pub fn with_progress(mut self, on_event: impl Fn(&str, ProgressEvent) + Send + Sync + 'static) -> Self {
+    pub fn with_progress(
+        mut self,
+        on_event: impl Fn(&str, ProgressEvent) + Send + Sync + 'static,
+    ) -> Self {
         self.progress = Some(Arc::new(on_event));
         self
     }
@@ -170,7 +173,9 @@ impl ToolContext {
 
     /// Whether this call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation.as_ref().is_some_and(CancellationToken::is_cancelled)
+        self.cancellation
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 }
 

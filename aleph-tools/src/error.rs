@@ -72,7 +72,9 @@ pub enum ToolError {
     },
 
     /// The tool takes `State<T>` and the server was given no `T`.
-    #[error("`{tool}` needs state of type `{type_name}`, which this server was not given (add it with `with_state`)")]
+    #[error(
+        "`{tool}` needs state of type `{type_name}`, which this server was not given (add it with `with_state`)"
+    )]
     MissingState {
         /// The tool that was called.
         tool: String,
@@ -184,7 +186,7 @@ struct Millis(Duration);
 impl fmt::Display for Millis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.0.as_millis();
-        if ms >= 1000 && ms % 1000 == 0 {
+        if ms >= 1000 && ms.is_multiple_of(1000) {
             write!(f, "{}s", ms / 1000)
         } else {
             write!(f, "{ms}ms")
@@ -197,7 +199,9 @@ impl fmt::Display for Millis {
 #[non_exhaustive]
 pub enum RegistryError {
     /// Two `#[tool]` functions linked into one program share a name.
-    #[error("two tools are named `{name}`: one at {first}, one at {second}; rename one with `#[tool(name = \"...\")]`")]
+    #[error(
+        "two tools are named `{name}`: one at {first}, one at {second}; rename one with `#[tool(name = \"...\")]`"
+    )]
     Duplicate {
         /// The shared name.
         name: String,

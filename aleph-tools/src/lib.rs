@@ -42,7 +42,7 @@ pub mod __private;
 /// Turns a function into a tool. See the guide's "Writing tools" chapter for every key.
 pub use aleph_tools_macros::tool;
 pub use context::{
-    CancellationToken, Caller, FromToolContext, Progress, ProgressEvent, State, ToolContext,
+    Caller, CancellationToken, FromToolContext, Progress, ProgressEvent, State, ToolContext,
 };
 pub use error::{RegistryError, ToolError, ToolErrorKind};
 pub use registry::{SourceLocation, ToolRegistration, registered_tools};
@@ -60,7 +60,7 @@ pub use tool::{
 /// implement it.
 pub mod prelude {
     pub use crate::{
-        AlephTool, AlephToolServer, CancellationToken, Caller, Progress, State, ToolCategory,
+        AlephTool, AlephToolServer, Caller, CancellationToken, Progress, State, ToolCategory,
         ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult, tool,
     };
 }

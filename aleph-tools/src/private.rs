@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use crate::context::Caller;
 pub use crate::context::{FromToolContext, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::registry::ToolRegistration;
 pub use crate::result::ToolOutput;
-pub use crate::tool::{AlephTool, ToolAnnotations, ToolCategory};
-pub use crate::context::Caller;
 pub use crate::schema::schema_for;
+pub use crate::tool::{AlephTool, ToolAnnotations, ToolCategory};
 pub use ::core::future::Future;
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
@@ -99,7 +99,9 @@ pub trait OutputSchemaViaJsonSchema {
     fn output_schema(&self) -> Option<Arc<Value>>;
 }
 
-impl<T: schemars::JsonSchema + ?Sized + 'static> OutputSchemaViaJsonSchema for OutputSchemaProbe<T> {
+impl<T: schemars::JsonSchema + ?Sized + 'static> OutputSchemaViaJsonSchema
+    for OutputSchemaProbe<T>
+{
     fn output_schema(&self) -> Option<Arc<Value>> {
         let schema = schema_for::<T>();
         // `()` and other unit outputs have nothing to describe.

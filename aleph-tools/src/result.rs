@@ -91,9 +91,11 @@ pub trait IntoToolOutput {
 
 impl<T: Serialize> IntoToolOutput for T {
     fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
-        serde_json::to_value(self).map(ToolOutput::json).map_err(|err| {
-            ToolError::execution(format!("the tool's output could not be serialized: {err}"))
-        })
+        serde_json::to_value(self)
+            .map(ToolOutput::json)
+            .map_err(|err| {
+                ToolError::execution(format!("the tool's output could not be serialized: {err}"))
+            })
     }
 }
 

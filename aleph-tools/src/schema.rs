@@ -54,7 +54,11 @@ pub fn arguments_schema_for<T: JsonSchema + ?Sized + 'static>() -> Arc<Value> {
 
 fn cached<T: JsonSchema + ?Sized + 'static>(use_: Use) -> Arc<Value> {
     let key = (TypeId::of::<T>(), use_);
-    if let Some(found) = cache().read().unwrap_or_else(PoisonError::into_inner).get(&key) {
+    if let Some(found) = cache()
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
         return Arc::clone(found);
     }
     // Generate outside the lock: schemars may call back into user `JsonSchema` impls.
@@ -68,7 +72,10 @@ fn cached<T: JsonSchema + ?Sized + 'static>(use_: Use) -> Arc<Value> {
 
 fn generate<T: JsonSchema + ?Sized>() -> Value {
     let settings = SchemaSettings::draft2020_12().with(|s| s.meta_schema = None);
-    let mut value = settings.into_generator().into_root_schema_for::<T>().to_value();
+    let mut value = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
     if let Value::Object(root) = &mut value {
         root.remove("$schema");
         root.remove("title");
@@ -117,7 +124,7 @@ pub(crate) fn parse_args<A: serde::de::DeserializeOwned>(
 fn pointer(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut out = String::new();
-    for segment in path.iter() {
+    for segment in path {
         match segment {
             Segment::Seq { index } => {
                 out.push('/');
@@ -133,7 +140,7 @@ fn pointer(path: &serde_path_to_error::Path) -> String {
     out
 }
 
-/// serde_json appends "at line L column C" to errors from text; from a `Value` it does not,
+/// `serde_json` appends "at line L column C" to errors from text; from a `Value` it does not,
 /// but strip it anyway so messages stay about arguments, not about JSON text.
 fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {

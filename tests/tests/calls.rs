@@ -1,5 +1,8 @@
 //! Calling tools through the server: every return form, injection, and bad input.
 
+// Async tools without awaits are the point here: both forms must work.
+#![allow(clippy::unused_async)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -22,7 +25,11 @@ fn add(
 /// Divide, failing on zero.
 #[tool(register = false)]
 async fn divide(a: f64, b: f64) -> Result<f64, String> {
-    if b == 0.0 { Err("cannot divide by zero; pass a non-zero `b`".to_owned()) } else { Ok(a / b) }
+    if b == 0.0 {
+        Err("cannot divide by zero; pass a non-zero `b`".to_owned())
+    } else {
+        Ok(a / b)
+    }
 }
 
 /// Fail through anyhow with context.
@@ -32,7 +39,7 @@ fn read_config(path: String) -> anyhow::Result<String> {
     std::fs::read_to_string(&path).with_context(|| format!("could not read `{path}`"))
 }
 
-/// Refuse with a ToolError of a chosen kind.
+/// Refuse with a `ToolError` of a chosen kind.
 #[tool(register = false)]
 fn guarded(secret: String) -> Result<String, ToolError> {
     if secret == "open sesame" {
@@ -49,7 +56,10 @@ async fn noop() {}
 /// Text for the model, data for code.
 #[tool(register = false)]
 fn weather(city: String) -> ToolOutput {
-    ToolOutput::new(format!("Sunny in {city}"), json!({ "city": city, "sky": "clear" }))
+    ToolOutput::new(
+        format!("Sunny in {city}"),
+        json!({ "city": city, "sky": "clear" }),
+    )
 }
 
 /// Text only.
@@ -131,7 +141,10 @@ async fn plain_output_becomes_the_json_output() {
 #[tokio::test]
 async fn result_forms_map_errors_to_execution_errors() {
     let s = server();
-    assert_eq!(s.call("divide", json!({ "a": 1.0, "b": 4.0 })).await.output, json!(0.25));
+    assert_eq!(
+        s.call("divide", json!({ "a": 1.0, "b": 4.0 })).await.output,
+        json!(0.25)
+    );
     let (message, kind) = failure(&s.call("divide", json!({ "a": 1.0, "b": 0.0 })).await);
     assert_eq!(message, "cannot divide by zero; pass a non-zero `b`");
     assert_eq!(kind, ToolErrorKind::Execution);
@@ -139,10 +152,18 @@ async fn result_forms_map_errors_to_execution_errors() {
 
 #[tokio::test]
 async fn anyhow_errors_keep_their_chain_of_causes() {
-    let result = server().call("read_config", json!({ "path": "/no/such/file" })).await;
+    let result = server()
+        .call("read_config", json!({ "path": "/no/such/file" }))
+        .await;
     let (message, _) = failure(&result);
-    assert!(message.starts_with("could not read `/no/such/file`: "), "{message}");
-    assert!(message.contains("No such file"), "the cause is kept: {message}");
+    assert!(
+        message.starts_with("could not read `/no/such/file`: "),
+        "{message}"
+    );
+    assert!(
+        message.contains("No such file"),
+        "the cause is kept: {message}"
+    );
 }
 
 #[tokio::test]
@@ -152,7 +173,12 @@ async fn a_tool_error_returned_by_the_tool_keeps_its_kind() {
     let (message, kind) = failure(&result);
     assert_eq!(kind, ToolErrorKind::PermissionDenied);
     assert_eq!(message, "permission denied for `guarded`: wrong secret");
-    assert_eq!(s.call("guarded", json!({ "secret": "open sesame" })).await.output, json!("in"));
+    assert_eq!(
+        s.call("guarded", json!({ "secret": "open sesame" }))
+            .await
+            .output,
+        json!("in")
+    );
 }
 
 #[tokio::test]
@@ -192,7 +218,10 @@ async fn missing_state_is_a_clear_error() {
     let bare = AlephToolServer::new().with_tool(BumpTool);
     let (message, kind) = failure(&bare.call("bump", json!({})).await);
     assert_eq!(kind, ToolErrorKind::MissingState);
-    assert!(message.contains("calls::Counter") && message.contains("with_state"), "{message}");
+    assert!(
+        message.contains("calls::Counter") && message.contains("with_state"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -209,12 +238,22 @@ async fn progress_reaches_the_context_listener() {
     assert_eq!(
         *seen,
         vec![
-            ("stream".to_owned(), ProgressEvent::Chunk { text: "one".into() }),
             (
                 "stream".to_owned(),
-                ProgressEvent::Progress { progress: 1.0, total: Some(2.0), message: Some("half".into()) }
+                ProgressEvent::Chunk { text: "one".into() }
             ),
-            ("stream".to_owned(), ProgressEvent::Chunk { text: "two".into() }),
+            (
+                "stream".to_owned(),
+                ProgressEvent::Progress {
+                    progress: 1.0,
+                    total: Some(2.0),
+                    message: Some("half".into())
+                }
+            ),
+            (
+                "stream".to_owned(),
+                ProgressEvent::Chunk { text: "two".into() }
+            ),
         ]
     );
 }
@@ -225,7 +264,11 @@ async fn cancellation_reaches_a_running_tool() {
     let token = CancellationToken::new();
     let ctx = s.context().with_cancellation(token.clone());
     let handle = s.handle();
-    let call = tokio::spawn(async move { handle.call_with_context("wait_for_cancel", json!({}), ctx).await });
+    let call = tokio::spawn(async move {
+        handle
+            .call_with_context("wait_for_cancel", json!({}), ctx)
+            .await
+    });
     tokio::time::sleep(Duration::from_millis(20)).await;
     token.cancel();
     let result = call.await.unwrap();
@@ -247,8 +290,13 @@ async fn the_server_default_timeout_applies_to_tools_without_one() {
     async fn nap() {
         tokio::time::sleep(Duration::from_secs(30)).await;
     }
-    let s = AlephToolServer::new().with_tool(NapTool).with_default_timeout(Duration::from_millis(20));
-    assert_eq!(failure(&s.call("nap", json!({})).await).1, ToolErrorKind::Timeout);
+    let s = AlephToolServer::new()
+        .with_tool(NapTool)
+        .with_default_timeout(Duration::from_millis(20));
+    assert_eq!(
+        failure(&s.call("nap", json!({})).await).1,
+        ToolErrorKind::Timeout
+    );
 }
 
 #[tokio::test]
@@ -267,26 +315,82 @@ async fn a_panicking_tool_becomes_an_error_and_the_server_keeps_serving() {
 async fn bad_input_names_the_field_or_the_tool() {
     let s = server();
     let cases = [
-        ("add", json!("2 + 3"), ToolErrorKind::InvalidArgs, "expected a JSON object of named arguments, got the string \"2 + 3\""),
-        ("add", json!([2, 3]), ToolErrorKind::InvalidArgs, "got an array of 2 items"),
-        ("add", json!(42), ToolErrorKind::InvalidArgs, "got the number 42"),
-        ("add", json!({ "a": "two", "b": 3 }), ToolErrorKind::InvalidArgs, "at `/a`: invalid type: string \"two\", expected i64"),
-        ("add", json!({ "a": 1.5, "b": 3 }), ToolErrorKind::InvalidArgs, "at `/a`: invalid type: floating point `1.5`, expected i64"),
-        ("add", json!({ "a": 2 }), ToolErrorKind::InvalidArgs, "missing field `b`"),
-        ("add", json!({}), ToolErrorKind::InvalidArgs, "missing field `a`"),
-        ("weather", json!({ "city": null }), ToolErrorKind::InvalidArgs, "at `/city`: invalid type: null, expected a string"),
-        ("ad", json!({}), ToolErrorKind::NotFound, "unknown tool `ad`; did you mean `add`?"),
+        (
+            "add",
+            json!("2 + 3"),
+            ToolErrorKind::InvalidArgs,
+            "expected a JSON object of named arguments, got the string \"2 + 3\"",
+        ),
+        (
+            "add",
+            json!([2, 3]),
+            ToolErrorKind::InvalidArgs,
+            "got an array of 2 items",
+        ),
+        (
+            "add",
+            json!(42),
+            ToolErrorKind::InvalidArgs,
+            "got the number 42",
+        ),
+        (
+            "add",
+            json!({ "a": "two", "b": 3 }),
+            ToolErrorKind::InvalidArgs,
+            "at `/a`: invalid type: string \"two\", expected i64",
+        ),
+        (
+            "add",
+            json!({ "a": 1.5, "b": 3 }),
+            ToolErrorKind::InvalidArgs,
+            "at `/a`: invalid type: floating point `1.5`, expected i64",
+        ),
+        (
+            "add",
+            json!({ "a": 2 }),
+            ToolErrorKind::InvalidArgs,
+            "missing field `b`",
+        ),
+        (
+            "add",
+            json!({}),
+            ToolErrorKind::InvalidArgs,
+            "missing field `a`",
+        ),
+        (
+            "weather",
+            json!({ "city": null }),
+            ToolErrorKind::InvalidArgs,
+            "at `/city`: invalid type: null, expected a string",
+        ),
+        (
+            "ad",
+            json!({}),
+            ToolErrorKind::NotFound,
+            "unknown tool `ad`; did you mean `add`?",
+        ),
         ("", json!({}), ToolErrorKind::NotFound, "unknown tool ``"),
-        ("zzzz", json!({}), ToolErrorKind::NotFound, "unknown tool `zzzz`"),
+        (
+            "zzzz",
+            json!({}),
+            ToolErrorKind::NotFound,
+            "unknown tool `zzzz`",
+        ),
     ];
     for (name, args, kind, needle) in cases {
         let result = s.call(name, args.clone()).await;
         let (message, got) = failure(&result);
         assert_eq!(got, kind, "{name}({args}): {message}");
-        assert!(message.contains(needle), "{name}({args}): `{message}` lacks `{needle}`");
+        assert!(
+            message.contains(needle),
+            "{name}({args}): `{message}` lacks `{needle}`"
+        );
     }
     let (message, _) = failure(&s.call("add", json!({ "a": "x", "b": 1 })).await);
-    assert!(message.ends_with("Fix the arguments and call `add` again."), "{message}");
+    assert!(
+        message.ends_with("Fix the arguments and call `add` again."),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -301,9 +405,15 @@ async fn serialized_results_have_the_documented_keys() {
 
 #[tokio::test]
 async fn typed_calls_skip_json_entirely() {
-    let output = AddTool.call(AddArgs { a: 20, b: 22 }, &ToolContext::new()).await.unwrap();
+    let output = AddTool
+        .call(AddArgs { a: 20, b: 22 }, &ToolContext::new())
+        .await
+        .unwrap();
     assert_eq!(output, 42);
-    let json_output = AddTool.call_json(json!({ "a": 1, "b": 2 }), &ToolContext::new()).await.unwrap();
+    let json_output = AddTool
+        .call_json(json!({ "a": 1, "b": 2 }), &ToolContext::new())
+        .await
+        .unwrap();
     assert_eq!(json_output.data, Some(json!(3)));
     // The function stays callable as written.
     assert_eq!(add(1, 2), 3);

@@ -27,17 +27,36 @@ mod second {
 #[test]
 fn duplicate_names_fail_from_registry_with_both_locations() {
     let err = AlephToolServer::from_registry().unwrap_err();
-    let RegistryError::Duplicate { name, first, second } = &err else {
+    let RegistryError::Duplicate {
+        name,
+        first,
+        second,
+    } = &err
+    else {
         panic!("expected a duplicate error, got {err}");
     };
     assert_eq!(name, "lookup");
     let mut modules = [first.as_str(), second.as_str()];
     modules.sort_unstable();
-    assert!(modules[0].contains("registry_duplicate.rs:") && modules[0].contains("(registry_duplicate::first)"), "{err}");
-    assert!(modules[1].contains("registry_duplicate.rs:") && modules[1].contains("(registry_duplicate::second)"), "{err}");
+    assert!(
+        modules[0].contains("registry_duplicate.rs:")
+            && modules[0].contains("(registry_duplicate::first)"),
+        "{err}"
+    );
+    assert!(
+        modules[1].contains("registry_duplicate.rs:")
+            && modules[1].contains("(registry_duplicate::second)"),
+        "{err}"
+    );
     let message = err.to_string();
-    assert!(message.starts_with("two tools are named `lookup`: one at "), "{message}");
-    assert!(message.ends_with("rename one with `#[tool(name = \"...\")]`"), "{message}");
+    assert!(
+        message.starts_with("two tools are named `lookup`: one at "),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("rename one with `#[tool(name = \"...\")]`"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -60,8 +60,23 @@ async fn web_search(
     cancel: CancellationToken,
     state: State<u8>,
 ) -> Result<Vec<Hit>, String> {
-    let _ = (ctx, progress, cancel, state, max_results, site, order, range, labels, weights);
-    Ok(vec![Hit { title: query, url: "https://example.com".into() }])
+    let _ = (
+        ctx,
+        progress,
+        cancel,
+        state,
+        max_results,
+        site,
+        order,
+        range,
+        labels,
+        weights,
+    );
+    tokio::task::yield_now().await;
+    Ok(vec![Hit {
+        title: query,
+        url: "https://example.com".into(),
+    }])
 }
 
 fn schema_of(definition: &ToolDefinition) -> &Value {
@@ -137,7 +152,10 @@ fn injected_parameters_never_reach_the_schema() {
     let def = WebSearchTool.definition();
     let properties = def.parameters["properties"].as_object().unwrap();
     for injected in ["ctx", "progress", "cancel", "state"] {
-        assert!(!properties.contains_key(injected), "{injected} leaked into the schema");
+        assert!(
+            !properties.contains_key(injected),
+            "{injected} leaked into the schema"
+        );
     }
 }
 
@@ -147,7 +165,10 @@ fn output_schema_follows_the_result_ok_type() {
     let output = def.output_schema.expect("Vec<Hit> has a schema");
     assert_eq!(output["type"], "array");
     assert_eq!(output["items"]["$ref"], "#/$defs/Hit");
-    assert_eq!(output["$defs"]["Hit"]["properties"]["title"]["description"], "Page title");
+    assert_eq!(
+        output["$defs"]["Hit"]["properties"]["title"]["description"],
+        "Page title"
+    );
 }
 
 #[test]
@@ -172,7 +193,10 @@ fn nothing() {}
 #[test]
 fn a_tool_without_parameters_still_has_an_object_schema_with_properties() {
     let def = NothingTool.definition();
-    assert_eq!(def.parameters, json!({ "type": "object", "properties": {} }));
+    assert_eq!(
+        def.parameters,
+        json!({ "type": "object", "properties": {} })
+    );
     assert_eq!(def.output_schema, None, "() has nothing to describe");
 }
 
@@ -257,7 +281,11 @@ fn doc_paragraphs_unwrap_and_lists_keep_their_lines() {
 }
 
 /// Ignored because `description` is given.
-#[tool(description = "Explicit description.", name = "explicit-name", register = false)]
+#[tool(
+    description = "Explicit description.",
+    name = "explicit-name",
+    register = false
+)]
 fn renamed() {}
 
 #[test]
@@ -271,7 +299,12 @@ fn name_and_description_keys_override() {
 fn schemas_are_generated_once_per_type_and_shared() {
     let first = <WebSearchTool as AlephTool>::input_schema();
     let second = <WebSearchTool as AlephTool>::input_schema();
-    let from_thread = std::thread::spawn(<WebSearchTool as AlephTool>::input_schema).join().unwrap();
+    let from_thread = std::thread::spawn(<WebSearchTool as AlephTool>::input_schema)
+        .join()
+        .unwrap();
     assert!(std::sync::Arc::ptr_eq(&first, &second));
-    assert!(std::sync::Arc::ptr_eq(&first, &from_thread), "cached per process, not per thread");
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &from_thread),
+        "cached per process, not per thread"
+    );
 }

@@ -44,17 +44,28 @@ impl AlephToolDyn for Constant {
     }
 
     fn definition(&self) -> ToolDefinition {
-        ToolDefinition::new(&self.name, "Return a constant.", json!({ "type": "object", "properties": {} }))
-            .with_category(ToolCategory::Extension)
+        ToolDefinition::new(
+            &self.name,
+            "Return a constant.",
+            json!({ "type": "object", "properties": {} }),
+        )
+        .with_category(ToolCategory::Extension)
     }
 
-    fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move { Ok(ToolOutput::json(self.value.clone())) })
     }
 }
 
 fn constant(name: &str, value: Value) -> Constant {
-    Constant { name: name.to_owned(), value }
+    Constant {
+        name: name.to_owned(),
+        value,
+    }
 }
 
 #[tokio::test]
@@ -67,13 +78,19 @@ async fn from_registry_serves_every_registered_tool_and_only_those() {
 
     let registrations = registered_tools();
     let echo = registrations.iter().find(|r| r.name() == "echo").unwrap();
-    assert!(echo.location().file.ends_with("server.rs"), "{}", echo.location());
+    assert!(
+        echo.location().file.ends_with("server.rs"),
+        "{}",
+        echo.location()
+    );
     assert_eq!(echo.location().module_path, "server");
 }
 
 #[tokio::test]
 async fn definitions_carry_every_key_and_list_in_name_order() {
-    let server = AlephToolServer::from_registry().unwrap().with_tool(HiddenTool);
+    let server = AlephToolServer::from_registry()
+        .unwrap()
+        .with_tool(HiddenTool);
     let names: Vec<String> = server.list_tools().iter().map(|d| d.name.clone()).collect();
     assert_eq!(names, ["echo", "hidden", "reverse"]);
     let reverse = server.get_definition("reverse").unwrap();
@@ -90,14 +107,24 @@ async fn add_remove_and_replace() {
     server.add_tool(EchoTool).unwrap();
     assert_eq!(
         server.add_tool(EchoTool),
-        Err(RegistryError::AlreadyServed { name: "echo".into() })
+        Err(RegistryError::AlreadyServed {
+            name: "echo".into()
+        })
     );
 
-    let info = server.replace_tool(constant("echo", json!("replaced"))).unwrap();
+    let info = server
+        .replace_tool(constant("echo", json!("replaced")))
+        .unwrap();
     assert_eq!(info.tool_name, "echo");
     assert!(info.was_replaced);
-    assert_eq!(server.call("echo", json!({ "text": "x" })).await.output, json!("replaced"));
-    assert_eq!(server.get_definition("echo").unwrap().category, ToolCategory::Extension);
+    assert_eq!(
+        server.call("echo", json!({ "text": "x" })).await.output,
+        json!("replaced")
+    );
+    assert_eq!(
+        server.get_definition("echo").unwrap().category,
+        ToolCategory::Extension
+    );
 
     let info = server.replace_tool(constant("fresh", json!(1))).unwrap();
     assert!(!info.was_replaced);
@@ -111,27 +138,42 @@ async fn add_remove_and_replace() {
 
 #[tokio::test]
 async fn unusable_definitions_are_refused_with_the_reason() {
-    let server = AlephToolServer::new();
-    for bad in ["", "has space", "dots.not.allowed", &"x".repeat(65)] {
-        let err = server.add_tool(constant(bad, json!(0))).unwrap_err();
-        assert!(matches!(err, RegistryError::InvalidDefinition { .. }), "{bad:?}: {err}");
-        assert!(err.to_string().contains("1 to 64 characters"), "{err}");
-    }
-
     struct NotAnObject;
     impl AlephToolDyn for NotAnObject {
-        fn name(&self) -> &str {
+        fn name(&self) -> &'static str {
             "scalar_args"
         }
         fn definition(&self) -> ToolDefinition {
-            ToolDefinition::new("scalar_args", "Takes a bare string.", json!({ "type": "string" }))
+            ToolDefinition::new(
+                "scalar_args",
+                "Takes a bare string.",
+                json!({ "type": "string" }),
+            )
         }
-        fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        fn call<'a>(
+            &'a self,
+            _: Value,
+            _: &'a ToolContext,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
             Box::pin(async { Ok(ToolOutput::default()) })
         }
     }
+    let server = AlephToolServer::new();
+    for bad in ["", "has space", "dots.not.allowed", &"x".repeat(65)] {
+        let err = server.add_tool(constant(bad, json!(0))).unwrap_err();
+        assert!(
+            matches!(err, RegistryError::InvalidDefinition { .. }),
+            "{bad:?}: {err}"
+        );
+        assert!(err.to_string().contains("1 to 64 characters"), "{err}");
+    }
+
     let err = server.add_tool(NotAnObject).unwrap_err();
-    assert!(err.to_string().contains("root must be `\"type\": \"object\"`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("root must be `\"type\": \"object\"`"),
+        "{err}"
+    );
     assert!(server.is_empty(), "nothing was added");
 }
 
@@ -139,21 +181,37 @@ async fn unusable_definitions_are_refused_with_the_reason() {
 async fn a_dyn_tool_that_panics_before_returning_its_future_is_contained() {
     struct PanicsEarly;
     impl AlephToolDyn for PanicsEarly {
-        fn name(&self) -> &str {
+        fn name(&self) -> &'static str {
             "panics_early"
         }
         fn definition(&self) -> ToolDefinition {
-            ToolDefinition::new("panics_early", "Panics.", json!({ "type": "object", "properties": {} }))
+            ToolDefinition::new(
+                "panics_early",
+                "Panics.",
+                json!({ "type": "object", "properties": {} }),
+            )
         }
-        fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        fn call<'a>(
+            &'a self,
+            _: Value,
+            _: &'a ToolContext,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
             panic!("not even a future")
         }
     }
     let server = AlephToolServer::new().with_tool(EchoTool);
     server.add_tool(PanicsEarly).unwrap();
     let result = server.call("panics_early", json!({})).await;
-    assert_eq!(result.error.as_deref(), Some("`panics_early` failed unexpectedly: not even a future"));
-    assert!(server.call("echo", json!({ "text": "still here" })).await.success);
+    assert_eq!(
+        result.error.as_deref(),
+        Some("`panics_early` failed unexpectedly: not even a future")
+    );
+    assert!(
+        server
+            .call("echo", json!({ "text": "still here" }))
+            .await
+            .success
+    );
 }
 
 #[tokio::test]
@@ -166,7 +224,10 @@ async fn handles_share_one_table() {
     });
     assert_eq!(spawned.await.unwrap().output, json!("from a task"));
     handle.add_tool(HiddenTool).unwrap();
-    assert!(server.contains("hidden"), "a handle's change is the server's change");
+    assert!(
+        server.contains("hidden"),
+        "a handle's change is the server's change"
+    );
     let from_thread = std::thread::spawn(move || handle.len()).join().unwrap();
     assert_eq!(from_thread, 2);
 }
@@ -192,7 +253,9 @@ async fn a_call_in_flight_finishes_on_the_tool_it_started_on() {
 async fn calls_race_hot_swaps_without_losing_one() {
     const TASKS: usize = 8;
     const CALLS: usize = 10_000;
-    let server = AlephToolServer::new().with_tool(EchoTool).with_tool(HiddenTool);
+    let server = AlephToolServer::new()
+        .with_tool(EchoTool)
+        .with_tool(HiddenTool);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
 
     let swapper = tokio::spawn({

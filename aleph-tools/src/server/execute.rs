@@ -15,7 +15,12 @@ use crate::error::ToolError;
 use crate::result::{ToolOutput, ToolResult};
 
 impl ToolServerHandle {
-    pub(super) async fn run(&self, name: &str, args: Value, ctx: Option<ToolContext>) -> ToolResult {
+    pub(super) async fn run(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: Option<ToolContext>,
+    ) -> ToolResult {
         let started = Instant::now();
         let outcome = match self.lookup(name) {
             Ok(entry) => {
@@ -39,7 +44,12 @@ impl ToolServerHandle {
         ctx.for_call(call_id, Arc::clone(&entry.name))
     }
 
-    async fn execute(&self, entry: &Entry, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn execute(
+        &self,
+        entry: &Entry,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let panicked = |payload: Box<dyn Any + Send>| ToolError::Panicked {
             tool: entry.name.to_string(),
             message: panic_message(&*payload),
@@ -50,10 +60,14 @@ impl ToolServerHandle {
         let guarded = AssertUnwindSafe(future).catch_unwind();
         let limit = entry.definition.timeout.or(self.shared.default_timeout);
         let finished = match limit {
-            Some(limit) => tokio::time::timeout(limit, guarded).await.map_err(|_| ToolError::Timeout {
-                tool: entry.name.to_string(),
-                after: limit,
-            })?,
+            Some(limit) => {
+                tokio::time::timeout(limit, guarded)
+                    .await
+                    .map_err(|_| ToolError::Timeout {
+                        tool: entry.name.to_string(),
+                        after: limit,
+                    })?
+            }
             None => guarded.await,
         };
         finished.map_err(panicked)?

@@ -131,7 +131,12 @@ impl AlephToolServer {
     /// An invalid `T::NAME` is a compile-time error.
     #[must_use]
     pub fn with_tool<T: AlephTool>(self, tool: T) -> Self {
-        const { assert!(is_valid_tool_name(T::NAME), "tool names must be 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`") };
+        const {
+            assert!(
+                is_valid_tool_name(T::NAME),
+                "tool names must be 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`"
+            )
+        };
         let entry = entry(Arc::new(tool));
         self.handle.write(|table| {
             table.insert(Arc::clone(&entry.name), Arc::new(entry));
@@ -202,7 +207,9 @@ impl fmt::Debug for ToolServerHandle {
         let table = self.shared.tools.load();
         let mut names: Vec<&str> = table.keys().map(|k| &**k).collect();
         names.sort_unstable();
-        f.debug_struct("ToolServer").field("tools", &names).finish_non_exhaustive()
+        f.debug_struct("ToolServer")
+            .field("tools", &names)
+            .finish_non_exhaustive()
     }
 }
 
@@ -244,7 +251,11 @@ fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
 
 impl ToolServerHandle {
     fn write<R>(&self, change: impl FnOnce(&mut Table) -> R) -> R {
-        let _writer = self.shared.write.lock().unwrap_or_else(PoisonError::into_inner);
+        let _writer = self
+            .shared
+            .write
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let mut table = Table::clone(&self.shared.tools.load());
         let out = change(&mut table);
         self.shared.tools.store(Arc::new(table));
@@ -295,11 +306,16 @@ impl ToolServerHandle {
     /// # Errors
     ///
     /// As [`replace_tool`](Self::replace_tool).
-    pub fn replace_dyn_tool(&self, tool: Arc<dyn AlephToolDyn>) -> Result<ReplaceInfo, RegistryError> {
+    pub fn replace_dyn_tool(
+        &self,
+        tool: Arc<dyn AlephToolDyn>,
+    ) -> Result<ReplaceInfo, RegistryError> {
         let entry = checked_entry(tool)?;
         let tool_name = entry.name.to_string();
         let was_replaced = self.write(|table| {
-            table.insert(Arc::clone(&entry.name), Arc::new(entry)).is_some()
+            table
+                .insert(Arc::clone(&entry.name), Arc::new(entry))
+                .is_some()
         });
         Ok(ReplaceInfo {
             tool_name,
@@ -327,14 +343,18 @@ impl ToolServerHandle {
     /// The names of every served tool, sorted.
     pub fn tool_names(&self) -> Vec<String> {
         let table = self.shared.tools.load();
-        let mut names: Vec<String> = table.keys().map(|k| k.to_string()).collect();
+        let mut names: Vec<String> = table.keys().map(ToString::to_string).collect();
         names.sort_unstable();
         names
     }
 
     /// The definition of the tool called `name`.
     pub fn get_definition(&self, name: &str) -> Option<Arc<ToolDefinition>> {
-        self.shared.tools.load().get(name).map(|e| Arc::clone(&e.definition))
+        self.shared
+            .tools
+            .load()
+            .get(name)
+            .map(|e| Arc::clone(&e.definition))
     }
 
     /// Whether a tool called `name` is served.
@@ -392,9 +412,18 @@ impl ToolServerHandle {
 fn closest_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let wanted = name.to_lowercase();
     let mut scored: Vec<(f64, &str)> = names
-        .map(|candidate| (strsim::jaro_winkler(&wanted, &candidate.to_lowercase()), candidate))
+        .map(|candidate| {
+            (
+                strsim::jaro_winkler(&wanted, &candidate.to_lowercase()),
+                candidate,
+            )
+        })
         .filter(|(score, _)| *score >= 0.8)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    scored.into_iter().take(3).map(|(_, n)| n.to_owned()).collect()
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, n)| n.to_owned())
+        .collect()
 }

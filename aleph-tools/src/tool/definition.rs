@@ -123,7 +123,12 @@ pub struct ToolDefinition {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_callers: Vec<Caller>,
     /// How long one call may run before the server stops it.
-    #[serde(default, rename = "timeout_ms", with = "millis", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "timeout_ms",
+        with = "millis",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout: Option<Duration>,
     /// Whether the arguments follow the schema exactly (no extra keys).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -233,14 +238,19 @@ mod millis {
     use serde::{Deserialize, Deserializer, Serializer};
 
     #[allow(clippy::ref_option)] // serde's `with` passes a reference
-    pub(super) fn serialize<S: Serializer>(value: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         match value {
             Some(d) => s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             None => s.serialize_none(),
         }
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
         Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
     }
 }

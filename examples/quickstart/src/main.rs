@@ -31,13 +31,22 @@ async fn get_weather(
     #[arg(default = Unit::Celsius)]
     unit: Unit,
 ) -> anyhow::Result<Report> {
-    anyhow::ensure!(!city.trim().is_empty(), "the city is empty; give a city name");
+    anyhow::ensure!(
+        !city.trim().is_empty(),
+        "the city is empty; give a city name"
+    );
+    // A real tool would ask a weather service here.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let celsius = 21.5;
     let temperature = match unit {
         Unit::Celsius => celsius,
         Unit::Fahrenheit => celsius * 9.0 / 5.0 + 32.0,
     };
-    Ok(Report { city, temperature, unit })
+    Ok(Report {
+        city,
+        temperature,
+        unit,
+    })
 }
 
 /// Add two integers.
@@ -48,12 +57,13 @@ fn add(
     /// Second addend
     b: i64,
 ) -> Result<i64, String> {
-    a.checked_add(b).ok_or_else(|| format!("{a} + {b} overflows a 64-bit integer"))
+    a.checked_add(b)
+        .ok_or_else(|| format!("{a} + {b} overflows a 64-bit integer"))
 }
 
 /// Count the words of a text, streaming progress while it works.
 #[tool]
-async fn count_words(
+fn count_words(
     /// The text to count
     text: String,
     progress: Progress,
@@ -75,7 +85,10 @@ async fn main() -> anyhow::Result<()> {
     println!("\n== calls ==");
     let calls = [
         ("get_weather", json!({ "city": "Lisbon" })),
-        ("get_weather", json!({ "city": "Oslo", "unit": "fahrenheit" })),
+        (
+            "get_weather",
+            json!({ "city": "Oslo", "unit": "fahrenheit" }),
+        ),
         ("add", json!({ "a": 2, "b": 40 })),
         ("count_words", json!({ "text": "the quick brown fox" })),
         // Mistakes come back as results the model can act on:
