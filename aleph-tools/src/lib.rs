@@ -4,7 +4,7 @@
 //! Schema comes from the signature and doc comments, registered at link time and served by
 //! [`AlephToolServer`]:
 //!
-//! ```
+//! ```standalone_crate
 //! use aleph_tools::prelude::*;
 //! use serde_json::json;
 //!
@@ -27,6 +27,7 @@
 //!
 //! The guide (the `book/` directory of the repository) teaches the whole library.
 
+mod args;
 mod context;
 mod error;
 mod registry;

@@ -418,3 +418,38 @@ async fn typed_calls_skip_json_entirely() {
     // The function stays callable as written.
     assert_eq!(add(1, 2), 3);
 }
+
+#[tokio::test]
+async fn errors_inside_nested_arguments_name_the_top_level_argument() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Point {
+        x: i32,
+        y: i32,
+    }
+    /// Sum points.
+    #[tool(register = false)]
+    fn sum(points: Vec<Point>) -> i32 {
+        points.iter().map(|p| p.x + p.y).sum()
+    }
+    let s = AlephToolServer::new().with_tool(SumTool);
+    let ok = s.call("sum", json!({ "points": [{ "x": 1, "y": 2 }, { "x": 3, "y": 4 }] })).await;
+    assert_eq!(ok.output, json!(10));
+    let (message, kind) = failure(&s.call("sum", json!({ "points": [{ "x": 1, "y": "two" }] })).await);
+    assert_eq!(kind, ToolErrorKind::InvalidArgs);
+    assert!(message.contains("at `/points`: invalid type: string \"two\", expected i32"), "{message}");
+}
+
+#[tokio::test]
+async fn strict_tools_reject_unknown_arguments_by_name() {
+    /// Strictly one argument.
+    #[tool(register = false, strict)]
+    fn only_x(x: i32) -> i32 {
+        x
+    }
+    let s = AlephToolServer::new().with_tool(OnlyXTool);
+    let (message, _) = failure(&s.call("only_x", json!({ "x": 1, "a/b~c": 2 })).await);
+    assert!(message.contains("at `/a~1b~0c`: unknown field `a/b~c`, expected `x`"), "{message}");
+    // Non-strict tools ignore extra keys, as models often send them.
+    let lenient = AlephToolServer::new().with_tool(AddTool);
+    assert!(lenient.call("add", json!({ "a": 1, "b": 2, "note": "extra" })).await.success);
+}

@@ -32,7 +32,8 @@ struct Entry {
     definition: Arc<ToolDefinition>,
 }
 
-type Table = HashMap<Arc<str>, Arc<Entry>>;
+/// Name → tool. Lookups hash a short name per call, so a fast hasher pays off.
+type Table = HashMap<Arc<str>, Arc<Entry>, foldhash::fast::RandomState>;
 
 struct Shared {
     tools: ArcSwap<Table>,
@@ -100,7 +101,7 @@ impl AlephToolServer {
         Self {
             handle: ToolServerHandle {
                 shared: Arc::new(Shared {
-                    tools: ArcSwap::from_pointee(Table::new()),
+                    tools: ArcSwap::from_pointee(Table::default()),
                     write: Mutex::new(()),
                     state: StateMapHandle::default(),
                     working_dir: None,

@@ -16,7 +16,7 @@ pub use self::definition::{ToolAnnotations, ToolCategory, ToolDefinition};
 use crate::context::{Caller, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
-use crate::schema;
+use crate::{args, schema};
 
 /// A boxed, sendable future, as [`AlephToolDyn::call`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -154,7 +154,7 @@ pub trait AlephTool: Send + Sync + 'static {
         ctx: &ToolContext,
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send {
         async move {
-            let args = schema::parse_args::<Self::Args>(Self::NAME, args)?;
+            let args = args::parse_args::<Self::Args>(Self::NAME, args)?;
             self.call(args, ctx).await?.into_tool_output()
         }
     }
