@@ -322,3 +322,43 @@ pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
     }
     Ok(total)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration_ms;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ms("500ms"), Ok(500));
+        assert_eq!(parse_duration_ms("10s"), Ok(10_000));
+        assert_eq!(parse_duration_ms("2m"), Ok(120_000));
+        assert_eq!(parse_duration_ms("1h"), Ok(3_600_000));
+        assert_eq!(parse_duration_ms("1m30s"), Ok(90_000));
+        assert_eq!(parse_duration_ms(" 1m 30s "), Ok(90_000));
+    }
+
+    #[test]
+    fn bad_durations_say_why() {
+        assert_eq!(
+            parse_duration_ms(""),
+            Err("the timeout is empty".to_owned())
+        );
+        assert_eq!(parse_duration_ms("10"), Err("`10` has no unit".to_owned()));
+        assert_eq!(
+            parse_duration_ms("3days"),
+            Err("unknown unit `days`".to_owned())
+        );
+        assert_eq!(
+            parse_duration_ms("s"),
+            Err("`s` is not a duration".to_owned())
+        );
+        assert_eq!(
+            parse_duration_ms("99999999999999999999h"),
+            Err("`99999999999999999999h` is too large".to_owned())
+        );
+        assert_eq!(
+            parse_duration_ms("9999999999999999h"),
+            Err("`9999999999999999h` is too large".to_owned())
+        );
+    }
+}

@@ -82,3 +82,35 @@ fn starts_block(line: &str) -> bool {
             .split_once(". ")
             .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::description;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.split('\n').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn paragraphs_unwrap_and_stay_apart() {
+        assert_eq!(
+            description(&lines("One\ntwo.\n\nThree.")),
+            "One two.\n\nThree."
+        );
+    }
+
+    #[test]
+    fn lists_headings_and_code_keep_their_lines() {
+        let text = "Intro:\n- a\n- b\n1. first\n# Heading\n```\nlet x = 1;\n  indented\n```\nafter";
+        assert_eq!(
+            description(&lines(text)),
+            "Intro:\n- a\n- b\n1. first\n# Heading\n```\nlet x = 1;\n  indented\n```\nafter"
+        );
+    }
+
+    #[test]
+    fn blank_edges_are_trimmed() {
+        assert_eq!(description(&lines("\n\n  Text  \n\n")), "Text");
+        assert_eq!(description(&lines("")), "");
+    }
+}

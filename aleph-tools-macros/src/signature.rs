@@ -172,7 +172,7 @@ fn arg_options(attrs: &[Attribute], errors: &mut Errors) -> (Option<ArgDefault>,
             match (key.as_str(), meta) {
                 ("default", Meta::Path(_)) => default = Some(ArgDefault::Trait),
                 ("default", Meta::NameValue(nv)) => {
-                    default = Some(ArgDefault::Expr(Box::new(nv.value)))
+                    default = Some(ArgDefault::Expr(Box::new(nv.value)));
                 }
                 ("inject", Meta::Path(_)) => inject = true,
                 ("default" | "inject", other) => {

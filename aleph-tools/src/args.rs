@@ -20,7 +20,10 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result
             return Err(ToolError::invalid_args(
                 tool,
                 "",
-                format!("expected a JSON object of named arguments, got {}", describe(&other)),
+                format!(
+                    "expected a JSON object of named arguments, got {}",
+                    describe(&other)
+                ),
             ));
         }
     };
@@ -96,7 +99,10 @@ struct Fields<'k> {
 impl<'de> MapAccess<'de> for Fields<'_> {
     type Error = serde_json::Error;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Self::Error> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Self::Error> {
         let Some((key, value)) = self.iter.next() else {
             return Ok(None);
         };
@@ -113,14 +119,15 @@ impl<'de> MapAccess<'de> for Fields<'_> {
         }
     }
 
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Self::Error> {
+    fn next_value_seed<V: DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Self::Error> {
         let Some((key, value)) = self.pending.take() else {
             return Err(de::Error::custom("a value was asked for before its key"));
         };
-        seed.deserialize(value).map_err(|err| {
-            *self.failed_key = Some(key);
-            err
-        })
+        seed.deserialize(value)
+            .inspect_err(|_| *self.failed_key = Some(key))
     }
 
     fn size_hint(&self) -> Option<usize> {

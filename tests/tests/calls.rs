@@ -432,11 +432,22 @@ async fn errors_inside_nested_arguments_name_the_top_level_argument() {
         points.iter().map(|p| p.x + p.y).sum()
     }
     let s = AlephToolServer::new().with_tool(SumTool);
-    let ok = s.call("sum", json!({ "points": [{ "x": 1, "y": 2 }, { "x": 3, "y": 4 }] })).await;
+    let ok = s
+        .call(
+            "sum",
+            json!({ "points": [{ "x": 1, "y": 2 }, { "x": 3, "y": 4 }] }),
+        )
+        .await;
     assert_eq!(ok.output, json!(10));
-    let (message, kind) = failure(&s.call("sum", json!({ "points": [{ "x": 1, "y": "two" }] })).await);
+    let (message, kind) = failure(
+        &s.call("sum", json!({ "points": [{ "x": 1, "y": "two" }] }))
+            .await,
+    );
     assert_eq!(kind, ToolErrorKind::InvalidArgs);
-    assert!(message.contains("at `/points`: invalid type: string \"two\", expected i32"), "{message}");
+    assert!(
+        message.contains("at `/points`: invalid type: string \"two\", expected i32"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -448,8 +459,16 @@ async fn strict_tools_reject_unknown_arguments_by_name() {
     }
     let s = AlephToolServer::new().with_tool(OnlyXTool);
     let (message, _) = failure(&s.call("only_x", json!({ "x": 1, "a/b~c": 2 })).await);
-    assert!(message.contains("at `/a~1b~0c`: unknown field `a/b~c`, expected `x`"), "{message}");
+    assert!(
+        message.contains("at `/a~1b~0c`: unknown field `a/b~c`, expected `x`"),
+        "{message}"
+    );
     // Non-strict tools ignore extra keys, as models often send them.
     let lenient = AlephToolServer::new().with_tool(AddTool);
-    assert!(lenient.call("add", json!({ "a": 1, "b": 2, "note": "extra" })).await.success);
+    assert!(
+        lenient
+            .call("add", json!({ "a": 1, "b": 2, "note": "extra" }))
+            .await
+            .success
+    );
 }

@@ -136,7 +136,7 @@ impl AlephToolServer {
             assert!(
                 is_valid_tool_name(T::NAME),
                 "tool names must be 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`"
-            )
+            );
         };
         let entry = entry(Arc::new(tool));
         self.handle.write(|table| {
