@@ -40,7 +40,50 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
-/// Turns a function into a tool. See the guide's "Writing tools" chapter for every key.
+/// Turns a function into a tool.
+///
+/// The function stays as written. Beside it come `{Pascal}Args` (the arguments, deriving
+/// `Deserialize` and `JsonSchema`), `{Pascal}Tool` (a unit struct implementing
+/// [`AlephTool`]) and a link-time registration that
+/// [`AlephToolServer::from_registry`] finds.
+///
+/// - The doc comment is the description; each parameter's doc comment describes it.
+/// - `Option<T>` parameters are optional; `#[arg(default = expr)]` and `#[arg(default)]`
+///   give defaults; `#[serde(...)]` and `#[schemars(...)]` on a parameter apply to its field.
+/// - `&ToolContext`, [`State<T>`], [`Progress`] and [`CancellationToken`] parameters are
+///   injected from the call, never part of the schema; `#[arg(inject)]` injects any
+///   [`FromToolContext`] type.
+/// - It may return nothing, any `Serialize` type, `Result<T, E>` for any `E: Display`, or
+///   [`ToolOutput`].
+/// - The function's `#[cfg]` attributes apply to everything generated; the generated types
+///   have the function's visibility.
+///
+/// Keys: `name`, `description`, `tags = [...]`, `category = Builtin | Mcp | Extension |
+/// Skill`, `confirm`, `read_only`, `destructive`, `idempotent`, `open_world`, `timeout =
+/// "10s"`, `example = "..."` (repeatable), `callers = [human, code_execution]`, `strict`,
+/// `register = false`, `crate = path`. The guide's "Writing tools" chapter covers each.
+///
+/// ```
+/// use aleph_tools::prelude::*;
+///
+/// /// Search the web for pages about a query.
+/// #[tool(tags = ["web"], read_only, timeout = "10s", register = false)]
+/// async fn web_search(
+///     /// Search query, in natural language
+///     query: String,
+///     /// Maximum results to return
+///     #[arg(default = 10)]
+///     max_results: u32,
+///     ctx: &ToolContext,
+/// ) -> Result<Vec<String>, std::io::Error> {
+///     let _ = ctx;
+///     Ok(vec![query; max_results as usize])
+/// }
+///
+/// let definition = WebSearchTool.definition();
+/// assert_eq!(definition.parameters["required"], serde_json::json!(["query"]));
+/// assert_eq!(definition.parameters["properties"]["max_results"]["default"], 10);
+/// ```
 pub use aleph_tools_macros::tool;
 pub use context::{
     Caller, CancellationToken, FromToolContext, Progress, ProgressEvent, State, ToolContext,
