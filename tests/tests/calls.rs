@@ -472,3 +472,35 @@ async fn strict_tools_reject_unknown_arguments_by_name() {
             .success
     );
 }
+
+#[tokio::test]
+async fn a_call_context_state_wins_over_the_server_state_and_the_server_fills_the_rest() {
+    struct Label(&'static str);
+    /// Read two kinds of state.
+    #[tool(register = false)]
+    fn labels(label: State<Label>, counter: State<Counter>) -> String {
+        format!("{}:{}", label.0, counter.0.load(Ordering::SeqCst))
+    }
+    let s = AlephToolServer::new()
+        .with_tool(LabelsTool)
+        .with_state(Label("server"))
+        .with_state(Counter(AtomicUsize::new(7)));
+    assert_eq!(s.call("labels", json!({})).await.output, json!("server:7"));
+    let ctx = ToolContext::new().with_state(Label("call"));
+    assert_eq!(s.call_with_context("labels", json!({}), ctx).await.output, json!("call:7"));
+}
+
+#[tokio::test]
+async fn the_working_directory_reaches_the_tool() {
+    /// Report the working directory.
+    #[tool(register = false)]
+    fn where_am_i(ctx: &ToolContext) -> Option<String> {
+        ctx.working_dir().map(|dir| dir.display().to_string())
+    }
+    let s = AlephToolServer::new().with_tool(WhereAmITool).with_working_dir("/srv/work");
+    assert_eq!(s.call("where_am_i", json!({})).await.output, json!("/srv/work"));
+    let ctx = ToolContext::new().with_working_dir("/elsewhere");
+    assert_eq!(s.call_with_context("where_am_i", json!({}), ctx).await.output, json!("/elsewhere"));
+    let bare = AlephToolServer::new().with_tool(WhereAmITool);
+    assert_eq!(bare.call("where_am_i", json!({})).await.output, Value::Null);
+}
