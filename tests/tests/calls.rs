@@ -487,7 +487,10 @@ async fn a_call_context_state_wins_over_the_server_state_and_the_server_fills_th
         .with_state(Counter(AtomicUsize::new(7)));
     assert_eq!(s.call("labels", json!({})).await.output, json!("server:7"));
     let ctx = ToolContext::new().with_state(Label("call"));
-    assert_eq!(s.call_with_context("labels", json!({}), ctx).await.output, json!("call:7"));
+    assert_eq!(
+        s.call_with_context("labels", json!({}), ctx).await.output,
+        json!("call:7")
+    );
 }
 
 #[tokio::test]
@@ -497,10 +500,20 @@ async fn the_working_directory_reaches_the_tool() {
     fn where_am_i(ctx: &ToolContext) -> Option<String> {
         ctx.working_dir().map(|dir| dir.display().to_string())
     }
-    let s = AlephToolServer::new().with_tool(WhereAmITool).with_working_dir("/srv/work");
-    assert_eq!(s.call("where_am_i", json!({})).await.output, json!("/srv/work"));
+    let s = AlephToolServer::new()
+        .with_tool(WhereAmITool)
+        .with_working_dir("/srv/work");
+    assert_eq!(
+        s.call("where_am_i", json!({})).await.output,
+        json!("/srv/work")
+    );
     let ctx = ToolContext::new().with_working_dir("/elsewhere");
-    assert_eq!(s.call_with_context("where_am_i", json!({}), ctx).await.output, json!("/elsewhere"));
+    assert_eq!(
+        s.call_with_context("where_am_i", json!({}), ctx)
+            .await
+            .output,
+        json!("/elsewhere")
+    );
     let bare = AlephToolServer::new().with_tool(WhereAmITool);
     assert_eq!(bare.call("where_am_i", json!({})).await.output, Value::Null);
 }

@@ -58,16 +58,14 @@ impl ToolServerHandle {
         let future = std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(args, ctx)))
             .map_err(panicked)?;
         let guarded = AssertUnwindSafe(future).catch_unwind();
-        let limit = entry.definition.timeout.or(self.shared.default_timeout);
-        let finished = match limit {
-            Some(limit) => {
-                tokio::time::timeout(limit, guarded)
-                    .await
-                    .map_err(|_| ToolError::Timeout {
-                        tool: entry.name.to_string(),
-                        after: limit,
-                    })?
-            }
+        let finished = match entry.definition.timeout.or(self.shared.default_timeout) {
+            // The timer lives on the heap, so calls without a limit keep a small future.
+            Some(limit) => Box::pin(tokio::time::timeout(limit, guarded))
+                .await
+                .map_err(|_| ToolError::Timeout {
+                    tool: entry.name.to_string(),
+                    after: limit,
+                })?,
             None => guarded.await,
         };
         finished.map_err(panicked)?

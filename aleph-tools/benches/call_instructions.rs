@@ -1,0 +1,77 @@
+//! Instruction counts of the three call paths of `benches/call.rs`, for a machine where
+//! timings are too noisy to compare. Each run calls one path `ITERS` times; under
+//! `valgrind --tool=callgrind` the difference between `ITERS = N` and `ITERS = 0` divided by
+//! `N` is that path's instructions per call. The `clone` path only clones and drops the
+//! arguments, which every path does; subtract it to compare the paths themselves:
+//!
+//! ```sh
+//! cargo bench -p aleph-tools --bench call_instructions --no-run
+//! BIN=$(ls -t target/release/deps/call_instructions-* | grep -v '\.d$' | head -1)
+//! for path in clone floor call_json server; do
+//!   for iters in 0 100000; do
+//!     ALEPH_BENCH_PATH=$path ALEPH_BENCH_ITERS=$iters \
+//!       valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN" 2>&1 | grep Collected
+//!   done
+//! done
+//! ```
+//!
+//! Without those variables (as `cargo bench` runs it) each path runs once as a smoke test.
+
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use aleph_tools::prelude::*;
+use futures_util::FutureExt;
+use serde_json::{Value, json};
+
+/// Add two integers.
+#[tool(register = false)]
+fn add(
+    /// First addend
+    a: i64,
+    /// Second addend
+    b: i64,
+) -> i64 {
+    a.wrapping_add(b)
+}
+
+fn floor(args: Value) -> Value {
+    let args: AddArgs = serde_json::from_value(args).unwrap();
+    serde_json::to_value(add(args.a, args.b)).unwrap()
+}
+
+fn main() {
+    let path = std::env::var("ALEPH_BENCH_PATH").ok();
+    let iters: usize = std::env::var("ALEPH_BENCH_ITERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let server = AlephToolServer::new().with_tool(AddTool);
+    let ctx = ToolContext::new();
+    let args = json!({ "a": 20, "b": 22 });
+    let paths: Vec<&str> = match &path {
+        Some(path) => vec![path.as_str()],
+        None => vec!["floor", "call_json", "server"],
+    };
+    for path in paths {
+        for _ in 0..iters {
+            let args = args.clone();
+            match path {
+                "clone" => drop(black_box(args)),
+                "floor" => drop(black_box(floor(args))),
+                "call_json" => drop(black_box(
+                    AddTool
+                        .call_json(args, &ctx)
+                        .now_or_never()
+                        .unwrap()
+                        .unwrap(),
+                )),
+                "server" => drop(black_box(server.call("add", args).now_or_never().unwrap())),
+                other => {
+                    panic!("unknown ALEPH_BENCH_PATH `{other}`: use floor, call_json or server")
+                }
+            }
+        }
+    }
+}
