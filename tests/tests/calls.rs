@@ -517,3 +517,47 @@ async fn the_working_directory_reaches_the_tool() {
     let bare = AlephToolServer::new().with_tool(WhereAmITool);
     assert_eq!(bare.call("where_am_i", json!({})).await.output, Value::Null);
 }
+
+/// A value built from the context rather than the model's arguments.
+struct RequestTag(String);
+
+impl aleph_tools::FromToolContext for RequestTag {
+    fn from_tool_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        match ctx.caller() {
+            Caller::Human => Ok(Self(format!("human#{}", ctx.call_id()))),
+            _ => Err(ToolError::permission_denied(
+                ctx.tool_name().unwrap_or_default(),
+                "humans only",
+            )),
+        }
+    }
+}
+
+#[tokio::test]
+async fn custom_injected_parameters_and_the_caller() {
+    /// Tag the request.
+    #[tool(register = false)]
+    fn tagged(#[arg(inject)] tag: RequestTag, caller: Caller) -> String {
+        format!("{} {caller:?}", tag.0)
+    }
+    let s = AlephToolServer::new().with_tool(TaggedTool);
+    assert!(
+        TaggedTool.definition().parameters["properties"]
+            .as_object()
+            .unwrap()
+            .is_empty()
+    );
+    let human = s.call("tagged", json!({})).await;
+    assert!(
+        human.output.as_str().unwrap().starts_with("human#"),
+        "{human:?}"
+    );
+    assert!(
+        human.output.as_str().unwrap().ends_with(" Human"),
+        "{human:?}"
+    );
+    let ctx = s.context().with_caller(Caller::CodeExecution);
+    let (message, kind) = failure(&s.call_with_context("tagged", json!({}), ctx).await);
+    assert_eq!(kind, ToolErrorKind::PermissionDenied);
+    assert_eq!(message, "permission denied for `tagged`: humans only");
+}
