@@ -91,7 +91,10 @@ pub use context::{
 pub use error::{RegistryError, ToolError, ToolErrorKind};
 pub use registry::{SourceLocation, ToolRegistration, registered_tools};
 pub use result::{IntoToolOutput, ToolOutput, ToolResult};
-pub use server::{AlephToolServer, ReplaceInfo, ToolServerHandle};
+pub use server::{
+    AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
+    RepairInfo, RepairStep, ReplaceInfo, ToolFilter, ToolServerHandle,
+};
 pub use tool::{
     AlephTool, AlephToolDyn, BoxFuture, ToolAnnotations, ToolCategory, ToolDefinition,
     is_valid_tool_name,

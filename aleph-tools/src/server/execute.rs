@@ -9,29 +9,93 @@ use std::time::Instant;
 use futures_util::FutureExt;
 use serde_json::Value;
 
-use super::{Entry, ToolServerHandle};
+use super::repair::{self, RepairInfo};
+use super::{Confirmation, ConfirmationRequest, Entry, ToolServerHandle};
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::result::{ToolOutput, ToolResult};
 
 impl ToolServerHandle {
+    /// The whole call: resolve the name (with repair), filter, confirmation, execution.
     pub(super) async fn run(
         &self,
         name: &str,
         args: Value,
         ctx: Option<ToolContext>,
-    ) -> ToolResult {
+    ) -> (ToolResult, Option<RepairInfo>) {
         let started = Instant::now();
-        let outcome = match self.lookup(name) {
-            Ok(entry) => {
+        let (outcome, repair) = match self.admit(name) {
+            Ok((entry, repair)) => {
                 let ctx = self.prepare(&entry, ctx);
-                self.execute(&entry, args, &ctx).await
+                (self.confirm_and_execute(&entry, args, &ctx).await, repair)
             }
-            Err(err) => Err(err),
+            Err(err) => (Err(err), None),
         };
-        match outcome {
+        let result = match outcome {
             Ok(output) => ToolResult::ok(output, started.elapsed()),
             Err(err) => ToolResult::err(&err, started.elapsed()),
+        };
+        (result, repair)
+    }
+
+    /// Finds the tool (repairing the name if needed) and checks the filter.
+    fn admit(&self, name: &str) -> Result<(Arc<Entry>, Option<RepairInfo>), ToolError> {
+        let table = self.shared.tools.load();
+        let filter = self.shared.filter.load();
+        let filter = &filter.compiled;
+        let (entry, repair) = repair::resolve(&table, name, |n| filter.offers(n))?;
+        if let Err(reason) = filter.check(&entry.name) {
+            return Err(ToolError::permission_denied(&*entry.name, reason));
+        }
+        Ok((entry, repair))
+    }
+
+    async fn confirm_and_execute(
+        &self,
+        entry: &Entry,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let needs_confirmation = entry.definition.requires_confirmation
+            || self
+                .shared
+                .filter
+                .load()
+                .compiled
+                .needs_confirmation(&entry.name);
+        if needs_confirmation {
+            self.confirm(entry, &args, ctx).await?;
+        }
+        self.execute(entry, args, ctx).await
+    }
+
+    /// Validates the arguments, then asks the confirmation handler.
+    async fn confirm(
+        &self,
+        entry: &Entry,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        entry.tool.validate(args)?;
+        let Some(handler) = &self.shared.confirmation else {
+            return Err(ToolError::permission_denied(
+                &*entry.name,
+                "it needs a person's approval and this server has no confirmation handler (set one with `with_confirmation_handler`)",
+            ));
+        };
+        let request = ConfirmationRequest {
+            tool: entry.name.to_string(),
+            arguments: args.clone(),
+            definition: Arc::clone(&entry.definition),
+            caller: ctx.caller(),
+            call_id: ctx.call_id(),
+        };
+        match handler.confirm(request).await {
+            Confirmation::Approve => Ok(()),
+            Confirmation::Deny { reason } => Err(ToolError::permission_denied(
+                &*entry.name,
+                format!("the user declined: {reason}"),
+            )),
         }
     }
 

@@ -5,7 +5,10 @@
 //! [`ArcSwap`]; a write copies it, changes the copy and swaps it in. A call takes the tool out
 //! of the snapshot and holds no lock while the tool runs.
 
+mod confirm;
 mod execute;
+mod filter;
+mod repair;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -18,8 +21,12 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use serde_json::Value;
 
+pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
+use self::filter::CompiledFilter;
+pub use self::filter::{FilterError, ToolFilter};
+pub use self::repair::{RepairInfo, RepairStep};
 use crate::context::{StateMapHandle, ToolContext};
-use crate::error::{RegistryError, ToolError};
+use crate::error::RegistryError;
 use crate::registry;
 use crate::result::ToolResult;
 use crate::schema;
@@ -35,8 +42,17 @@ struct Entry {
 /// Name → tool. Lookups hash a short name per call, so a fast hasher pays off.
 type Table = HashMap<Arc<str>, Arc<Entry>, foldhash::fast::RandomState>;
 
+/// The filter in force: as given, and compiled.
+#[derive(Default)]
+struct ActiveFilter {
+    source: ToolFilter,
+    compiled: CompiledFilter,
+}
+
 struct Shared {
     tools: ArcSwap<Table>,
+    filter: ArcSwap<ActiveFilter>,
+    confirmation: Option<Arc<dyn ConfirmationHandler>>,
     /// Serializes writers so none loses another's change; readers never take it.
     write: Mutex<()>,
     state: StateMapHandle,
@@ -102,6 +118,8 @@ impl AlephToolServer {
             handle: ToolServerHandle {
                 shared: Arc::new(Shared {
                     tools: ArcSwap::from_pointee(Table::default()),
+                    filter: ArcSwap::from_pointee(ActiveFilter::default()),
+                    confirmation: None,
                     write: Mutex::new(()),
                     state: StateMapHandle::default(),
                     working_dir: None,
@@ -166,6 +184,24 @@ impl AlephToolServer {
         self
     }
 
+    /// Sets which tools are offered and which need approval; see [`ToolFilter`].
+    ///
+    /// # Errors
+    ///
+    /// [`FilterError::Pattern`] when a pattern is not a valid glob.
+    pub fn with_filter(self, filter: ToolFilter) -> Result<Self, FilterError> {
+        self.handle.set_filter(filter)?;
+        Ok(self)
+    }
+
+    /// Sets who approves calls to tools that need confirmation. Without a handler such calls
+    /// are refused.
+    #[must_use]
+    pub fn with_confirmation_handler(mut self, handler: impl ConfirmationHandler) -> Self {
+        self.shared_mut().confirmation = Some(Arc::new(handler));
+        self
+    }
+
     /// A cheap clone to move into tasks and threads.
     pub fn handle(&self) -> ToolServerHandle {
         self.handle.clone()
@@ -178,6 +214,8 @@ impl AlephToolServer {
             let old = &self.handle.shared;
             self.handle.shared = Arc::new(Shared {
                 tools: ArcSwap::new(old.tools.load_full()),
+                filter: ArcSwap::new(old.filter.load_full()),
+                confirmation: old.confirmation.clone(),
                 write: Mutex::new(()),
                 state: old.state.clone(),
                 working_dir: old.working_dir.clone(),
@@ -333,37 +371,63 @@ impl ToolServerHandle {
         self.write(|table| table.remove(name).is_some())
     }
 
-    /// The definitions of every served tool, sorted by name.
+    /// Replaces the filter; calls that start afterwards see the new one.
+    ///
+    /// # Errors
+    ///
+    /// [`FilterError::Pattern`] when a pattern is not a valid glob; the old filter stays.
+    pub fn set_filter(&self, filter: ToolFilter) -> Result<(), FilterError> {
+        let compiled = filter.compile()?;
+        self.shared.filter.store(Arc::new(ActiveFilter {
+            source: filter,
+            compiled,
+        }));
+        Ok(())
+    }
+
+    /// The filter in force.
+    pub fn filter(&self) -> ToolFilter {
+        self.shared.filter.load().source.clone()
+    }
+
+    /// The definitions of the tools the filter offers, sorted by name. A tool the filter
+    /// requires confirmation for is listed with `requires_confirmation` set.
     pub fn list_tools(&self) -> Vec<Arc<ToolDefinition>> {
         let table = self.shared.tools.load();
-        let mut all: Vec<_> = table.values().map(|e| Arc::clone(&e.definition)).collect();
+        let filter = self.shared.filter.load();
+        let mut all: Vec<_> = table
+            .values()
+            .filter_map(|e| offered_definition(e, &filter.compiled))
+            .collect();
         all.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         all
     }
 
-    /// The names of every served tool, sorted.
+    /// The names of the tools the filter offers, sorted.
     pub fn tool_names(&self) -> Vec<String> {
         let table = self.shared.tools.load();
-        let mut names: Vec<String> = table.keys().map(ToString::to_string).collect();
+        let filter = self.shared.filter.load();
+        let mut names: Vec<String> = table
+            .keys()
+            .filter(|name| filter.compiled.offers(name))
+            .map(ToString::to_string)
+            .collect();
         names.sort_unstable();
         names
     }
 
-    /// The definition of the tool called `name`.
+    /// The definition of the tool called `name`, if the filter offers it.
     pub fn get_definition(&self, name: &str) -> Option<Arc<ToolDefinition>> {
-        self.shared
-            .tools
-            .load()
-            .get(name)
-            .map(|e| Arc::clone(&e.definition))
+        let table = self.shared.tools.load();
+        offered_definition(table.get(name)?, &self.shared.filter.load().compiled)
     }
 
-    /// Whether a tool called `name` is served.
+    /// Whether a tool called `name` is served (whether or not the filter offers it).
     pub fn contains(&self, name: &str) -> bool {
         self.shared.tools.load().contains_key(name)
     }
 
-    /// The number of served tools.
+    /// The number of served tools (whether or not the filter offers them).
     pub fn len(&self) -> usize {
         self.shared.tools.load().len()
     }
@@ -388,43 +452,35 @@ impl ToolServerHandle {
     /// the tool or a timeout all come back as a [`ToolResult`] with `success: false` and a
     /// message for the model.
     pub async fn call(&self, name: &str, args: Value) -> ToolResult {
+        self.run(name, args, None).await.0
+    }
+
+    /// [`call`](Self::call), also saying whether the name was repaired: a model that wrote
+    /// `WebSearch` or `web-search` for `web_search` gets `web_search`, and the record says so.
+    /// See [`RepairStep`] for what is repaired.
+    pub async fn call_with_repair(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> (ToolResult, Option<RepairInfo>) {
         self.run(name, args, None).await
     }
 
     /// [`call`](Self::call) with a context of the caller's making (caller, cancellation,
     /// progress, extra state). The server's state fills in types the context lacks.
     pub async fn call_with_context(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
-        self.run(name, args, Some(ctx)).await
-    }
-
-    fn lookup(&self, name: &str) -> Result<Arc<Entry>, ToolError> {
-        let table = self.shared.tools.load();
-        match table.get(name) {
-            Some(entry) => Ok(Arc::clone(entry)),
-            None => Err(ToolError::NotFound {
-                name: name.to_owned(),
-                suggestions: closest_names(name, table.keys().map(|k| &**k)),
-            }),
-        }
+        self.run(name, args, Some(ctx)).await.0
     }
 }
 
-/// Up to three served names close to `name`, closest first.
-fn closest_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let wanted = name.to_lowercase();
-    let mut scored: Vec<(f64, &str)> = names
-        .map(|candidate| {
-            (
-                strsim::jaro_winkler(&wanted, &candidate.to_lowercase()),
-                candidate,
-            )
-        })
-        .filter(|(score, _)| *score >= 0.8)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    scored
-        .into_iter()
-        .take(3)
-        .map(|(_, n)| n.to_owned())
-        .collect()
+/// The definition as the filter presents it, or `None` when the filter hides the tool.
+fn offered_definition(entry: &Entry, filter: &CompiledFilter) -> Option<Arc<ToolDefinition>> {
+    if !filter.offers(&entry.name) {
+        return None;
+    }
+    if filter.needs_confirmation(&entry.name) && !entry.definition.requires_confirmation {
+        let definition = ToolDefinition::clone(&entry.definition).with_confirmation(true);
+        return Some(Arc::new(definition));
+    }
+    Some(Arc::clone(&entry.definition))
 }

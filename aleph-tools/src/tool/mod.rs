@@ -177,6 +177,18 @@ pub trait AlephToolDyn: Send + Sync + 'static {
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// Checks arguments without running the tool. The server calls it before asking for
+    /// confirmation, so nobody approves a call that would fail on its arguments. The default
+    /// accepts everything and leaves the check to [`call`](Self::call).
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::InvalidArgs`] naming the argument that is wrong.
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        let _ = args;
+        Ok(())
+    }
 }
 
 impl<T: AlephTool> AlephToolDyn for T {
@@ -195,6 +207,10 @@ impl<T: AlephTool> AlephToolDyn for T {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(self.call_json(args, ctx))
     }
+
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        args::parse_args::<T::Args>(T::NAME, args.clone()).map(drop)
+    }
 }
 
 impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
@@ -212,6 +228,10 @@ impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         (**self).call(args, ctx)
+    }
+
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        (**self).validate(args)
     }
 }
 

@@ -1,0 +1,117 @@
+//! Name repair: finding the tool a model meant when it got the name slightly wrong.
+//!
+//! Exact match first; then a case-insensitive match (`Search` → `search`, Unicode-aware);
+//! then, for names made of letters, digits and the separators `_`, `-` and space, the names
+//! compared in snake case (`WebSearch`, `webSearch`, `web-search`, `web search` →
+//! `web_search`; `getMP3File` → `get_mp3_file`). A repair is taken only when exactly one
+//! tool fits; otherwise the call fails with the closest names.
+
+use std::sync::Arc;
+
+use heck::ToSnakeCase;
+use serde::{Deserialize, Serialize};
+
+use super::{Entry, Table};
+use crate::error::ToolError;
+
+/// A wrong tool name the server mapped to a served tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RepairInfo {
+    /// The name the caller sent.
+    pub original_name: String,
+    /// The name of the tool that ran.
+    pub repaired_name: String,
+    /// Which step found it.
+    pub step: RepairStep,
+}
+
+/// The step of name repair that found the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RepairStep {
+    /// The names differ only in letter case.
+    CaseInsensitive,
+    /// The names agree once both are in snake case.
+    SnakeCase,
+}
+
+/// Finds the tool `name` refers to among the tools `visible` lets through.
+pub(super) fn resolve(
+    table: &Table,
+    name: &str,
+    visible: impl Fn(&str) -> bool,
+) -> Result<(Arc<Entry>, Option<RepairInfo>), ToolError> {
+    if let Some(entry) = table.get(name) {
+        return Ok((Arc::clone(entry), None));
+    }
+    let lower = name.to_lowercase();
+    if let Some(entry) = only_match(table, &visible, |served| served.to_lowercase() == lower) {
+        return Ok(repaired(name, entry, RepairStep::CaseInsensitive));
+    }
+    // Only word separators are rewritten; a name with other punctuation (`../x`, `a.b`) is
+    // not a spelling of a served name.
+    let separators_only = name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ' '));
+    if separators_only {
+        let snake = name.to_snake_case();
+        if let Some(entry) = only_match(table, &visible, |served| served.to_snake_case() == snake) {
+            return Ok(repaired(name, entry, RepairStep::SnakeCase));
+        }
+    }
+    Err(ToolError::NotFound {
+        name: name.to_owned(),
+        suggestions: closest_names(name, table.keys().map(|k| &**k).filter(|k| visible(k))),
+    })
+}
+
+/// The one visible tool whose name satisfies `matches`; `None` when none or several do.
+fn only_match<'t>(
+    table: &'t Table,
+    visible: &impl Fn(&str) -> bool,
+    matches: impl Fn(&str) -> bool,
+) -> Option<&'t Arc<Entry>> {
+    let mut found = table
+        .iter()
+        .filter(|(served, _)| visible(served) && matches(served));
+    match (found.next(), found.next()) {
+        (Some((_, entry)), None) => Some(entry),
+        _ => None,
+    }
+}
+
+fn repaired(name: &str, entry: &Arc<Entry>, step: RepairStep) -> (Arc<Entry>, Option<RepairInfo>) {
+    let repair = RepairInfo {
+        original_name: name.to_owned(),
+        repaired_name: entry.name.to_string(),
+        step,
+    };
+    (Arc::clone(entry), Some(repair))
+}
+
+/// Up to three names close to `name`, closest first.
+fn closest_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    // No served name is longer than 64 characters; a far longer one resembles none, and
+    // comparing it would only cost time.
+    if name.len() > 256 {
+        return Vec::new();
+    }
+    let wanted = name.to_snake_case();
+    let mut scored: Vec<(f64, &str)> = names
+        .map(|candidate| {
+            (
+                strsim::jaro_winkler(&wanted, &candidate.to_snake_case()),
+                candidate,
+            )
+        })
+        .filter(|(score, _)| *score >= 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, n)| n.to_owned())
+        .collect()
+}
