@@ -107,7 +107,8 @@ pub use tool::{
 /// implement it.
 pub mod prelude {
     pub use crate::{
-        AlephTool, AlephToolServer, Caller, CancellationToken, Progress, State, ToolCategory,
-        ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult, tool,
+        AlephTool, AlephToolServer, Caller, CancellationToken, Confirmation, Progress, State,
+        ToolCategory, ToolContext, ToolDefinition, ToolError, ToolFilter, ToolOutput, ToolResult,
+        tool,
     };
 }
