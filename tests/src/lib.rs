@@ -11,6 +11,12 @@ mod book {
 
     #[doc = include_str!("../../book/src/writing-tools.md")]
     mod writing_tools {}
+
+    #[doc = include_str!("../../book/src/repair.md")]
+    mod repair {}
+
+    #[doc = include_str!("../../book/src/filters.md")]
+    mod filters {}
 }
 
 /// The README's quick start, compiled and run like the guide.
