@@ -28,6 +28,7 @@
 //! The guide (the `book/` directory of the repository) teaches the whole library.
 
 mod args;
+mod compress;
 mod context;
 mod error;
 mod registry;
@@ -85,6 +86,7 @@ pub mod __private;
 /// assert_eq!(definition.parameters["properties"]["max_results"]["default"], 10);
 /// ```
 pub use aleph_tools_macros::tool;
+pub use compress::compress_snapshot;
 pub use context::{
     Caller, CancellationToken, FromToolContext, Progress, ProgressEvent, State, ToolContext,
 };

@@ -159,6 +159,18 @@ impl ToolResult {
         }
     }
 
+    /// Shortens the text the model reads to `max_chars` (see
+    /// [`compress_snapshot`](crate::compress_snapshot)); `output` stays whole.
+    pub(crate) fn limit_text(&mut self, max_chars: usize) {
+        if !self.success {
+            return;
+        }
+        let text = self.model_text();
+        if text.chars().count() > max_chars {
+            self.text = Some(crate::compress::compress_snapshot(&text, max_chars));
+        }
+    }
+
     /// The text to send back to the model: the error message on failure, else the tool's
     /// text, else its output (a JSON string as is, anything else as compact JSON).
     pub fn model_text(&self) -> Cow<'_, str> {

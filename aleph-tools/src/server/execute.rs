@@ -24,17 +24,25 @@ impl ToolServerHandle {
         ctx: Option<ToolContext>,
     ) -> (ToolResult, Option<RepairInfo>) {
         let started = Instant::now();
-        let (outcome, repair) = match self.admit(name) {
+        let (outcome, repair, limit) = match self.admit(name) {
             Ok((entry, repair)) => {
                 let ctx = self.prepare(&entry, ctx);
-                (self.confirm_and_execute(&entry, args, &ctx).await, repair)
+                let outcome = self.confirm_and_execute(&entry, args, &ctx).await;
+                let limit = entry
+                    .definition
+                    .output_limit
+                    .or(self.shared.default_output_limit);
+                (outcome, repair, limit)
             }
-            Err(err) => (Err(err), None),
+            Err(err) => (Err(err), None, None),
         };
-        let result = match outcome {
+        let mut result = match outcome {
             Ok(output) => ToolResult::ok(output, started.elapsed()),
             Err(err) => ToolResult::err(&err, started.elapsed()),
         };
+        if let Some(limit) = limit {
+            result.limit_text(limit);
+        }
         (result, repair)
     }
 

@@ -58,6 +58,7 @@ struct Shared {
     state: StateMapHandle,
     working_dir: Option<Arc<Path>>,
     default_timeout: Option<Duration>,
+    default_output_limit: Option<usize>,
     next_call_id: AtomicU64,
 }
 
@@ -124,6 +125,7 @@ impl AlephToolServer {
                     state: StateMapHandle::default(),
                     working_dir: None,
                     default_timeout: None,
+                    default_output_limit: None,
                     next_call_id: AtomicU64::new(1),
                 }),
             },
@@ -184,6 +186,16 @@ impl AlephToolServer {
         self
     }
 
+    /// Sets the most characters of output the model reads from one call, for tools that do
+    /// not set their own. Longer output is shortened with
+    /// [`compress_snapshot`](crate::compress_snapshot) into [`ToolResult::text`]; the
+    /// structured `output` stays whole for programs.
+    #[must_use]
+    pub fn with_output_limit(mut self, max_chars: usize) -> Self {
+        self.shared_mut().default_output_limit = Some(max_chars);
+        self
+    }
+
     /// Sets which tools are offered and which need approval; see [`ToolFilter`].
     ///
     /// # Errors
@@ -220,6 +232,7 @@ impl AlephToolServer {
                 state: old.state.clone(),
                 working_dir: old.working_dir.clone(),
                 default_timeout: old.default_timeout,
+                default_output_limit: old.default_output_limit,
                 next_call_id: AtomicU64::new(old.next_call_id.load(Ordering::Relaxed)),
             });
         }

@@ -133,6 +133,11 @@ pub struct ToolDefinition {
     /// Whether the arguments follow the schema exactly (no extra keys).
     #[serde(default, skip_serializing_if = "is_false")]
     pub strict: bool,
+    /// The most characters of output the model reads from one call; longer output is
+    /// shortened with [`compress_snapshot`](crate::compress_snapshot). `None` leaves it to
+    /// the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_limit: Option<usize>,
 }
 
 impl ToolDefinition {
@@ -151,6 +156,7 @@ impl ToolDefinition {
             allowed_callers: Vec::new(),
             timeout: None,
             strict: false,
+            output_limit: None,
         }
     }
 
@@ -214,6 +220,13 @@ impl ToolDefinition {
     #[must_use]
     pub fn with_strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self
+    }
+
+    /// Sets the most characters of output the model reads from one call.
+    #[must_use]
+    pub fn with_output_limit(mut self, max_chars: usize) -> Self {
+        self.output_limit = Some(max_chars);
         self
     }
 

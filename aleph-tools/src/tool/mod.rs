@@ -136,6 +136,7 @@ pub trait AlephTool: Send + Sync + 'static {
             allowed_callers: self.allowed_callers(),
             timeout: self.timeout(),
             strict: self.strict(),
+            output_limit: None,
         }
     }
 
