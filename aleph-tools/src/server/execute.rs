@@ -113,6 +113,7 @@ impl ToolServerHandle {
         let mut ctx = ctx.unwrap_or_default();
         ctx.merge_state_from(&shared.state);
         ctx.default_working_dir(shared.working_dir.as_ref());
+        ctx.default_allowed_paths(shared.allowed_paths.as_ref());
         ctx.for_call(call_id, Arc::clone(&entry.name))
     }
 

@@ -13,7 +13,7 @@ mod repair;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -57,6 +57,7 @@ struct Shared {
     write: Mutex<()>,
     state: StateMapHandle,
     working_dir: Option<Arc<Path>>,
+    allowed_paths: Option<Arc<[PathBuf]>>,
     default_timeout: Option<Duration>,
     default_output_limit: Option<usize>,
     next_call_id: AtomicU64,
@@ -124,6 +125,7 @@ impl AlephToolServer {
                     write: Mutex::new(()),
                     state: StateMapHandle::default(),
                     working_dir: None,
+                    allowed_paths: None,
                     default_timeout: None,
                     default_output_limit: None,
                     next_call_id: AtomicU64::new(1),
@@ -179,6 +181,17 @@ impl AlephToolServer {
         self
     }
 
+    /// Restricts the paths tools resolve with
+    /// [`ToolContext::resolve_path`] to these directories, for calls whose context sets none.
+    #[must_use]
+    pub fn with_allowed_paths(
+        mut self,
+        dirs: impl IntoIterator<Item = impl Into<PathBuf>>,
+    ) -> Self {
+        self.shared_mut().allowed_paths = Some(dirs.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Sets the time limit for tools that do not set their own.
     #[must_use]
     pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
@@ -231,6 +244,7 @@ impl AlephToolServer {
                 write: Mutex::new(()),
                 state: old.state.clone(),
                 working_dir: old.working_dir.clone(),
+                allowed_paths: old.allowed_paths.clone(),
                 default_timeout: old.default_timeout,
                 default_output_limit: old.default_output_limit,
                 next_call_id: AtomicU64::new(old.next_call_id.load(Ordering::Relaxed)),
@@ -456,6 +470,7 @@ impl ToolServerHandle {
         let mut ctx = ToolContext::new();
         ctx.merge_state_from(&self.shared.state);
         ctx.default_working_dir(self.shared.working_dir.as_ref());
+        ctx.default_allowed_paths(self.shared.allowed_paths.as_ref());
         ctx
     }
 

@@ -1,11 +1,13 @@
 //! `ToolContext`: what a running tool may know about its call (working directory, caller,
 //! typed state, progress, cancellation), and the parameters `#[tool]` injects from it.
 
+mod paths;
+
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -39,6 +41,7 @@ pub struct ToolContext {
     caller: Caller,
     tool: Option<Arc<str>>,
     working_dir: Option<Arc<Path>>,
+    allowed_paths: Option<Arc<[PathBuf]>>,
     state: StateMapHandle,
     progress: Option<Arc<ProgressFn>>,
     cancellation: Option<CancellationToken>,
@@ -51,6 +54,7 @@ impl fmt::Debug for ToolContext {
             .field("caller", &self.caller)
             .field("tool", &self.tool)
             .field("working_dir", &self.working_dir)
+            .field("allowed_paths", &self.allowed_paths)
             .field("state_types", &self.state.len())
             .field("progress", &self.progress.is_some())
             .field("cancellation", &self.cancellation)
@@ -75,6 +79,17 @@ impl ToolContext {
     #[must_use]
     pub fn with_working_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.working_dir = Some(Arc::from(dir.as_ref()));
+        self
+    }
+
+    /// Restricts [`resolve_path`](Self::resolve_path) to these directories (and what is
+    /// below them). Without any, every path resolves.
+    #[must_use]
+    pub fn with_allowed_paths(
+        mut self,
+        dirs: impl IntoIterator<Item = impl Into<PathBuf>>,
+    ) -> Self {
+        self.allowed_paths = Some(dirs.into_iter().map(Into::into).collect());
         self
     }
 
@@ -107,6 +122,13 @@ impl ToolContext {
     pub(crate) fn default_working_dir(&mut self, dir: Option<&Arc<Path>>) {
         if self.working_dir.is_none() {
             self.working_dir = dir.cloned();
+        }
+    }
+
+    /// Uses the server's allowed directories when this context has none.
+    pub(crate) fn default_allowed_paths(&mut self, dirs: Option<&Arc<[PathBuf]>>) {
+        if self.allowed_paths.is_none() {
+            self.allowed_paths = dirs.cloned();
         }
     }
 
@@ -149,6 +171,40 @@ impl ToolContext {
     /// The working directory, if one was set.
     pub fn working_dir(&self) -> Option<&Path> {
         self.working_dir.as_deref()
+    }
+
+    /// The directories paths must stay in; empty when paths are not restricted.
+    pub fn allowed_paths(&self) -> &[PathBuf] {
+        self.allowed_paths.as_deref().unwrap_or_default()
+    }
+
+    /// Resolves a path a tool was given: a relative path joins the working directory (the
+    /// process's when none is set), the result is canonicalized (symlinks followed, `.` and
+    /// `..` applied), and, when allowed directories are set, it must lie inside one of them.
+    /// A path that does not exist yet resolves through its longest existing ancestor.
+    ///
+    /// ```
+    /// use aleph_tools::{ToolContext, ToolErrorKind};
+    ///
+    /// let root = std::env::temp_dir().canonicalize().unwrap();
+    /// let ctx = ToolContext::new().with_working_dir(&root).with_allowed_paths([&root]);
+    /// assert_eq!(ctx.resolve_path("notes/today.md").unwrap(), root.join("notes/today.md"));
+    /// let escape = ctx.resolve_path("../../etc/passwd").unwrap_err();
+    /// assert_eq!(escape.kind(), ToolErrorKind::PermissionDenied);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::PermissionDenied`] for a path outside the allowed directories;
+    /// [`ToolError::InvalidArgs`] for an empty path, one with a NUL byte, or one over 4,096
+    /// bytes; [`ToolError::Execution`] when the file system cannot resolve it.
+    pub fn resolve_path(&self, path: impl AsRef<Path>) -> Result<PathBuf, ToolError> {
+        paths::resolve(
+            self.tool_name().unwrap_or_default(),
+            path.as_ref(),
+            self.working_dir(),
+            self.allowed_paths(),
+        )
     }
 
     /// Typed state of type `T`, if the server or context was given one.

@@ -1,0 +1,202 @@
+//! `ToolContext::resolve_path`: a path-traversal corpus with zero escapes.
+
+use std::path::{Path, PathBuf};
+
+use aleph_tools::ToolErrorKind;
+use aleph_tools::prelude::*;
+use serde_json::json;
+
+struct Sandbox {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    outside: PathBuf,
+}
+
+/// `root/` is allowed; `outside/` is not. Inside: files, a unicode name, a symlink that stays
+/// inside and symlinks that lead out.
+fn sandbox() -> Sandbox {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("root");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(root.join("docs/deep")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(root.join("docs/readme.md"), "inside").unwrap();
+    std::fs::write(root.join("docs/日本語 ファイル.txt"), "unicode").unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::symlink;
+        symlink(&outside, root.join("link_out")).unwrap();
+        symlink(outside.join("secret.txt"), root.join("docs/secret_link")).unwrap();
+        symlink(root.join("docs"), root.join("link_in")).unwrap();
+        symlink("../../outside", root.join("docs/relative_out")).unwrap();
+    }
+    Sandbox {
+        _dir: dir,
+        root,
+        outside,
+    }
+}
+
+fn ctx(s: &Sandbox) -> ToolContext {
+    ToolContext::new()
+        .with_working_dir(&s.root)
+        .with_allowed_paths([&s.root])
+}
+
+#[test]
+fn paths_inside_resolve_to_canonical_paths_inside() {
+    let s = sandbox();
+    let ctx = ctx(&s);
+    let inside: Vec<(String, PathBuf)> = vec![
+        ("docs/readme.md".into(), s.root.join("docs/readme.md")),
+        ("./docs/./readme.md".into(), s.root.join("docs/readme.md")),
+        (
+            "docs/deep/../readme.md".into(),
+            s.root.join("docs/readme.md"),
+        ),
+        (
+            "docs/日本語 ファイル.txt".into(),
+            s.root.join("docs/日本語 ファイル.txt"),
+        ),
+        (
+            "new_dir/new_file.txt".into(),
+            s.root.join("new_dir/new_file.txt"),
+        ),
+        (
+            s.root.join("docs").display().to_string(),
+            s.root.join("docs"),
+        ),
+        (".".into(), s.root.clone()),
+        #[cfg(unix)]
+        ("link_in/readme.md".into(), s.root.join("docs/readme.md")),
+    ];
+    for (given, expected) in inside {
+        let resolved = ctx
+            .resolve_path(&given)
+            .unwrap_or_else(|e| panic!("{given}: {e}"));
+        assert_eq!(resolved, expected, "{given}");
+        assert!(resolved.starts_with(&s.root));
+    }
+}
+
+#[test]
+fn a_traversal_corpus_never_escapes() {
+    let s = sandbox();
+    let ctx = ctx(&s);
+    let outside = s.outside.display().to_string();
+    let mut corpus: Vec<String> = vec![
+        "..".into(),
+        "../outside/secret.txt".into(),
+        "../../../../../../etc/passwd".into(),
+        "docs/../../outside".into(),
+        "docs/deep/../../../outside/secret.txt".into(),
+        "/etc/passwd".into(),
+        "/".into(),
+        format!("{outside}/secret.txt"),
+        format!("{}/../outside", s.root.display()),
+        "missing/../../outside/new.txt".into(),
+        "missing/../../../etc".into(),
+        "docs/missing/../../../outside".into(),
+        "\0".into(),
+        "docs/\0/readme.md".into(),
+        "a".repeat(5000),
+        format!("{}/x", "d/".repeat(3000)),
+        String::new(),
+    ];
+    #[cfg(unix)]
+    corpus.extend([
+        "link_out".into(),
+        "link_out/secret.txt".into(),
+        "link_out/new_file.txt".into(),
+        "link_out/new_dir/new_file.txt".into(),
+        "docs/secret_link".into(),
+        "docs/relative_out/secret.txt".into(),
+        "link_in/../link_out/secret.txt".into(),
+        "missing/../link_out/secret.txt".into(),
+    ]);
+    for given in &corpus {
+        match ctx.resolve_path(given) {
+            Ok(resolved) => panic!("{given:?} escaped to {}", resolved.display()),
+            Err(err) => {
+                let kind = err.kind();
+                assert!(
+                    matches!(
+                        kind,
+                        ToolErrorKind::PermissionDenied
+                            | ToolErrorKind::InvalidArgs
+                            | ToolErrorKind::Execution
+                    ),
+                    "{given:?}: {err}"
+                );
+            }
+        }
+    }
+    assert!(corpus.len() >= 20);
+}
+
+#[test]
+fn errors_say_what_is_wrong() {
+    let s = sandbox();
+    let ctx = ctx(&s);
+    let outside = ctx.resolve_path("../outside/secret.txt").unwrap_err();
+    assert!(
+        outside
+            .to_string()
+            .contains("is outside the allowed directories"),
+        "{outside}"
+    );
+    let nul = ctx.resolve_path("a\0b").unwrap_err();
+    assert!(nul.to_string().contains("contains a NUL byte"), "{nul}");
+    let long = ctx.resolve_path("a".repeat(5000)).unwrap_err();
+    assert!(
+        long.to_string().contains("paths may be at most 4096"),
+        "{long}"
+    );
+    let empty = ctx.resolve_path("").unwrap_err();
+    assert!(empty.to_string().contains("is empty"), "{empty}");
+}
+
+#[test]
+fn without_allowed_directories_paths_only_resolve() {
+    let s = sandbox();
+    let open = ToolContext::new().with_working_dir(&s.root);
+    assert_eq!(
+        open.resolve_path("../outside/secret.txt").unwrap(),
+        s.outside.join("secret.txt")
+    );
+    assert!(open.allowed_paths().is_empty());
+}
+
+#[tokio::test]
+async fn tools_resolve_paths_against_the_server_settings() {
+    /// Read a file inside the workspace.
+    #[tool(register = false)]
+    fn read(path: String, ctx: &ToolContext) -> Result<String, ToolError> {
+        let path = ctx.resolve_path(Path::new(&path))?;
+        std::fs::read_to_string(path).map_err(ToolError::execution)
+    }
+    let s = sandbox();
+    let server = AlephToolServer::new()
+        .with_tool(ReadTool)
+        .with_working_dir(&s.root)
+        .with_allowed_paths([&s.root]);
+    assert_eq!(
+        server
+            .call("read", json!({ "path": "docs/readme.md" }))
+            .await
+            .output,
+        json!("inside")
+    );
+    let escape = server
+        .call("read", json!({ "path": "../outside/secret.txt" }))
+        .await;
+    assert_eq!(escape.error_kind, Some(ToolErrorKind::PermissionDenied));
+    assert!(
+        escape
+            .error
+            .unwrap()
+            .starts_with("permission denied for `read`: the path")
+    );
+}
