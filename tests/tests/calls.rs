@@ -561,3 +561,45 @@ async fn custom_injected_parameters_and_the_caller() {
     assert_eq!(kind, ToolErrorKind::PermissionDenied);
     assert_eq!(message, "permission denied for `tagged`: humans only");
 }
+
+#[tokio::test]
+async fn allowed_callers_are_enforced() {
+    /// Only for sandboxed code.
+    #[tool(register = false, callers = [code_execution])]
+    fn sandbox_only() {}
+    /// For both.
+    #[tool(register = false, callers = [human, code_execution])]
+    fn anyone() {}
+    let s = AlephToolServer::new()
+        .with_tool(SandboxOnlyTool)
+        .with_tool(AnyoneTool)
+        .with_tool(AddTool);
+    let code = || s.context().with_caller(Caller::CodeExecution);
+
+    let (message, kind) = failure(&s.call("sandbox_only", json!({})).await);
+    assert_eq!(kind, ToolErrorKind::PermissionDenied);
+    assert_eq!(
+        message,
+        "permission denied for `sandbox_only`: it may not be called by the model in conversation"
+    );
+    assert!(
+        s.call_with_context("sandbox_only", json!({}), code())
+            .await
+            .success
+    );
+
+    let args = json!({ "a": 1, "b": 2 });
+    let (message, _) = failure(&s.call_with_context("add", args.clone(), code()).await);
+    assert!(
+        message.ends_with("it may not be called by code running in a sandbox"),
+        "{message}"
+    );
+    assert!(s.call("add", args).await.success, "human only by default");
+
+    assert!(s.call("anyone", json!({})).await.success);
+    assert!(
+        s.call_with_context("anyone", json!({}), code())
+            .await
+            .success
+    );
+}

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::repair::{self, RepairInfo};
 use super::{Confirmation, ConfirmationRequest, Entry, ToolServerHandle};
-use crate::context::ToolContext;
+use crate::context::{Caller, ToolContext};
 use crate::error::ToolError;
 use crate::result::{ToolOutput, ToolResult};
 
@@ -64,6 +64,16 @@ impl ToolServerHandle {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
+        if !entry.definition.allows_caller(ctx.caller()) {
+            let caller = match ctx.caller() {
+                Caller::Human => "the model in conversation",
+                Caller::CodeExecution => "code running in a sandbox",
+            };
+            return Err(ToolError::permission_denied(
+                &*entry.name,
+                format!("it may not be called by {caller}"),
+            ));
+        }
         let needs_confirmation = entry.definition.requires_confirmation
             || self
                 .shared
