@@ -95,7 +95,8 @@ pub use registry::{SourceLocation, ToolRegistration, registered_tools};
 pub use result::{IntoToolOutput, ToolOutput, ToolResult};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
-    RepairInfo, RepairStep, ReplaceInfo, ToolFilter, ToolServerHandle,
+    RepairInfo, RepairStep, ReplaceInfo, ToolFilter, ToolProgressCallback, ToolServerHandle,
+    set_tool_progress_handler,
 };
 pub use tool::{
     AlephTool, AlephToolDyn, BoxFuture, ToolAnnotations, ToolCategory, ToolDefinition,

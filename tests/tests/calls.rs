@@ -536,7 +536,7 @@ impl aleph_tools::FromToolContext for RequestTag {
 #[tokio::test]
 async fn custom_injected_parameters_and_the_caller() {
     /// Tag the request.
-    #[tool(register = false)]
+    #[tool(register = false, callers = [human, code_execution])]
     fn tagged(#[arg(inject)] tag: RequestTag, caller: Caller) -> String {
         format!("{} {caller:?}", tag.0)
     }

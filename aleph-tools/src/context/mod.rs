@@ -132,6 +132,20 @@ impl ToolContext {
         }
     }
 
+    /// Sends progress events to `listener` as well as to the function already set.
+    pub(crate) fn add_progress_listener(
+        &mut self,
+        listener: impl Fn(&str, &ProgressEvent) + Send + Sync + 'static,
+    ) {
+        let previous = self.progress.take();
+        self.progress = Some(Arc::new(move |tool: &str, event: ProgressEvent| {
+            listener(tool, &event);
+            if let Some(previous) = &previous {
+                previous(tool, event);
+            }
+        }));
+    }
+
     pub(crate) fn for_call(mut self, call_id: u64, tool: Arc<str>) -> Self {
         self.call_id = call_id;
         self.tool = Some(tool);

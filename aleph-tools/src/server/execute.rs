@@ -9,6 +9,7 @@ use std::time::Instant;
 use futures_util::FutureExt;
 use serde_json::Value;
 
+use super::progress::Listeners;
 use super::repair::{self, RepairInfo};
 use super::{Confirmation, ConfirmationRequest, Entry, ToolServerHandle};
 use crate::context::{Caller, ToolContext};
@@ -24,15 +25,16 @@ impl ToolServerHandle {
         ctx: Option<ToolContext>,
     ) -> (ToolResult, Option<RepairInfo>) {
         let started = Instant::now();
-        let (outcome, repair, limit) = match self.admit(name) {
+        let listeners = Listeners::current(self.shared.progress.as_ref()).map(Arc::new);
+        let (outcome, repair, entry) = match self.admit(name) {
             Ok((entry, repair)) => {
-                let ctx = self.prepare(&entry, ctx);
+                let mut ctx = self.prepare(&entry, ctx);
+                if let Some(listeners) = &listeners {
+                    listeners.attach(&mut ctx);
+                    listeners.start(&entry.name, &args);
+                }
                 let outcome = self.confirm_and_execute(&entry, args, &ctx).await;
-                let limit = entry
-                    .definition
-                    .output_limit
-                    .or(self.shared.default_output_limit);
-                (outcome, repair, limit)
+                (outcome, repair, Some(entry))
             }
             Err(err) => (Err(err), None, None),
         };
@@ -40,8 +42,17 @@ impl ToolServerHandle {
             Ok(output) => ToolResult::ok(output, started.elapsed()),
             Err(err) => ToolResult::err(&err, started.elapsed()),
         };
-        if let Some(limit) = limit {
-            result.limit_text(limit);
+        if let Some(entry) = &entry {
+            let limit = entry
+                .definition
+                .output_limit
+                .or(self.shared.default_output_limit);
+            if let Some(limit) = limit {
+                result.limit_text(limit);
+            }
+            if let Some(listeners) = &listeners {
+                listeners.result(&entry.name, &result);
+            }
         }
         (result, repair)
     }

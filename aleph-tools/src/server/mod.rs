@@ -8,6 +8,7 @@
 mod confirm;
 mod execute;
 mod filter;
+mod progress;
 mod repair;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use serde_json::Value;
 pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
+pub use self::progress::{ToolProgressCallback, set_tool_progress_handler};
 pub use self::repair::{RepairInfo, RepairStep};
 use crate::context::{StateMapHandle, ToolContext};
 use crate::error::RegistryError;
@@ -53,6 +55,7 @@ struct Shared {
     tools: ArcSwap<Table>,
     filter: ArcSwap<ActiveFilter>,
     confirmation: Option<Arc<dyn ConfirmationHandler>>,
+    progress: Option<Arc<dyn ToolProgressCallback>>,
     /// Serializes writers so none loses another's change; readers never take it.
     write: Mutex<()>,
     state: StateMapHandle,
@@ -122,6 +125,7 @@ impl AlephToolServer {
                     tools: ArcSwap::from_pointee(Table::default()),
                     filter: ArcSwap::from_pointee(ActiveFilter::default()),
                     confirmation: None,
+                    progress: None,
                     write: Mutex::new(()),
                     state: StateMapHandle::default(),
                     working_dir: None,
@@ -227,6 +231,14 @@ impl AlephToolServer {
         self
     }
 
+    /// Sets the handler that hears about this server's calls as they run (start, streamed
+    /// chunks, progress, result). The process-wide handler, if set, hears them too.
+    #[must_use]
+    pub fn with_progress_handler(mut self, handler: impl ToolProgressCallback) -> Self {
+        self.shared_mut().progress = Some(Arc::new(handler));
+        self
+    }
+
     /// A cheap clone to move into tasks and threads.
     pub fn handle(&self) -> ToolServerHandle {
         self.handle.clone()
@@ -241,6 +253,7 @@ impl AlephToolServer {
                 tools: ArcSwap::new(old.tools.load_full()),
                 filter: ArcSwap::new(old.filter.load_full()),
                 confirmation: old.confirmation.clone(),
+                progress: old.progress.clone(),
                 write: Mutex::new(()),
                 state: old.state.clone(),
                 working_dir: old.working_dir.clone(),
