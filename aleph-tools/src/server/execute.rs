@@ -16,6 +16,13 @@ use crate::context::{Caller, ToolContext};
 use crate::error::ToolError;
 use crate::result::{ToolOutput, ToolResult};
 
+/// A call the filter let through.
+struct Admitted {
+    entry: Arc<Entry>,
+    repair: Option<RepairInfo>,
+    needs_confirmation: bool,
+}
+
 impl ToolServerHandle {
     /// The whole call: resolve the name (with repair), filter, confirmation, execution.
     pub(super) async fn run(
@@ -27,13 +34,19 @@ impl ToolServerHandle {
         let started = Instant::now();
         let listeners = Listeners::current(self.shared.progress.as_ref()).map(Arc::new);
         let (outcome, repair, entry) = match self.admit(name) {
-            Ok((entry, repair)) => {
+            Ok(Admitted {
+                entry,
+                repair,
+                needs_confirmation,
+            }) => {
                 let mut ctx = self.prepare(&entry, ctx);
                 if let Some(listeners) = &listeners {
                     listeners.attach(&mut ctx);
                     listeners.start(&entry.name, &args);
                 }
-                let outcome = self.confirm_and_execute(&entry, args, &ctx).await;
+                let outcome = self
+                    .check_and_execute(&entry, args, &ctx, needs_confirmation)
+                    .await;
                 (outcome, repair, Some(entry))
             }
             Err(err) => (Err(err), None, None),
@@ -58,7 +71,8 @@ impl ToolServerHandle {
     }
 
     /// Finds the tool (repairing the name if needed) and checks the filter.
-    fn admit(&self, name: &str) -> Result<(Arc<Entry>, Option<RepairInfo>), ToolError> {
+    /// Also says whether the call needs confirmation, from the same filter snapshot.
+    fn admit(&self, name: &str) -> Result<Admitted, ToolError> {
         let table = self.shared.tools.load();
         let filter = self.shared.filter.load();
         let filter = &filter.compiled;
@@ -66,14 +80,22 @@ impl ToolServerHandle {
         if let Err(reason) = filter.check(&entry.name) {
             return Err(ToolError::permission_denied(&*entry.name, reason));
         }
-        Ok((entry, repair))
+        let needs_confirmation =
+            entry.definition.requires_confirmation || filter.needs_confirmation(&entry.name);
+        Ok(Admitted {
+            entry,
+            repair,
+            needs_confirmation,
+        })
     }
 
-    async fn confirm_and_execute(
+    /// Checks the caller, asks for confirmation where needed, and runs the tool.
+    async fn check_and_execute(
         &self,
         entry: &Entry,
         args: Value,
         ctx: &ToolContext,
+        needs_confirmation: bool,
     ) -> Result<ToolOutput, ToolError> {
         if !entry.definition.allows_caller(ctx.caller()) {
             let caller = match ctx.caller() {
@@ -85,15 +107,9 @@ impl ToolServerHandle {
                 format!("it may not be called by {caller}"),
             ));
         }
-        let needs_confirmation = entry.definition.requires_confirmation
-            || self
-                .shared
-                .filter
-                .load()
-                .compiled
-                .needs_confirmation(&entry.name);
         if needs_confirmation {
-            self.confirm(entry, &args, ctx).await?;
+            // Boxed: the confirmation state stays out of the common call's future.
+            Box::pin(self.confirm(entry, &args, ctx)).await?;
         }
         self.execute(entry, args, ctx).await
     }

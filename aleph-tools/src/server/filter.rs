@@ -201,7 +201,12 @@ impl Patterns {
         })
     }
 
+    /// The first pattern matching `name`. Allocates only on a match: the empty set and a
+    /// miss (the common case of every call) cost no allocation.
     fn first_match(&self, name: &str) -> Option<&str> {
+        if self.sources.is_empty() || !self.set.is_match(name) {
+            return None;
+        }
         self.set
             .matches(name)
             .first()

@@ -5,6 +5,7 @@
 //! Callbacks run on the calling task, with no lock held.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use arc_swap::ArcSwapOption;
 use serde_json::Value;
@@ -74,11 +75,15 @@ impl<T: ToolProgressCallback + ?Sized> ToolProgressCallback for Arc<T> {
 struct Handler(Arc<dyn ToolProgressCallback>);
 
 static GLOBAL: ArcSwapOption<Handler> = ArcSwapOption::const_empty();
+/// Whether `GLOBAL` may hold a handler: one relaxed load spares every call the swap's load.
+static GLOBAL_SET: AtomicBool = AtomicBool::new(false);
 
 /// Sets (or with `None`, clears) the handler that hears about calls on every server in the
 /// process. A server's own handler, if it has one, hears about them too.
 pub fn set_tool_progress_handler(handler: Option<Arc<dyn ToolProgressCallback>>) {
-    GLOBAL.store(handler.map(|h| Arc::new(Handler(h))));
+    let handler = handler.map(|h| Arc::new(Handler(h)));
+    GLOBAL_SET.store(handler.is_some(), Ordering::Release);
+    GLOBAL.store(handler);
 }
 
 /// The handlers one call reports to: the server's and the process's, when set.
@@ -89,7 +94,11 @@ pub(super) struct Listeners {
 
 impl Listeners {
     pub(super) fn current(server: Option<&Arc<dyn ToolProgressCallback>>) -> Option<Self> {
-        let global = GLOBAL.load().as_ref().map(|h| Arc::clone(&h.0));
+        let global = if GLOBAL_SET.load(Ordering::Acquire) {
+            GLOBAL.load().as_ref().map(|h| Arc::clone(&h.0))
+        } else {
+            None
+        };
         if server.is_none() && global.is_none() {
             return None;
         }
