@@ -1,4 +1,6 @@
-//! Running one call: context, time limit, panic isolation, and the [`ToolResult`].
+//! Running one call, in order: name resolution (with repair), the filter, the caller check,
+//! confirmation, execution under a time limit with panics contained, the output limit, and
+//! progress reports; the outcome is a [`ToolResult`].
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
