@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::schema::schema_for;
+
 pub use crate::context::Caller;
 pub use crate::context::{FromToolContext, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::registry::ToolRegistration;
-pub use crate::result::ToolOutput;
-pub use crate::schema::schema_for;
 pub use crate::tool::{AlephTool, ToolAnnotations, ToolCategory};
 pub use ::core::future::Future;
 pub use ::core::option::Option::{self, None, Some};

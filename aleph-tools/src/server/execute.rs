@@ -34,7 +34,7 @@ impl ToolServerHandle {
         ctx: Option<ToolContext>,
     ) -> (ToolResult, Option<RepairInfo>) {
         let started = Instant::now();
-        let listeners = Listeners::current(self.shared.progress.as_ref()).map(Arc::new);
+        let listeners = Listeners::current(self.shared.settings.progress.as_ref()).map(Arc::new);
         let (outcome, repair, entry) = match self.admit(name) {
             Ok(Admitted {
                 entry,
@@ -61,7 +61,7 @@ impl ToolServerHandle {
             let limit = entry
                 .definition
                 .output_limit
-                .or(self.shared.default_output_limit);
+                .or(self.shared.settings.default_output_limit);
             if let Some(limit) = limit {
                 result.limit_text(limit);
             }
@@ -124,7 +124,7 @@ impl ToolServerHandle {
         ctx: &ToolContext,
     ) -> Result<(), ToolError> {
         entry.tool.validate(args)?;
-        let Some(handler) = &self.shared.confirmation else {
+        let Some(handler) = &self.shared.settings.confirmation else {
             return Err(ToolError::permission_denied(
                 &*entry.name,
                 "it needs a person's approval and this server has no confirmation handler (set one with `with_confirmation_handler`)",
@@ -150,9 +150,7 @@ impl ToolServerHandle {
         let shared = &self.shared;
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed);
         let mut ctx = ctx.unwrap_or_default();
-        ctx.merge_state_from(&shared.state);
-        ctx.default_working_dir(shared.working_dir.as_ref());
-        ctx.default_allowed_paths(shared.allowed_paths.as_ref());
+        shared.settings.apply_defaults(&mut ctx);
         ctx.for_call(call_id, Arc::clone(&entry.name))
     }
 
@@ -170,7 +168,11 @@ impl ToolServerHandle {
         let future = std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(args, ctx)))
             .map_err(panicked)?;
         let guarded = AssertUnwindSafe(future).catch_unwind();
-        let finished = match entry.definition.timeout.or(self.shared.default_timeout) {
+        let finished = match entry
+            .definition
+            .timeout
+            .or(self.shared.settings.default_timeout)
+        {
             // The timer lives on the heap, so calls without a limit keep a small future.
             Some(limit) => Box::pin(tokio::time::timeout(limit, guarded))
                 .await

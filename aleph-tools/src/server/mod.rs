@@ -51,19 +51,51 @@ struct ActiveFilter {
     compiled: CompiledFilter,
 }
 
-struct Shared {
-    tools: ArcSwap<Table>,
-    filter: ArcSwap<ActiveFilter>,
+/// What the builder methods set; fixed once the server is shared.
+#[derive(Clone, Default)]
+struct Settings {
     confirmation: Option<Arc<dyn ConfirmationHandler>>,
     progress: Option<Arc<dyn ToolProgressCallback>>,
-    /// Serializes writers so none loses another's change; readers never take it.
-    write: Mutex<()>,
     state: StateMapHandle,
     working_dir: Option<Arc<Path>>,
     allowed_paths: Option<Arc<[PathBuf]>>,
     default_timeout: Option<Duration>,
     default_output_limit: Option<usize>,
+}
+
+impl Settings {
+    /// Fills in what `ctx` lacks: state types, working directory, allowed directories.
+    fn apply_defaults(&self, ctx: &mut ToolContext) {
+        ctx.merge_state_from(&self.state);
+        ctx.default_working_dir(self.working_dir.as_ref());
+        ctx.default_allowed_paths(self.allowed_paths.as_ref());
+    }
+}
+
+struct Shared {
+    tools: ArcSwap<Table>,
+    filter: ArcSwap<ActiveFilter>,
+    /// Serializes writers so none loses another's change; readers never take it.
+    write: Mutex<()>,
+    settings: Settings,
     next_call_id: AtomicU64,
+}
+
+impl Shared {
+    fn new(
+        tools: Arc<Table>,
+        filter: Arc<ActiveFilter>,
+        settings: Settings,
+        next_call_id: u64,
+    ) -> Self {
+        Self {
+            tools: ArcSwap::new(tools),
+            filter: ArcSwap::new(filter),
+            write: Mutex::new(()),
+            settings,
+            next_call_id: AtomicU64::new(next_call_id),
+        }
+    }
 }
 
 /// What [`ToolServerHandle::replace_tool`] did.
@@ -121,19 +153,12 @@ impl AlephToolServer {
     pub fn new() -> Self {
         Self {
             handle: ToolServerHandle {
-                shared: Arc::new(Shared {
-                    tools: ArcSwap::from_pointee(Table::default()),
-                    filter: ArcSwap::from_pointee(ActiveFilter::default()),
-                    confirmation: None,
-                    progress: None,
-                    write: Mutex::new(()),
-                    state: StateMapHandle::default(),
-                    working_dir: None,
-                    allowed_paths: None,
-                    default_timeout: None,
-                    default_output_limit: None,
-                    next_call_id: AtomicU64::new(1),
-                }),
+                shared: Arc::new(Shared::new(
+                    Arc::default(),
+                    Arc::default(),
+                    Settings::default(),
+                    1,
+                )),
             },
         }
     }
@@ -174,14 +199,14 @@ impl AlephToolServer {
     /// Adds typed state that tools receive through `State<T>` parameters.
     #[must_use]
     pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.shared_mut().state.insert(value);
+        self.settings_mut().state.insert(value);
         self
     }
 
     /// Sets the working directory given to every call's context.
     #[must_use]
     pub fn with_working_dir(mut self, dir: impl AsRef<Path>) -> Self {
-        self.shared_mut().working_dir = Some(Arc::from(dir.as_ref()));
+        self.settings_mut().working_dir = Some(Arc::from(dir.as_ref()));
         self
     }
 
@@ -192,14 +217,14 @@ impl AlephToolServer {
         mut self,
         dirs: impl IntoIterator<Item = impl Into<PathBuf>>,
     ) -> Self {
-        self.shared_mut().allowed_paths = Some(dirs.into_iter().map(Into::into).collect());
+        self.settings_mut().allowed_paths = Some(dirs.into_iter().map(Into::into).collect());
         self
     }
 
     /// Sets the time limit for tools that do not set their own.
     #[must_use]
     pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
-        self.shared_mut().default_timeout = Some(timeout);
+        self.settings_mut().default_timeout = Some(timeout);
         self
     }
 
@@ -209,7 +234,7 @@ impl AlephToolServer {
     /// structured `output` stays whole for programs.
     #[must_use]
     pub fn with_output_limit(mut self, max_chars: usize) -> Self {
-        self.shared_mut().default_output_limit = Some(max_chars);
+        self.settings_mut().default_output_limit = Some(max_chars);
         self
     }
 
@@ -227,7 +252,7 @@ impl AlephToolServer {
     /// are refused.
     #[must_use]
     pub fn with_confirmation_handler(mut self, handler: impl ConfirmationHandler) -> Self {
-        self.shared_mut().confirmation = Some(Arc::new(handler));
+        self.settings_mut().confirmation = Some(Arc::new(handler));
         self
     }
 
@@ -235,7 +260,7 @@ impl AlephToolServer {
     /// chunks, progress, result). The process-wide handler, if set, hears them too.
     #[must_use]
     pub fn with_progress_handler(mut self, handler: impl ToolProgressCallback) -> Self {
-        self.shared_mut().progress = Some(Arc::new(handler));
+        self.settings_mut().progress = Some(Arc::new(handler));
         self
     }
 
@@ -244,26 +269,21 @@ impl AlephToolServer {
         self.handle.clone()
     }
 
-    fn shared_mut(&mut self) -> &mut Shared {
+    fn settings_mut(&mut self) -> &mut Settings {
         // Builder methods run before any handle is given out; if one was, rebuild around a
         // copy so existing handles keep their view and nothing panics.
         if Arc::get_mut(&mut self.handle.shared).is_none() {
             let old = &self.handle.shared;
-            self.handle.shared = Arc::new(Shared {
-                tools: ArcSwap::new(old.tools.load_full()),
-                filter: ArcSwap::new(old.filter.load_full()),
-                confirmation: old.confirmation.clone(),
-                progress: old.progress.clone(),
-                write: Mutex::new(()),
-                state: old.state.clone(),
-                working_dir: old.working_dir.clone(),
-                allowed_paths: old.allowed_paths.clone(),
-                default_timeout: old.default_timeout,
-                default_output_limit: old.default_output_limit,
-                next_call_id: AtomicU64::new(old.next_call_id.load(Ordering::Relaxed)),
-            });
+            self.handle.shared = Arc::new(Shared::new(
+                old.tools.load_full(),
+                old.filter.load_full(),
+                old.settings.clone(),
+                old.next_call_id.load(Ordering::Relaxed),
+            ));
         }
-        Arc::get_mut(&mut self.handle.shared).expect("a freshly built Arc has one owner")
+        &mut Arc::get_mut(&mut self.handle.shared)
+            .expect("a freshly built Arc has one owner")
+            .settings
     }
 }
 
@@ -481,9 +501,7 @@ impl ToolServerHandle {
     /// [`call_with_context`](Self::call_with_context).
     pub fn context(&self) -> ToolContext {
         let mut ctx = ToolContext::new();
-        ctx.merge_state_from(&self.shared.state);
-        ctx.default_working_dir(self.shared.working_dir.as_ref());
-        ctx.default_allowed_paths(self.shared.allowed_paths.as_ref());
+        self.shared.settings.apply_defaults(&mut ctx);
         ctx
     }
 
