@@ -10,23 +10,15 @@
 
 #![allow(missing_docs)]
 
+mod support;
+
 use std::hint::black_box;
 
 use aleph_tools::prelude::*;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt;
 use serde_json::{Value, json};
-
-/// Add two integers.
-#[tool(register = false)]
-fn add(
-    /// First addend
-    a: i64,
-    /// Second addend
-    b: i64,
-) -> i64 {
-    a.wrapping_add(b)
-}
+use support::{AddTool, floor_add};
 
 /// Greet someone.
 #[tool(register = false)]
@@ -38,11 +30,6 @@ fn greet(
     excitement: u8,
 ) -> String {
     format!("Hello, {name}{}", "!".repeat(usize::from(excitement)))
-}
-
-fn floor_add(args: Value) -> Value {
-    let args: AddArgs = serde_json::from_value(args).unwrap();
-    serde_json::to_value(add(args.a, args.b)).unwrap()
 }
 
 fn floor_greet(args: Value) -> Value {

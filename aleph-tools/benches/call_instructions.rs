@@ -19,27 +19,14 @@
 
 #![allow(missing_docs)]
 
+mod support;
+
 use std::hint::black_box;
 
 use aleph_tools::prelude::*;
 use futures_util::FutureExt;
-use serde_json::{Value, json};
-
-/// Add two integers.
-#[tool(register = false)]
-fn add(
-    /// First addend
-    a: i64,
-    /// Second addend
-    b: i64,
-) -> i64 {
-    a.wrapping_add(b)
-}
-
-fn floor(args: Value) -> Value {
-    let args: AddArgs = serde_json::from_value(args).unwrap();
-    serde_json::to_value(add(args.a, args.b)).unwrap()
-}
+use serde_json::json;
+use support::{AddTool, floor_add};
 
 fn main() {
     let path = std::env::var("ALEPH_BENCH_PATH").ok();
@@ -59,7 +46,7 @@ fn main() {
             let args = args.clone();
             match path {
                 "clone" => drop(black_box(args)),
-                "floor" => drop(black_box(floor(args))),
+                "floor" => drop(black_box(floor_add(args))),
                 "call_json" => drop(black_box(
                     AddTool
                         .call_json(args, &ctx)
