@@ -17,6 +17,9 @@ mod book {
 
     #[doc = include_str!("../../book/src/filters.md")]
     mod filters {}
+
+    #[doc = include_str!("../../book/src/context.md")]
+    mod context {}
 }
 
 /// The README's quick start, compiled and run like the guide.
