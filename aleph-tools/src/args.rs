@@ -8,7 +8,7 @@
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::error::ToolError;
+use crate::error::{ArgumentProblem, ToolError};
 
 /// Deserializes `args` into `A`. `null` counts as no arguments: models send it for tools
 /// without parameters.
@@ -17,13 +17,12 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result
         Value::Object(map) => map,
         Value::Null => Map::new(),
         other => {
-            return Err(ToolError::invalid_args(
+            return Err(ToolError::invalid_arguments(
                 tool,
-                "",
-                format!(
-                    "expected a JSON object of named arguments, got {}",
-                    describe(&other)
-                ),
+                vec![
+                    ArgumentProblem::new("", "a JSON object of named arguments")
+                        .received(describe(&other)),
+                ],
             ));
         }
     };
@@ -34,12 +33,54 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result
     })
     .map_err(|err| {
         let pointer = failed_key.map_or_else(String::new, |key| pointer(&key));
-        ToolError::invalid_args(tool, pointer, err.to_string())
+        ToolError::invalid_arguments(tool, vec![serde_problem(pointer, &err.to_string())])
     })
 }
 
-fn pointer(key: &str) -> String {
+/// The JSON pointer of a top-level argument.
+pub(crate) fn pointer(key: &str) -> String {
     format!("/{}", key.replace('~', "~0").replace('/', "~1"))
+}
+
+/// Reads serde's messages (`invalid type: string "x", expected i64`, `missing field `a``,
+/// `unknown variant `k`, expected one of ...`) into the one argument-error shape.
+fn serde_problem(pointer: String, message: &str) -> ArgumentProblem {
+    if let Some(field) = between(message, "missing field `", "`") {
+        let pointer = if pointer.is_empty() {
+            self::pointer(field)
+        } else {
+            pointer
+        };
+        return ArgumentProblem::new(pointer, "a value for this required argument")
+            .received("nothing");
+    }
+    if let Some(field) = between(message, "unknown field `", "`") {
+        let pointer = if pointer.is_empty() {
+            self::pointer(field)
+        } else {
+            pointer
+        };
+        let expected = message.split_once(", expected ").map_or(
+            "only the arguments this tool takes",
+            |(_, expected)| expected,
+        );
+        return ArgumentProblem::new(pointer, expected).received("an argument this tool does not take");
+    }
+    match message.split_once(", expected ") {
+        Some((received, expected)) => {
+            let received = ["invalid type: ", "invalid value: ", "unknown variant "]
+                .iter()
+                .find_map(|prefix| received.strip_prefix(prefix))
+                .unwrap_or(received);
+            ArgumentProblem::new(pointer, expected).received(received)
+        }
+        None => ArgumentProblem::new(pointer, message),
+    }
+}
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let rest = text.strip_prefix(start)?;
+    rest.split_once(end).map(|(inside, _)| inside)
 }
 
 /// A short description of a JSON value for error messages: its type and, for scalars, the

@@ -22,15 +22,14 @@ pub enum ToolError {
         suggestions: Vec<String>,
     },
 
-    /// The arguments do not fit the tool's schema.
-    #[error("invalid arguments for `{tool}`{}: {message}. Fix the arguments and call `{tool}` again.", At(.pointer))]
+    /// The arguments do not fit the tool's schema: every problem found, each naming its
+    /// argument by JSON pointer, what was expected, what came and the allowed values.
+    #[error("invalid arguments for `{tool}`{}Fix the arguments and call `{tool}` again.", Problems(.problems))]
     InvalidArgs {
         /// The tool that was called.
         tool: String,
-        /// JSON pointer to the offending argument (`/max_results`); empty for the whole object.
-        pointer: String,
-        /// What is wrong with it.
-        message: String,
+        /// What is wrong, one entry per argument; never empty.
+        problems: Vec<ArgumentProblem>,
     },
 
     /// The tool ran and reported a failure.
@@ -71,6 +70,17 @@ pub enum ToolError {
         tool: String,
     },
 
+    /// The call came faster than a rate limit allows; nothing ran.
+    #[error("`{tool}` was called too often (the limit is {limit}); {}", RetryAfter(*.retry_after))]
+    RateLimited {
+        /// The tool that was called.
+        tool: String,
+        /// The limit that refused it, in words (`10 calls per minute for this tool`).
+        limit: String,
+        /// How long until a call may pass; `None` when the limit allows no calls.
+        retry_after: Option<Duration>,
+    },
+
     /// The tool takes `State<T>` and the server was given no `T`.
     #[error(
         "`{tool}` needs state of type `{type_name}`, which this server was not given (add it with `with_state`)"
@@ -89,16 +99,22 @@ impl ToolError {
         Self::Execution(message.to_string())
     }
 
-    /// Arguments that do not fit the tool's schema.
+    /// One argument that does not fit: `pointer` names it (`/max_results`, or empty for the
+    /// arguments as a whole) and `expected` says what it should be, as a phrase the model
+    /// reads after "expected" (`a positive number`).
     pub fn invalid_args(
         tool: impl Into<String>,
         pointer: impl Into<String>,
-        message: impl Into<String>,
+        expected: impl Into<String>,
     ) -> Self {
+        Self::invalid_arguments(tool, vec![ArgumentProblem::new(pointer, expected)])
+    }
+
+    /// Arguments with several problems, reported together so the model fixes them in one go.
+    pub fn invalid_arguments(tool: impl Into<String>, problems: Vec<ArgumentProblem>) -> Self {
         Self::InvalidArgs {
             tool: tool.into(),
-            pointer: pointer.into(),
-            message: message.into(),
+            problems,
         }
     }
 
@@ -120,6 +136,7 @@ impl ToolError {
             Self::Timeout { .. } => ToolErrorKind::Timeout,
             Self::Panicked { .. } => ToolErrorKind::Panicked,
             Self::Cancelled { .. } => ToolErrorKind::Cancelled,
+            Self::RateLimited { .. } => ToolErrorKind::RateLimited,
             Self::MissingState { .. } => ToolErrorKind::MissingState,
         }
     }
@@ -144,6 +161,8 @@ pub enum ToolErrorKind {
     Panicked,
     /// See [`ToolError::Cancelled`].
     Cancelled,
+    /// See [`ToolError::RateLimited`].
+    RateLimited,
     /// See [`ToolError::MissingState`].
     MissingState,
 }
@@ -169,14 +188,109 @@ impl fmt::Display for DidYouMean<'_> {
     }
 }
 
-struct At<'a>(&'a str);
+/// One thing wrong with a call's arguments, in the shape every argument error takes: where,
+/// what was expected, what came, and the values allowed there.
+///
+/// `Display` renders it for the model:
+/// ``/unit: expected one of the allowed values, received the string "kelvin"; allowed: "c", "f"``.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ArgumentProblem {
+    /// JSON pointer to the argument (`/points/0/y`); empty for the arguments as a whole.
+    pub pointer: String,
+    /// What the argument should be, as a phrase read after "expected" (`an integer`).
+    pub expected: String,
+    /// What came instead, as a phrase (`the string "abc"`, `nothing`); `None` when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received: Option<String>,
+    /// The values the argument may take, when the schema lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed: Vec<serde_json::Value>,
+}
 
-impl fmt::Display for At<'_> {
+impl ArgumentProblem {
+    /// A problem at `pointer`: the argument should be `expected`.
+    pub fn new(pointer: impl Into<String>, expected: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            expected: expected.into(),
+            received: None,
+            allowed: Vec::new(),
+        }
+    }
+
+    /// Says what came instead.
+    #[must_use]
+    pub fn received(mut self, received: impl Into<String>) -> Self {
+        self.received = Some(received.into());
+        self
+    }
+
+    /// Lists the values allowed there.
+    #[must_use]
+    pub fn allowed(mut self, allowed: impl IntoIterator<Item = serde_json::Value>) -> Self {
+        self.allowed = allowed.into_iter().collect();
+        self
+    }
+}
+
+impl fmt::Display for ArgumentProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            Ok(())
+        if self.pointer.is_empty() {
+            f.write_str("the arguments")?;
         } else {
-            write!(f, " at `{}`", self.0)
+            write!(f, "`{}`", self.pointer)?;
+        }
+        write!(f, ": expected {}", self.expected)?;
+        if let Some(received) = &self.received {
+            write!(f, ", received {received}")?;
+        }
+        if !self.allowed.is_empty() {
+            f.write_str("; allowed: ")?;
+            for (i, value) in self.allowed.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{value}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The problems of an `InvalidArgs`: one on the same line, several as a list.
+struct Problems<'a>(&'a [ArgumentProblem]);
+
+impl fmt::Display for Problems<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            [] => f.write_str(". "),
+            [only] => write!(f, ": {only}. "),
+            many => {
+                f.write_str(":\n")?;
+                for problem in many {
+                    writeln!(f, "- {problem}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+struct RetryAfter(Option<Duration>);
+
+impl fmt::Display for RetryAfter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            // Rounded up, so waiting as long as it says is always enough.
+            Some(wait) => write!(
+                f,
+                "wait {} before calling it again",
+                Millis(Duration::from_millis(
+                    u64::try_from(wait.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
+                ))
+            ),
+            None => f.write_str("it allows no calls at all, so do not call it again"),
         }
     }
 }

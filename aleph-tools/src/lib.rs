@@ -31,6 +31,8 @@ mod args;
 mod compress;
 mod context;
 mod error;
+pub mod middleware;
+mod patterns;
 mod registry;
 mod result;
 pub mod schema;
@@ -90,9 +92,10 @@ pub use compress::compress_snapshot;
 pub use context::{
     Caller, CancellationToken, FromToolContext, Progress, ProgressEvent, State, ToolContext,
 };
-pub use error::{RegistryError, ToolError, ToolErrorKind};
+pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
 pub use registry::{SourceLocation, ToolRegistration, registered_tools};
 pub use result::{IntoToolOutput, ToolOutput, ToolResult};
+pub use schema::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
     RepairInfo, RepairStep, ReplaceInfo, ToolFilter, ToolProgressCallback, ToolServerHandle,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ToolError, ToolErrorKind};
+use crate::schema::Coercion;
 
 /// A tool's answer: text for the model, structured data for programs, or both.
 ///
@@ -126,6 +127,11 @@ pub struct ToolResult {
     pub error_kind: Option<ToolErrorKind>,
     /// Wall time of the call in milliseconds.
     pub duration_ms: u64,
+    /// What argument repair changed in the arguments before the tool ran (see
+    /// [`AlephToolServer::with_argument_repair`](crate::AlephToolServer::with_argument_repair));
+    /// empty when nothing was repaired.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coercions: Vec<Coercion>,
 }
 
 impl ToolResult {
@@ -144,6 +150,7 @@ impl ToolResult {
             error: None,
             error_kind: None,
             duration_ms: millis(duration),
+            coercions: Vec::new(),
         }
     }
 
@@ -156,6 +163,7 @@ impl ToolResult {
             error: Some(error.to_string()),
             error_kind: Some(error.kind()),
             duration_ms: millis(duration),
+            coercions: Vec::new(),
         }
     }
 

@@ -319,49 +319,49 @@ async fn bad_input_names_the_field_or_the_tool() {
             "add",
             json!("2 + 3"),
             ToolErrorKind::InvalidArgs,
-            "expected a JSON object of named arguments, got the string \"2 + 3\"",
+            "the arguments: expected a JSON object of named arguments, received the string \"2 + 3\"",
         ),
         (
             "add",
             json!([2, 3]),
             ToolErrorKind::InvalidArgs,
-            "got an array of 2 items",
+            "received an array of 2 items",
         ),
         (
             "add",
             json!(42),
             ToolErrorKind::InvalidArgs,
-            "got the number 42",
+            "received the number 42",
         ),
         (
             "add",
             json!({ "a": "two", "b": 3 }),
             ToolErrorKind::InvalidArgs,
-            "at `/a`: invalid type: string \"two\", expected i64",
+            "`/a`: expected an integer, received the string \"two\"",
         ),
         (
             "add",
             json!({ "a": 1.5, "b": 3 }),
             ToolErrorKind::InvalidArgs,
-            "at `/a`: invalid type: floating point `1.5`, expected i64",
+            "`/a`: expected an integer, received the number 1.5",
         ),
         (
             "add",
             json!({ "a": 2 }),
             ToolErrorKind::InvalidArgs,
-            "missing field `b`",
+            "`/b`: expected a value for this required argument, received nothing",
         ),
         (
             "add",
             json!({}),
             ToolErrorKind::InvalidArgs,
-            "missing field `a`",
+            "- `/a`: expected a value for this required argument, received nothing\n- `/b`",
         ),
         (
             "weather",
             json!({ "city": null }),
             ToolErrorKind::InvalidArgs,
-            "at `/city`: invalid type: null, expected a string",
+            "`/city`: expected a string, received null",
         ),
         (
             "ad",
@@ -420,7 +420,7 @@ async fn typed_calls_skip_json_entirely() {
 }
 
 #[tokio::test]
-async fn errors_inside_nested_arguments_name_the_top_level_argument() {
+async fn errors_inside_nested_arguments_name_the_exact_position() {
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct Point {
         x: i32,
@@ -445,7 +445,7 @@ async fn errors_inside_nested_arguments_name_the_top_level_argument() {
     );
     assert_eq!(kind, ToolErrorKind::InvalidArgs);
     assert!(
-        message.contains("at `/points`: invalid type: string \"two\", expected i32"),
+        message.contains("`/points/0/y`: expected an integer, received the string \"two\""),
         "{message}"
     );
 }
@@ -460,7 +460,7 @@ async fn strict_tools_reject_unknown_arguments_by_name() {
     let s = AlephToolServer::new().with_tool(OnlyXTool);
     let (message, _) = failure(&s.call("only_x", json!({ "x": 1, "a/b~c": 2 })).await);
     assert!(
-        message.contains("at `/a~1b~0c`: unknown field `a/b~c`, expected `x`"),
+        message.contains("`/a~1b~0c`: expected one of the arguments `x`, received an unknown key"),
         "{message}"
     );
     // Non-strict tools ignore extra keys, as models often send them.

@@ -4,7 +4,7 @@
 mod paths;
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -45,6 +45,7 @@ pub struct ToolContext {
     state: StateMapHandle,
     progress: Option<Arc<ProgressFn>>,
     cancellation: Option<CancellationToken>,
+    capabilities: Option<Arc<BTreeSet<String>>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -58,6 +59,7 @@ impl fmt::Debug for ToolContext {
             .field("state_types", &self.state.len())
             .field("progress", &self.progress.is_some())
             .field("cancellation", &self.cancellation)
+            .field("capabilities", &self.capabilities)
             .finish()
     }
 }
@@ -116,6 +118,31 @@ impl ToolContext {
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
         self
+    }
+
+    /// Grants capabilities (`"fs:write"`, `"network"`): names that the
+    /// [`Permission`](crate::middleware::Permission) middleware requires of calls to some
+    /// tools. Adds to those already granted.
+    #[must_use]
+    pub fn with_capabilities(
+        mut self,
+        capabilities: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let set = Arc::make_mut(self.capabilities.get_or_insert_with(Arc::default));
+        set.extend(capabilities.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether this call was granted `capability`.
+    pub fn has_capability(&self, capability: &str) -> bool {
+        self.capabilities
+            .as_ref()
+            .is_some_and(|set| set.contains(capability))
+    }
+
+    /// The capabilities granted to this call, sorted.
+    pub fn capabilities(&self) -> impl Iterator<Item = &str> {
+        self.capabilities.iter().flat_map(|set| set.iter().map(String::as_str))
     }
 
     /// Uses the server's working directory when this context has none.

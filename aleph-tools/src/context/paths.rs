@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::ToolError;
+use crate::error::{ArgumentProblem, ToolError};
 
 /// Paths longer than this are refused before the file system sees them.
 const MAX_PATH_BYTES: usize = 4096;
@@ -18,23 +18,29 @@ pub(super) fn resolve(
     allowed: &[PathBuf],
 ) -> Result<PathBuf, ToolError> {
     let shown = path.display().to_string();
-    let invalid =
-        |why: &str| ToolError::invalid_args(tool, "", format!("the path `{shown}` {why}"));
+    let invalid = |expected: String, received: String| {
+        ToolError::invalid_arguments(
+            tool,
+            vec![ArgumentProblem::new("", expected).received(received)],
+        )
+    };
     let bytes = path.as_os_str().as_encoded_bytes();
     if bytes.is_empty() {
-        return Err(invalid("is empty; give a file or directory path"));
+        return Err(invalid(
+            "a file or directory path".to_owned(),
+            "an empty path".to_owned(),
+        ));
     }
     if bytes.contains(&0) {
-        return Err(invalid("contains a NUL byte"));
+        return Err(invalid(
+            "a path without NUL bytes".to_owned(),
+            format!("the path `{shown}`"),
+        ));
     }
     if bytes.len() > MAX_PATH_BYTES {
-        return Err(ToolError::invalid_args(
-            tool,
-            "",
-            format!(
-                "the path is {} bytes long; paths may be at most {MAX_PATH_BYTES}",
-                bytes.len()
-            ),
+        return Err(invalid(
+            format!("a path of at most {MAX_PATH_BYTES} bytes"),
+            format!("a path of {} bytes", bytes.len()),
         ));
     }
     let joined = if path.is_absolute() {

@@ -1,6 +1,7 @@
 //! Running one call, in order: name resolution (with repair), the filter, the caller check,
-//! confirmation, execution under a time limit with panics contained, the output limit, and
-//! progress reports; the outcome is a [`ToolResult`].
+//! argument repair and validation, the middleware chain and hooks, confirmation, execution
+//! under a time limit with panics contained, the output limit, and progress reports; the
+//! outcome is a [`ToolResult`].
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -9,14 +10,17 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use futures_util::FutureExt;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::progress::Listeners;
 use super::repair::{self, RepairInfo};
 use super::{Confirmation, ConfirmationRequest, Entry, ToolServerHandle};
 use crate::context::{Caller, ToolContext};
 use crate::error::ToolError;
+use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
 use crate::result::{ToolOutput, ToolResult};
+use crate::schema::{self, Coercion};
+use crate::tool::BoxFuture;
 
 /// A call the filter let through.
 struct Admitted {
@@ -35,6 +39,7 @@ impl ToolServerHandle {
     ) -> (ToolResult, Option<RepairInfo>) {
         let started = Instant::now();
         let listeners = Listeners::current(self.shared.settings.progress.as_ref()).map(Arc::new);
+        let mut coercions = Vec::new();
         let (outcome, repair, entry) = match self.admit(name) {
             Ok(Admitted {
                 entry,
@@ -46,9 +51,10 @@ impl ToolServerHandle {
                     listeners.attach(&mut ctx);
                     listeners.start(&entry.name, &args);
                 }
-                let outcome = self
-                    .check_and_execute(&entry, args, &ctx, needs_confirmation)
-                    .await;
+                let outcome = match self.check(&entry, args, &ctx, &mut coercions) {
+                    Ok(args) => self.dispatch(&entry, args, ctx, needs_confirmation).await,
+                    Err(err) => Err(err),
+                };
                 (outcome, repair, Some(entry))
             }
             Err(err) => (Err(err), None, None),
@@ -57,6 +63,7 @@ impl ToolServerHandle {
             Ok(output) => ToolResult::ok(output, started.elapsed()),
             Err(err) => ToolResult::err(&err, started.elapsed()),
         };
+        result.coercions = coercions;
         if let Some(entry) = &entry {
             let limit = entry
                 .definition
@@ -91,14 +98,15 @@ impl ToolServerHandle {
         })
     }
 
-    /// Checks the caller, asks for confirmation where needed, and runs the tool.
-    async fn check_and_execute(
+    /// Checks the caller and the arguments (repairing them first when the server does);
+    /// gives back the arguments to run with.
+    fn check(
         &self,
         entry: &Entry,
-        args: Value,
+        mut args: Value,
         ctx: &ToolContext,
-        needs_confirmation: bool,
-    ) -> Result<ToolOutput, ToolError> {
+        coercions: &mut Vec<Coercion>,
+    ) -> Result<Value, ToolError> {
         if !entry.definition.allows_caller(ctx.caller()) {
             let caller = match ctx.caller() {
                 Caller::Human => "the model in conversation",
@@ -109,6 +117,61 @@ impl ToolServerHandle {
                 format!("it may not be called by {caller}"),
             ));
         }
+        // Models send `null` for tools without parameters.
+        if args.is_null() {
+            args = Value::Object(Map::new());
+        }
+        let schema = &entry.definition.parameters;
+        if self.shared.settings.repair_arguments {
+            *coercions = schema::coerce(schema, &mut args);
+        }
+        entry
+            .validator
+            .check(schema, &args)
+            .map_err(|problems| ToolError::invalid_arguments(&*entry.name, problems))?;
+        Ok(args)
+    }
+
+    /// Runs the middleware chain and hooks around confirmation and the tool; straight to
+    /// the tool when the server has neither.
+    async fn dispatch(
+        &self,
+        entry: &Arc<Entry>,
+        args: Value,
+        ctx: ToolContext,
+        needs_confirmation: bool,
+    ) -> Result<ToolOutput, ToolError> {
+        let chain = &self.shared.settings.middleware;
+        let hooks = self.shared.hooks.load_full();
+        if chain.is_empty() && hooks.is_empty() {
+            return self
+                .confirm_and_execute(entry, args, &ctx, needs_confirmation)
+                .await;
+        }
+        let call = ToolCall::new(
+            Arc::clone(&entry.name),
+            Arc::clone(&entry.definition),
+            args,
+            ctx,
+        );
+        let endpoint = Arc::new(Innermost {
+            server: self.clone(),
+            entry: Arc::clone(entry),
+            needs_confirmation,
+            hooks,
+        });
+        // Boxed: the chain's state stays out of the plain call's future.
+        Box::pin(Next::new(Arc::clone(chain), endpoint).run(call)).await
+    }
+
+    /// Asks for confirmation where needed, and runs the tool.
+    async fn confirm_and_execute(
+        &self,
+        entry: &Entry,
+        args: Value,
+        ctx: &ToolContext,
+        needs_confirmation: bool,
+    ) -> Result<ToolOutput, ToolError> {
         if needs_confirmation {
             // Boxed: the confirmation state stays out of the common call's future.
             Box::pin(self.confirm(entry, &args, ctx)).await?;
@@ -183,6 +246,30 @@ impl ToolServerHandle {
             None => guarded.await,
         };
         finished.map_err(panicked)?
+    }
+}
+
+/// The end of the middleware chain: the hooks, confirmation and the tool.
+struct Innermost {
+    server: ToolServerHandle,
+    entry: Arc<Entry>,
+    needs_confirmation: bool,
+    hooks: Arc<HookSet>,
+}
+
+impl Endpoint for Innermost {
+    fn call(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let this = &*self;
+            this.hooks
+                .run(call, |call| async move {
+                    let (args, ctx) = call.into_parts();
+                    this.server
+                        .confirm_and_execute(&this.entry, args, &ctx, this.needs_confirmation)
+                        .await
+                })
+                .await
+        })
     }
 }
 

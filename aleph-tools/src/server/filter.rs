@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
+
+use crate::patterns::Patterns;
 
 /// Which tools a server offers and which need approval.
 ///
@@ -170,46 +171,5 @@ impl CompiledFilter {
 
     pub(crate) fn needs_confirmation(&self, name: &str) -> bool {
         self.confirm.first_match(name).is_some()
-    }
-}
-
-#[derive(Debug, Default)]
-struct Patterns {
-    set: GlobSet,
-    sources: Vec<String>,
-}
-
-impl Patterns {
-    fn new(list: &'static str, patterns: &BTreeSet<String>) -> Result<Self, FilterError> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in patterns {
-            let glob = Glob::new(pattern).map_err(|e| FilterError::Pattern {
-                list,
-                pattern: pattern.clone(),
-                reason: e.kind().to_string(),
-            })?;
-            builder.add(glob);
-        }
-        let set = builder.build().map_err(|e| FilterError::Pattern {
-            list,
-            pattern: patterns.iter().cloned().collect::<Vec<_>>().join(", "),
-            reason: e.to_string(),
-        })?;
-        Ok(Self {
-            set,
-            sources: patterns.iter().cloned().collect(),
-        })
-    }
-
-    /// The first pattern matching `name`. Allocates only on a match: the empty set and a
-    /// miss (the common case of every call) cost no allocation.
-    fn first_match(&self, name: &str) -> Option<&str> {
-        if self.sources.is_empty() || !self.set.is_match(name) {
-            return None;
-        }
-        self.set
-            .matches(name)
-            .first()
-            .map(|&i| self.sources[i].as_str())
     }
 }

@@ -8,6 +8,7 @@
 mod confirm;
 mod execute;
 mod filter;
+mod hooks;
 mod progress;
 mod repair;
 
@@ -29,16 +30,19 @@ pub use self::progress::{ToolProgressCallback, set_tool_progress_handler};
 pub use self::repair::{RepairInfo, RepairStep};
 use crate::context::{StateMapHandle, ToolContext};
 use crate::error::RegistryError;
+use crate::middleware::{Chain, DynMiddleware, HookSet, Middleware};
 use crate::registry;
 use crate::result::ToolResult;
-use crate::schema;
+use crate::schema::{self, ArgumentValidator};
 use crate::tool::{AlephTool, AlephToolDyn, ToolDefinition, is_valid_tool_name};
 
-/// One served tool with its definition, built once when the tool was added.
+/// One served tool with its definition and compiled input schema, built once when the tool
+/// was added.
 struct Entry {
     name: Arc<str>,
     tool: Arc<dyn AlephToolDyn>,
     definition: Arc<ToolDefinition>,
+    validator: ArgumentValidator,
 }
 
 /// Name → tool. Lookups hash a short name per call, so a fast hasher pays off.
@@ -61,6 +65,8 @@ struct Settings {
     allowed_paths: Option<Arc<[PathBuf]>>,
     default_timeout: Option<Duration>,
     default_output_limit: Option<usize>,
+    repair_arguments: bool,
+    middleware: Chain,
 }
 
 impl Settings {
@@ -75,25 +81,37 @@ impl Settings {
 struct Shared {
     tools: ArcSwap<Table>,
     filter: ArcSwap<ActiveFilter>,
+    hooks: ArcSwap<HookSet>,
     /// Serializes writers so none loses another's change; readers never take it.
     write: Mutex<()>,
     settings: Settings,
     next_call_id: AtomicU64,
+    next_hook_id: AtomicU64,
 }
 
 impl Shared {
-    fn new(
-        tools: Arc<Table>,
-        filter: Arc<ActiveFilter>,
-        settings: Settings,
-        next_call_id: u64,
-    ) -> Self {
+    fn new(settings: Settings) -> Self {
         Self {
-            tools: ArcSwap::new(tools),
-            filter: ArcSwap::new(filter),
+            tools: ArcSwap::default(),
+            filter: ArcSwap::default(),
+            hooks: ArcSwap::default(),
             write: Mutex::new(()),
             settings,
-            next_call_id: AtomicU64::new(next_call_id),
+            next_call_id: AtomicU64::new(1),
+            next_hook_id: AtomicU64::new(1),
+        }
+    }
+
+    /// A copy with other settings that serves what this one serves.
+    fn with_settings(&self, settings: Settings) -> Self {
+        Self {
+            tools: ArcSwap::new(self.tools.load_full()),
+            filter: ArcSwap::new(self.filter.load_full()),
+            hooks: ArcSwap::new(self.hooks.load_full()),
+            write: Mutex::new(()),
+            settings,
+            next_call_id: AtomicU64::new(self.next_call_id.load(Ordering::Relaxed)),
+            next_hook_id: AtomicU64::new(self.next_hook_id.load(Ordering::Relaxed)),
         }
     }
 }
@@ -153,12 +171,7 @@ impl AlephToolServer {
     pub fn new() -> Self {
         Self {
             handle: ToolServerHandle {
-                shared: Arc::new(Shared::new(
-                    Arc::default(),
-                    Arc::default(),
-                    Settings::default(),
-                    1,
-                )),
+                shared: Arc::new(Shared::new(Settings::default())),
             },
         }
     }
@@ -264,6 +277,32 @@ impl AlephToolServer {
         self
     }
 
+    /// Repairs arguments a model got nearly right before they are checked: numbers and
+    /// booleans sent as strings, objects and arrays sent as JSON text, keys in another case
+    /// (`maxResults` for `max_results`). Off by default. Each change is listed in
+    /// [`ToolResult::coercions`].
+    #[must_use]
+    pub fn with_argument_repair(mut self, enabled: bool) -> Self {
+        self.settings_mut().repair_arguments = enabled;
+        self
+    }
+
+    /// Wraps every call in `layer`. Layers run in the order they are added: the first added
+    /// sees each call first and its outcome last. See [`middleware`](crate::middleware) for
+    /// where the chain sits in a call.
+    #[must_use]
+    pub fn with_middleware(mut self, layer: impl Middleware) -> Self {
+        let settings = self.settings_mut();
+        let layer: Arc<dyn DynMiddleware> = Arc::new(layer);
+        settings.middleware = settings
+            .middleware
+            .iter()
+            .cloned()
+            .chain(std::iter::once(layer))
+            .collect();
+        self
+    }
+
     /// A cheap clone to move into tasks and threads.
     pub fn handle(&self) -> ToolServerHandle {
         self.handle.clone()
@@ -274,12 +313,7 @@ impl AlephToolServer {
         // copy so existing handles keep their view and nothing panics.
         if Arc::get_mut(&mut self.handle.shared).is_none() {
             let old = &self.handle.shared;
-            self.handle.shared = Arc::new(Shared::new(
-                old.tools.load_full(),
-                old.filter.load_full(),
-                old.settings.clone(),
-                old.next_call_id.load(Ordering::Relaxed),
-            ));
+            self.handle.shared = Arc::new(old.with_settings(old.settings.clone()));
         }
         &mut Arc::get_mut(&mut self.handle.shared)
             .expect("a freshly built Arc has one owner")
@@ -312,18 +346,22 @@ impl fmt::Debug for ToolServerHandle {
     }
 }
 
+/// The entry of a typed tool, whose schemars schema always compiles.
 fn entry(tool: Arc<dyn AlephToolDyn>) -> Entry {
     let definition = Arc::new(tool.definition());
+    let validator =
+        ArgumentValidator::new(&definition.parameters).unwrap_or_else(|_| ArgumentValidator::open());
     Entry {
         name: Arc::from(definition.name.as_str()),
         tool,
         definition,
+        validator,
     }
 }
 
 fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
-    let entry = entry(tool);
-    let name = &entry.definition.name;
+    let definition = Arc::new(tool.definition());
+    let name = &definition.name;
     let invalid = |reason: String| RegistryError::InvalidDefinition {
         name: name.clone(),
         reason,
@@ -333,19 +371,25 @@ fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
             "names must be 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`".to_owned(),
         ));
     }
-    if entry.tool.name() != name {
+    if tool.name() != name {
         return Err(invalid(format!(
             "`name()` says `{}` but `definition().name` says `{name}`; they must agree",
-            entry.tool.name()
+            tool.name()
         )));
     }
-    if !schema::is_object_schema(&entry.definition.parameters) {
+    if !schema::is_object_schema(&definition.parameters) {
         return Err(invalid(
             "the input schema's root must be `\"type\": \"object\"` (arguments are named); take a struct as arguments"
                 .to_owned(),
         ));
     }
-    Ok(entry)
+    let validator = ArgumentValidator::new(&definition.parameters).map_err(invalid)?;
+    Ok(Entry {
+        name: Arc::from(name.as_str()),
+        tool,
+        definition,
+        validator,
+    })
 }
 
 impl ToolServerHandle {

@@ -1,5 +1,9 @@
 //! JSON Schemas from Rust types with schemars: generated once per type, cleaned of noise
-//! (`$schema`, the root `title`), and cached for the life of the process.
+//! (`$schema`, the root `title`), and cached for the life of the process; checking
+//! arguments against them, and repairing arguments a model got nearly right.
+
+mod coerce;
+mod validate;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -8,6 +12,10 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
+
+pub(crate) use self::coerce::coerce;
+pub use self::coerce::{Coercion, CoercionKind};
+pub(crate) use self::validate::ArgumentValidator;
 
 /// Which schema of a type: as itself, or as a tool's arguments.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,0 +1,110 @@
+//! The permission layer: calls to some tools need capabilities granted on the call's
+//! context (`ToolContext::with_capabilities`).
+
+use std::fmt;
+
+use super::{Middleware, Next, ToolCall};
+use crate::error::ToolError;
+use crate::patterns::Patterns;
+use crate::result::ToolOutput;
+use crate::server::FilterError;
+
+/// Middleware that lets a call through only when its context holds every capability the
+/// tool requires.
+///
+/// Which tools require what is set here, by tool-name pattern or by tag; the caller grants
+/// capabilities per call with
+/// [`ToolContext::with_capabilities`](crate::ToolContext::with_capabilities). Tools no rule
+/// names need nothing. (Which callers may call a tool at all — `#[tool(callers = [...])]` —
+/// the server checks itself, with or without this layer.)
+///
+/// ```
+/// use aleph_tools::middleware::Permission;
+///
+/// let permission = Permission::new()
+///     .require("fs:write", ["file_write", "file_delete"])?
+///     .require_for_tag("network", "web");
+/// # Ok::<(), aleph_tools::FilterError>(())
+/// ```
+#[derive(Default)]
+pub struct Permission {
+    rules: Vec<Rule>,
+}
+
+struct Rule {
+    capability: String,
+    applies_to: AppliesTo,
+}
+
+enum AppliesTo {
+    Tools(Patterns),
+    Tag(String),
+}
+
+impl Permission {
+    /// A layer with no rules: every call passes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Calls to tools whose name matches one of `tools` (names or globs) need `capability`.
+    ///
+    /// # Errors
+    ///
+    /// [`FilterError::Pattern`] when a pattern is not a valid glob.
+    pub fn require(
+        mut self,
+        capability: impl Into<String>,
+        tools: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Result<Self, FilterError> {
+        let tools: Vec<String> = tools.into_iter().map(Into::into).collect();
+        self.rules.push(Rule {
+            capability: capability.into(),
+            applies_to: AppliesTo::Tools(Patterns::new("permission", &tools)?),
+        });
+        Ok(self)
+    }
+
+    /// Calls to tools tagged `tag` (`#[tool(tags = [...])]`) need `capability`.
+    #[must_use]
+    pub fn require_for_tag(mut self, capability: impl Into<String>, tag: impl Into<String>) -> Self {
+        self.rules.push(Rule {
+            capability: capability.into(),
+            applies_to: AppliesTo::Tag(tag.into()),
+        });
+        self
+    }
+
+    /// The first capability `call` needs and lacks.
+    fn missing<'a>(&'a self, call: &ToolCall) -> Option<&'a str> {
+        self.rules
+            .iter()
+            .filter(|rule| match &rule.applies_to {
+                AppliesTo::Tools(patterns) => patterns.is_match(call.name()),
+                AppliesTo::Tag(tag) => call.definition().tags.iter().any(|t| t == tag),
+            })
+            .map(|rule| rule.capability.as_str())
+            .find(|capability| !call.context().has_capability(capability))
+    }
+}
+
+impl Middleware for Permission {
+    async fn handle(&self, call: ToolCall, next: Next) -> Result<ToolOutput, ToolError> {
+        if let Some(capability) = self.missing(&call) {
+            return Err(ToolError::permission_denied(
+                call.name(),
+                format!("it needs the capability `{capability}`, which this call was not granted"),
+            ));
+        }
+        next.run(call).await
+    }
+}
+
+impl fmt::Debug for Permission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let capabilities: Vec<&str> = self.rules.iter().map(|r| r.capability.as_str()).collect();
+        f.debug_struct("Permission")
+            .field("capabilities", &capabilities)
+            .finish()
+    }
+}
