@@ -6,7 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Attribute, Ident, ItemFn, LitStr};
+use syn::{Attribute, Ident, ItemFn, LitStr, Type};
 
 use crate::attr::{self, ToolAttrs};
 use crate::errors::Errors;
@@ -143,6 +143,8 @@ struct ParamParts {
     default_fns: Vec<TokenStream>,
     arg_idents: Vec<Ident>,
     injections: Vec<TokenStream>,
+    /// The injected types, asked which state they need.
+    injected_types: Vec<Type>,
     call_args: Vec<TokenStream>,
 }
 
@@ -197,6 +199,7 @@ fn param_parts(
                     };
                 });
                 parts.call_args.push(quote!(#var));
+                parts.injected_types.push(ty.clone());
             }
         }
     }
@@ -253,8 +256,22 @@ fn emit(
         default_fns,
         arg_idents,
         injections,
+        injected_types,
         call_args,
     } = param_parts(analyzed, vis, args, &private);
+    let required_state = (!injected_types.is_empty()).then(|| {
+        quote! {
+            fn required_state() -> #private::Vec<#private::StateType> {
+                let mut types = #private::Vec::new();
+                #(
+                    if let #private::Some(ty) = <#injected_types as #private::FromToolContext>::required_state() {
+                        types.push(ty);
+                    }
+                )*
+                types
+            }
+        }
+    });
     let invoke = if func.sig.asyncness.is_some() {
         quote!(#fn_ident(#(#call_args),*).await)
     } else {
@@ -315,6 +332,7 @@ fn emit(
                 type Output = #output_ty;
 
                 #overrides
+                #required_state
 
                 fn output_schema() -> #private::Option<#private::StdArc<#private::serde_json::Value>> {
                     #[allow(unused_imports)]

@@ -332,6 +332,17 @@ pub enum RegistryError {
         name: String,
     },
 
+    /// A tool takes `State<T>` and the server has no `T`.
+    #[error(
+        "tool `{name}` takes `State<{type_name}>`, but the server has no `{type_name}`; give it one with `with_state` before `build`"
+    )]
+    MissingState {
+        /// The tool's name.
+        name: String,
+        /// The Rust type of the missing state.
+        type_name: &'static str,
+    },
+
     /// The tool's definition cannot be offered to a model.
     #[error("tool `{name}` cannot be served: {reason}")]
     InvalidDefinition {

@@ -90,7 +90,8 @@ pub mod __private;
 pub use aleph_tools_macros::tool;
 pub use compress::compress_snapshot;
 pub use context::{
-    Caller, CancellationToken, FromToolContext, Progress, ProgressEvent, State, ToolContext,
+    Caller, CancellationToken, FromToolContext, Progress, ProgressEvent, State, StateType,
+    ToolContext,
 };
 pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
 pub use registry::{SourceLocation, ToolRegistration, registered_tools};

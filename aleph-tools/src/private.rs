@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::schema::schema_for;
 
 pub use crate::context::Caller;
-pub use crate::context::{FromToolContext, ToolContext};
+pub use crate::context::{FromToolContext, StateType, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::registry::ToolRegistration;
 pub use crate::tool::{AlephTool, ToolAnnotations, ToolCategory};

@@ -289,6 +289,10 @@ impl StateMapHandle {
     fn len(&self) -> usize {
         self.0.as_ref().map_or(0, |map| map.len())
     }
+
+    pub(crate) fn contains(&self, ty: StateType) -> bool {
+        self.0.as_ref().is_some_and(|map| map.contains_key(&ty.id()))
+    }
 }
 
 /// Typed state injected into a tool.
@@ -407,6 +411,39 @@ pub trait FromToolContext: Sized {
     ///
     /// A [`ToolError`] for the model when the context lacks what the value needs.
     fn from_tool_context(ctx: &ToolContext) -> Result<Self, ToolError>;
+
+    /// The state type this value needs from the server, if any, so a server can report a
+    /// missing one when it is built rather than at the first call. [`State<T>`] says `T`.
+    fn required_state() -> Option<StateType> {
+        None
+    }
+}
+
+/// A state type a tool needs: what [`State<T>`] parameters declare and
+/// [`AlephToolServer::build`](crate::AlephToolServer::build) checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateType {
+    id: TypeId,
+    name: &'static str,
+}
+
+impl StateType {
+    /// The state type `T`.
+    pub fn of<T: Send + Sync + 'static>() -> Self {
+        Self {
+            id: TypeId::of::<T>(),
+            name: std::any::type_name::<T>(),
+        }
+    }
+
+    /// The Rust name of the type.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    pub(crate) fn id(&self) -> TypeId {
+        self.id
+    }
 }
 
 impl<T: Send + Sync + 'static> FromToolContext for State<T> {
@@ -415,6 +452,10 @@ impl<T: Send + Sync + 'static> FromToolContext for State<T> {
             tool: ctx.tool_name().unwrap_or_default().to_owned(),
             type_name: std::any::type_name::<T>(),
         })
+    }
+
+    fn required_state() -> Option<StateType> {
+        Some(StateType::of::<T>())
     }
 }
 

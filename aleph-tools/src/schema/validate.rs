@@ -106,6 +106,14 @@ fn read_error(schema: &Value, error: &ValidationError<'_>, out: &mut Vec<Argumen
             return;
         }
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            if let Some(allowed) = constants(context) {
+                out.push(
+                    ArgumentProblem::new(at, "one of the allowed values")
+                        .received(received())
+                        .allowed(allowed),
+                );
+                return;
+            }
             if let Some(branch) = only_real_branch(context) {
                 for inner in branch {
                     read_error(schema, inner, out);
@@ -171,6 +179,27 @@ fn only_real_branch<'a>(
     let mut real = branches.iter().filter(|errors| !is_null_branch(errors));
     let first = real.next()?;
     real.next().is_none().then_some(first.as_slice())
+}
+
+/// The values of a choice between constants (how schemars writes an enum whose variants
+/// have doc comments: `oneOf: [{const: "a"}, {const: "b"}]`).
+fn constants(branches: &[Vec<ValidationError<'static>>]) -> Option<Vec<Value>> {
+    let mut values = Vec::new();
+    for errors in branches {
+        match errors.as_slice() {
+            [only] => match only.kind() {
+                ValidationErrorKind::Constant { expected_value } => {
+                    values.push(Value::clone(expected_value));
+                }
+                ValidationErrorKind::Enum { options } => {
+                    values.extend(options.as_array()?.iter().cloned());
+                }
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    (!values.is_empty()).then_some(values)
 }
 
 fn is_null_branch(errors: &[ValidationError<'_>]) -> bool {

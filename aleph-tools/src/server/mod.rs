@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -70,6 +70,22 @@ struct Settings {
 }
 
 impl Settings {
+    /// `Err` when `entry` takes state this server lacks.
+    fn check_state(&self, entry: &Entry) -> Result<(), RegistryError> {
+        match entry
+            .tool
+            .required_state()
+            .into_iter()
+            .find(|ty| !self.state.contains(*ty))
+        {
+            Some(missing) => Err(RegistryError::MissingState {
+                name: entry.name.to_string(),
+                type_name: missing.name(),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Fills in what `ctx` lacks: state types, working directory, allowed directories.
     fn apply_defaults(&self, ctx: &mut ToolContext) {
         ctx.merge_state_from(&self.state);
@@ -87,6 +103,8 @@ struct Shared {
     settings: Settings,
     next_call_id: AtomicU64,
     next_hook_id: AtomicU64,
+    /// Set by `build`: from then on, tools added must find their state.
+    built: AtomicBool,
 }
 
 impl Shared {
@@ -99,6 +117,7 @@ impl Shared {
             settings,
             next_call_id: AtomicU64::new(1),
             next_hook_id: AtomicU64::new(1),
+            built: AtomicBool::new(false),
         }
     }
 
@@ -112,6 +131,7 @@ impl Shared {
             settings,
             next_call_id: AtomicU64::new(self.next_call_id.load(Ordering::Relaxed)),
             next_hook_id: AtomicU64::new(self.next_hook_id.load(Ordering::Relaxed)),
+            built: AtomicBool::new(self.built.load(Ordering::Relaxed)),
         }
     }
 }
@@ -303,6 +323,28 @@ impl AlephToolServer {
         self
     }
 
+    /// Finishes building: checks that every tool taking `State<T>` finds a `T` given with
+    /// [`with_state`](Self::with_state), so a missing one is reported now rather than at the
+    /// tool's first call. From then on, [`add_tool`](ToolServerHandle::add_tool) and
+    /// [`replace_tool`](ToolServerHandle::replace_tool) check new tools the same way.
+    ///
+    /// A server works without it; calls to a tool whose state is missing then fail with
+    /// [`ToolError::MissingState`](crate::ToolError::MissingState).
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::MissingState`] naming the first tool and type found missing.
+    pub fn build(self) -> Result<Self, RegistryError> {
+        let table = self.shared.tools.load();
+        let mut entries: Vec<&Arc<Entry>> = table.values().collect();
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        for entry in entries {
+            self.shared.settings.check_state(entry)?;
+        }
+        self.shared.built.store(true, Ordering::Relaxed);
+        Ok(self)
+    }
+
     /// A cheap clone to move into tasks and threads.
     pub fn handle(&self) -> ToolServerHandle {
         self.handle.clone()
@@ -393,6 +435,16 @@ fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
 }
 
 impl ToolServerHandle {
+    /// `tool`'s entry when it can be served here; its state is checked once the server is
+    /// built.
+    fn checked_entry(&self, tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
+        let entry = checked_entry(tool)?;
+        if self.shared.built.load(Ordering::Relaxed) {
+            self.shared.settings.check_state(&entry)?;
+        }
+        Ok(entry)
+    }
+
     fn write<R>(&self, change: impl FnOnce(&mut Table) -> R) -> R {
         let _writer = self
             .shared
@@ -421,7 +473,7 @@ impl ToolServerHandle {
     ///
     /// As [`add_tool`](Self::add_tool).
     pub fn add_dyn_tool(&self, tool: Arc<dyn AlephToolDyn>) -> Result<(), RegistryError> {
-        let entry = checked_entry(tool)?;
+        let entry = self.checked_entry(tool)?;
         self.write(|table| {
             if table.contains_key(&entry.name) {
                 return Err(RegistryError::AlreadyServed {
@@ -453,7 +505,7 @@ impl ToolServerHandle {
         &self,
         tool: Arc<dyn AlephToolDyn>,
     ) -> Result<ReplaceInfo, RegistryError> {
-        let entry = checked_entry(tool)?;
+        let entry = self.checked_entry(tool)?;
         let tool_name = entry.name.to_string();
         let was_replaced = self.write(|table| {
             table

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use self::definition::{ToolAnnotations, ToolCategory, ToolDefinition};
-use crate::context::{Caller, ToolContext};
+use crate::context::{Caller, StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::{args, schema};
@@ -121,6 +121,12 @@ pub trait AlephTool: Send + Sync + 'static {
         None
     }
 
+    /// The state types the tool needs from the server (its `State<T>` parameters, as
+    /// `#[tool]` lists them), checked by [`AlephToolServer::build`](crate::AlephToolServer::build).
+    fn required_state() -> Vec<StateType> {
+        Vec::new()
+    }
+
     /// The full definition, assembled from the items above.
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
@@ -190,6 +196,11 @@ pub trait AlephToolDyn: Send + Sync + 'static {
         let _ = args;
         Ok(())
     }
+
+    /// The state types the tool needs from the server; see [`AlephTool::required_state`].
+    fn required_state(&self) -> Vec<StateType> {
+        Vec::new()
+    }
 }
 
 impl<T: AlephTool> AlephToolDyn for T {
@@ -212,6 +223,10 @@ impl<T: AlephTool> AlephToolDyn for T {
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
         args::parse_args::<T::Args>(T::NAME, args.clone()).map(drop)
     }
+
+    fn required_state(&self) -> Vec<StateType> {
+        T::required_state()
+    }
 }
 
 impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
@@ -233,6 +248,10 @@ impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
 
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
         (**self).validate(args)
+    }
+
+    fn required_state(&self) -> Vec<StateType> {
+        (**self).required_state()
     }
 }
 
