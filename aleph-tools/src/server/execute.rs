@@ -160,8 +160,16 @@ impl ToolServerHandle {
             needs_confirmation,
             hooks,
         });
-        // Boxed: the chain's state stays out of the plain call's future.
-        Box::pin(Next::new(Arc::clone(chain), endpoint).run(call)).await
+        // Boxed: the chain's state stays out of the plain call's future. A panic in a layer
+        // or hook costs its own call, like one in a tool.
+        let chained = Box::pin(Next::new(Arc::clone(chain), endpoint).run(call));
+        AssertUnwindSafe(chained)
+            .catch_unwind()
+            .await
+            .map_err(|payload| ToolError::Panicked {
+                tool: entry.name.to_string(),
+                message: panic_message(&*payload),
+            })?
     }
 
     /// Asks for confirmation where needed, and runs the tool.

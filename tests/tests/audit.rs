@@ -1,0 +1,110 @@
+//! The audit layer's `tracing` output: a span per call, start and end events, secrets
+//! redacted at any depth.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use aleph_tools::middleware::{Audit, REDACTED};
+use aleph_tools::prelude::*;
+use serde_json::json;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// Log in somewhere.
+#[tool(register = false)]
+fn login(user: String, password: String, options: serde_json::Value) -> String {
+    let _ = (password, options);
+    format!("welcome {user}")
+}
+
+/// Always fails.
+#[tool(register = false)]
+fn broken() -> Result<(), String> {
+    Err("the disk is full".to_owned())
+}
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Captured {
+    type Writer = Self;
+
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn every_call_is_recorded_with_secrets_redacted() {
+    let captured = Captured::default();
+    let _guard = tracing_subscriber::fmt()
+        .with_writer(captured.clone())
+        .with_ansi(false)
+        .finish()
+        .set_default();
+    let s = AlephToolServer::new()
+        .with_tool(LoginTool)
+        .with_tool(BrokenTool)
+        .with_middleware(Audit::new().redact(["*ssn*"]).unwrap());
+    let ok = s
+        .call(
+            "login",
+            json!({
+                "user": "ada",
+                "password": "hunter2",
+                "options": { "API_KEY": "sk-123", "nested": [{ "user_ssn": "000-00" }], "theme": "dark" }
+            }),
+        )
+        .await;
+    assert!(ok.success);
+    assert!(!s.call("broken", json!({})).await.success);
+    let log = captured.text();
+    for secret in ["hunter2", "sk-123", "000-00"] {
+        assert!(!log.contains(secret), "`{secret}` leaked into the log:\n{log}");
+    }
+    for needle in [
+        "tool_call{tool=\"login\" call_id=1 caller=Human}",
+        "tool call started",
+        &format!("\"password\":\"{REDACTED}\""),
+        &format!("\"API_KEY\":\"{REDACTED}\""),
+        &format!("\"user_ssn\":\"{REDACTED}\""),
+        "\"theme\":\"dark\"",
+        "\"user\":\"ada\"",
+        "tool call succeeded",
+        "tool_call{tool=\"broken\" call_id=2 caller=Human}",
+        "WARN",
+        "tool call failed",
+        "error_kind=Execution",
+        "error=the disk is full",
+    ] {
+        assert!(log.contains(needle), "the log lacks `{needle}`:\n{log}");
+    }
+}
+
+#[test]
+fn redaction_can_be_inspected_and_bad_patterns_are_refused() {
+    let audit = Audit::new();
+    assert_eq!(
+        audit.redacted(&json!({ "Authorization": "Bearer x", "list": [{ "refresh_token": "y" }] })),
+        json!({ "Authorization": REDACTED, "list": [{ "refresh_token": REDACTED }] })
+    );
+    let err = Audit::new().redact(["{a"]).unwrap_err();
+    assert!(err.to_string().contains("`{a`"), "{err}");
+}
