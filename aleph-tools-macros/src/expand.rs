@@ -259,19 +259,7 @@ fn emit(
         injected_types,
         call_args,
     } = param_parts(analyzed, vis, args, &private);
-    let required_state = (!injected_types.is_empty()).then(|| {
-        quote! {
-            fn required_state() -> #private::Vec<#private::StateType> {
-                let mut types = #private::Vec::new();
-                #(
-                    if let #private::Some(ty) = <#injected_types as #private::FromToolContext>::required_state() {
-                        types.push(ty);
-                    }
-                )*
-                types
-            }
-        }
-    });
+    let required_state = required_state(&injected_types, &private);
     let invoke = if func.sig.asyncness.is_some() {
         quote!(#fn_ident(#(#call_args),*).await)
     } else {
@@ -356,6 +344,24 @@ fn emit(
             #submit
         };
     }
+}
+
+/// `AlephTool::required_state`, asking each injected type which state it needs; nothing
+/// when the function injects nothing.
+fn required_state(injected_types: &[Type], private: &TokenStream) -> Option<TokenStream> {
+    (!injected_types.is_empty()).then(|| {
+        quote! {
+            fn required_state() -> #private::Vec<#private::StateType> {
+                let mut types = #private::Vec::new();
+                #(
+                    if let #private::Some(ty) = <#injected_types as #private::FromToolContext>::required_state() {
+                        types.push(ty);
+                    }
+                )*
+                types
+            }
+        }
+    })
 }
 
 /// The `AlephTool` methods whose defaults a key changed.

@@ -42,8 +42,8 @@ pub(crate) fn pointer(key: &str) -> String {
     format!("/{}", key.replace('~', "~0").replace('/', "~1"))
 }
 
-/// Reads serde's messages (`invalid type: string "x", expected i64`, `missing field `a``,
-/// `unknown variant `k`, expected one of ...`) into the one argument-error shape.
+/// Reads serde's error messages (invalid type or value, missing or unknown field, unknown
+/// variant) into the one argument-error shape.
 fn serde_problem(pointer: String, message: &str) -> ArgumentProblem {
     if let Some(field) = between(message, "missing field `", "`") {
         let pointer = if pointer.is_empty() {
@@ -60,11 +60,13 @@ fn serde_problem(pointer: String, message: &str) -> ArgumentProblem {
         } else {
             pointer
         };
-        let expected = message.split_once(", expected ").map_or(
-            "only the arguments this tool takes",
-            |(_, expected)| expected,
-        );
-        return ArgumentProblem::new(pointer, expected).received("an argument this tool does not take");
+        let expected = message
+            .split_once(", expected ")
+            .map_or("only the arguments this tool takes", |(_, expected)| {
+                expected
+            });
+        return ArgumentProblem::new(pointer, expected)
+            .received("an argument this tool does not take");
     }
     match message.split_once(", expected ") {
         Some((received, expected)) => {

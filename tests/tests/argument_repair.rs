@@ -151,9 +151,15 @@ async fn keys_in_another_case_are_renamed_to_the_schemas() {
         .filter(|c| c.kind == CoercionKind::RenamedKey)
         .map(|c| (c.pointer.as_str(), &c.original))
         .collect();
-    assert!(renamed.contains(&("/max_results", &json!("maxResults"))), "{renamed:?}");
+    assert!(
+        renamed.contains(&("/max_results", &json!("maxResults"))),
+        "{renamed:?}"
+    );
     assert!(renamed.contains(&("/path", &json!("Path"))), "{renamed:?}");
-    assert!(renamed.contains(&("/recursive", &json!("RECURSIVE"))), "{renamed:?}");
+    assert!(
+        renamed.contains(&("/recursive", &json!("RECURSIVE"))),
+        "{renamed:?}"
+    );
 }
 
 #[tokio::test]
@@ -201,9 +207,16 @@ async fn what_cannot_be_repaired_fails_with_the_usual_error() {
         ),
     ] {
         let result = s.call("list_files", args.clone()).await;
-        assert_eq!(result.error_kind, Some(ToolErrorKind::InvalidArgs), "{args}");
+        assert_eq!(
+            result.error_kind,
+            Some(ToolErrorKind::InvalidArgs),
+            "{args}"
+        );
         let message = result.error.unwrap();
-        assert!(message.contains(needle), "{args}: `{message}` lacks `{needle}`");
+        assert!(
+            message.contains(needle),
+            "{args}: `{message}` lacks `{needle}`"
+        );
     }
 }
 
@@ -245,5 +258,10 @@ async fn repairs_survive_serialization_of_the_result() {
             json!({ "path": "/", "max_results": 2, "recursive": true, "extensions": [] }),
         )
         .await;
-    assert!(serde_json::to_value(&clean).unwrap().get("coercions").is_none());
+    assert!(
+        serde_json::to_value(&clean)
+            .unwrap()
+            .get("coercions")
+            .is_none()
+    );
 }

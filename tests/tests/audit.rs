@@ -77,7 +77,10 @@ async fn every_call_is_recorded_with_secrets_redacted() {
     assert!(!s.call("broken", json!({})).await.success);
     let log = captured.text();
     for secret in ["hunter2", "sk-123", "000-00"] {
-        assert!(!log.contains(secret), "`{secret}` leaked into the log:\n{log}");
+        assert!(
+            !log.contains(secret),
+            "`{secret}` leaked into the log:\n{log}"
+        );
     }
     for needle in [
         "tool_call{tool=\"login\" call_id=1 caller=Human}",

@@ -273,6 +273,11 @@ async fn arguments_are_validated_before_anyone_is_asked() {
     });
     let result = s.call("wipe", json!({ "target": 5 })).await;
     assert_eq!(result.error_kind, Some(ToolErrorKind::InvalidArgs));
-    assert!(result.error.unwrap().contains("`/target`: expected a string, received the number 5"));
+    assert!(
+        result
+            .error
+            .unwrap()
+            .contains("`/target`: expected a string, received the number 5")
+    );
     assert_eq!(asked.load(Ordering::SeqCst), 0);
 }

@@ -5,12 +5,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use aleph_tools::ToolErrorKind;
 use aleph_tools::middleware::{
     self, ConcurrencyLimit, HookPriority, Middleware, Next, ObservedCall, Permission, Rate,
     RateLimit, ToolCall,
 };
 use aleph_tools::prelude::*;
-use aleph_tools::ToolErrorKind;
 use serde_json::{Value, json};
 
 /// Echo the text back.
@@ -86,16 +86,27 @@ async fn layers_run_in_the_order_added_and_unwind_in_reverse() {
 async fn a_layer_can_change_the_arguments_or_answer_itself() {
     let s = AlephToolServer::new()
         .with_tool(EchoTool)
-        .with_middleware(middleware::from_fn(|mut call: ToolCall, next: Next| async move {
-            if call.arguments()["text"] == "secret" {
-                return Ok(ToolOutput::text("[withheld]"));
-            }
-            let shouted = call.arguments()["text"].as_str().unwrap_or_default().to_uppercase();
-            call.arguments_mut()["text"] = Value::String(shouted);
-            next.run(call).await
-        }));
-    assert_eq!(s.call("echo", json!({ "text": "hi" })).await.output, json!("HI"));
-    assert_eq!(s.call("echo", json!({ "text": "secret" })).await.output, json!("[withheld]"));
+        .with_middleware(middleware::from_fn(
+            |mut call: ToolCall, next: Next| async move {
+                if call.arguments()["text"] == "secret" {
+                    return Ok(ToolOutput::text("[withheld]"));
+                }
+                let shouted = call.arguments()["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_uppercase();
+                call.arguments_mut()["text"] = Value::String(shouted);
+                next.run(call).await
+            },
+        ));
+    assert_eq!(
+        s.call("echo", json!({ "text": "hi" })).await.output,
+        json!("HI")
+    );
+    assert_eq!(
+        s.call("echo", json!({ "text": "secret" })).await.output,
+        json!("[withheld]")
+    );
 }
 
 #[tokio::test]
@@ -121,10 +132,12 @@ async fn calls_with_bad_arguments_never_reach_the_middleware() {
 async fn a_panicking_layer_costs_only_its_call() {
     let s = AlephToolServer::new()
         .with_tool(EchoTool)
-        .with_middleware(middleware::from_fn(|call: ToolCall, next: Next| async move {
-            assert_ne!(call.arguments()["text"], "boom", "layer gave up");
-            next.run(call).await
-        }));
+        .with_middleware(middleware::from_fn(
+            |call: ToolCall, next: Next| async move {
+                assert_ne!(call.arguments()["text"], "boom", "layer gave up");
+                next.run(call).await
+            },
+        ));
     let result = s.call("echo", json!({ "text": "boom" })).await;
     assert_eq!(result.error_kind, Some(ToolErrorKind::Panicked));
     assert!(result.error.unwrap().contains("layer gave up"));
@@ -148,17 +161,25 @@ async fn permission_requires_capabilities_by_name_and_by_tag() {
     assert_eq!(denied.error_kind, Some(ToolErrorKind::PermissionDenied));
     assert_eq!(
         denied.error.as_deref(),
-        Some("permission denied for `delete_file`: it needs the capability `fs:write`, which this call was not granted")
+        Some(
+            "permission denied for `delete_file`: it needs the capability `fs:write`, which this call was not granted"
+        )
     );
     let granted = ToolContext::new().with_capabilities(["fs:write"]);
     let ok = s
         .call_with_context("delete_file", json!({ "path": "x" }), granted.clone())
         .await;
     assert!(ok.success, "{ok:?}");
-    let echo = s.call_with_context("echo", json!({ "text": "x" }), granted).await;
+    let echo = s
+        .call_with_context("echo", json!({ "text": "x" }), granted)
+        .await;
     assert!(echo.error.unwrap().contains("`audit:echo`"));
     let both = ToolContext::new().with_capabilities(["fs:write", "audit:echo"]);
-    assert!(s.call_with_context("echo", json!({ "text": "x" }), both).await.success);
+    assert!(
+        s.call_with_context("echo", json!({ "text": "x" }), both)
+            .await
+            .success
+    );
 }
 
 #[test]
@@ -180,7 +201,9 @@ async fn the_rate_limit_refuses_past_the_limit_with_a_clear_error() {
     assert_eq!(refused.error_kind, Some(ToolErrorKind::RateLimited));
     let message = refused.error.unwrap();
     assert!(
-        message.starts_with("`echo` was called too often (the limit is 3 calls per minute for this tool); wait "),
+        message.starts_with(
+            "`echo` was called too often (the limit is 3 calls per minute for this tool); wait "
+        ),
         "{message}"
     );
     assert!(message.ends_with(" before calling it again"), "{message}");
@@ -206,7 +229,12 @@ async fn per_tool_and_global_rates_count_separately() {
     assert!(third.error.unwrap().contains("for each tool"));
     assert!(s.call("delete_file", json!({ "path": "a" })).await.success);
     let fourth = s.call("delete_file", json!({ "path": "b" })).await;
-    assert!(fourth.error.unwrap().contains("(the limit is 3 calls per hour across all tools)"));
+    assert!(
+        fourth
+            .error
+            .unwrap()
+            .contains("(the limit is 3 calls per hour across all tools)")
+    );
 }
 
 #[tokio::test]
@@ -216,7 +244,12 @@ async fn a_zero_rate_allows_no_calls() {
         .with_middleware(RateLimit::new().tool("echo", Rate::per_second(0)));
     let refused = s.call("echo", json!({ "text": "x" })).await;
     assert_eq!(refused.error_kind, Some(ToolErrorKind::RateLimited));
-    assert!(refused.error.unwrap().ends_with("it allows no calls at all, so do not call it again"));
+    assert!(
+        refused
+            .error
+            .unwrap()
+            .ends_with("it allows no calls at all, so do not call it again")
+    );
 }
 
 fn gauged(limit: ConcurrencyLimit) -> AlephToolServer {
@@ -258,12 +291,19 @@ async fn the_global_limit_covers_every_tool() {
     let waiter = {
         let s = s.handle();
         let ctx = ToolContext::new().with_cancellation(token.clone());
-        tokio::spawn(async move { s.call_with_context("echo", json!({ "text": "x" }), ctx).await })
+        tokio::spawn(async move {
+            s.call_with_context("echo", json!({ "text": "x" }), ctx)
+                .await
+        })
     };
     tokio::time::sleep(Duration::from_millis(20)).await;
     token.cancel();
     let cancelled = waiter.await.unwrap();
-    assert_eq!(cancelled.error_kind, Some(ToolErrorKind::Cancelled), "{cancelled:?}");
+    assert_eq!(
+        cancelled.error_kind,
+        Some(ToolErrorKind::Cancelled),
+        "{cancelled:?}"
+    );
     assert!(slow.await.unwrap().success);
     assert!(s.call("echo", json!({ "text": "x" })).await.success);
 }
@@ -273,7 +313,12 @@ async fn a_zero_concurrency_limit_refuses() {
     let s = gauged(ConcurrencyLimit::new().per_tool(0));
     let refused = s.call("echo", json!({ "text": "x" })).await;
     assert_eq!(refused.error_kind, Some(ToolErrorKind::PermissionDenied));
-    assert!(refused.error.unwrap().contains("the concurrency limit for each tool allows no calls"));
+    assert!(
+        refused
+            .error
+            .unwrap()
+            .contains("the concurrency limit for each tool allows no calls")
+    );
 }
 
 #[tokio::test]
@@ -293,17 +338,29 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         });
     }
     let result = s.call("echo", json!({ "text": "start" })).await;
-    assert_eq!(result.output, json!("start system high normal-1 normal-2 low"));
+    assert_eq!(
+        result.output,
+        json!("start system high normal-1 normal-2 low")
+    );
 
     let blocker = s.add_interceptor(HookPriority::System, |call: ToolCall| async move {
-        if call.arguments()["text"].as_str().is_some_and(|t| t.starts_with("forbidden")) {
-            Err(ToolError::permission_denied(call.name(), "a hook refused it"))
+        if call.arguments()["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("forbidden"))
+        {
+            Err(ToolError::permission_denied(
+                call.name(),
+                "a hook refused it",
+            ))
         } else {
             Ok(call)
         }
     });
     let refused = s.call("echo", json!({ "text": "forbidden" })).await;
-    assert_eq!(refused.error.as_deref(), Some("permission denied for `echo`: a hook refused it"));
+    assert_eq!(
+        refused.error.as_deref(),
+        Some("permission denied for `echo`: a hook refused it")
+    );
     assert!(s.remove_hook(blocker));
     assert!(!s.remove_hook(blocker));
     assert!(s.call("echo", json!({ "text": "forbidden" })).await.success);
@@ -321,19 +378,29 @@ async fn the_first_resolver_with_an_answer_wins_and_the_tool_does_not_run() {
         async move { hit.then(|| ToolOutput::text("from high")) }
     });
     s.add_resolver(HookPriority::System, |_: &ToolCall| async { None });
-    assert_eq!(s.call("echo", json!({ "text": "cached" })).await.output, json!("from high"));
-    assert_eq!(s.call("echo", json!({ "text": "fresh" })).await.output, json!("fresh"));
+    assert_eq!(
+        s.call("echo", json!({ "text": "cached" })).await.output,
+        json!("from high")
+    );
+    assert_eq!(
+        s.call("echo", json!({ "text": "fresh" })).await.output,
+        json!("fresh")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn observers_hear_every_outcome_and_their_failures_go_nowhere() {
     let heard: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
     let sink = Arc::clone(&heard);
-    let s = AlephToolServer::new().with_tool(EchoTool).with_tool(DeleteFileTool);
+    let s = AlephToolServer::new()
+        .with_tool(EchoTool)
+        .with_tool(DeleteFileTool);
     s.add_observer(HookPriority::Normal, move |call: Arc<ObservedCall>| {
         let sink = Arc::clone(&sink);
         async move {
-            sink.lock().unwrap().push((call.tool.clone(), call.outcome.is_ok()));
+            sink.lock()
+                .unwrap()
+                .push((call.tool.clone(), call.outcome.is_ok()));
             Ok(())
         }
     });
@@ -354,10 +421,16 @@ async fn observers_hear_every_outcome_and_their_failures_go_nowhere() {
     assert!(!s.call("delete_file", json!({ "path": "a" })).await.success);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while heard.lock().unwrap().len() < 2 {
-        assert!(std::time::Instant::now() < deadline, "observers were not called");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "observers were not called"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let mut got = heard.lock().unwrap().clone();
     got.sort();
-    assert_eq!(got, [("delete_file".to_owned(), false), ("echo".to_owned(), true)]);
+    assert_eq!(
+        got,
+        [("delete_file".to_owned(), false), ("echo".to_owned(), true)]
+    );
 }

@@ -148,14 +148,24 @@ fn errors_say_what_is_wrong() {
         "{outside}"
     );
     let nul = ctx.resolve_path("a\0b").unwrap_err();
-    assert!(nul.to_string().contains(r#"expected a path without NUL bytes, received the path "a\0b""#), "{nul}");
+    assert!(
+        nul.to_string()
+            .contains(r#"expected a path without NUL bytes, received the path "a\0b""#),
+        "{nul}"
+    );
     let long = ctx.resolve_path("a".repeat(5000)).unwrap_err();
     assert!(
-        long.to_string().contains("expected a path of at most 4096 bytes, received a path of 5000 bytes"),
+        long.to_string()
+            .contains("expected a path of at most 4096 bytes, received a path of 5000 bytes"),
         "{long}"
     );
     let empty = ctx.resolve_path("").unwrap_err();
-    assert!(empty.to_string().contains("expected a file or directory path, received an empty path"), "{empty}");
+    assert!(
+        empty
+            .to_string()
+            .contains("expected a file or directory path, received an empty path"),
+        "{empty}"
+    );
 }
 
 #[test]

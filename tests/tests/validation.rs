@@ -19,6 +19,7 @@ enum Unit {
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code, reason = "only deserialized")]
 struct Window {
     from: u32,
     to: u32,
@@ -122,7 +123,7 @@ struct Counter {
 }
 
 impl AlephToolDyn for Counter {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "count"
     }
 
@@ -159,19 +160,47 @@ async fn dynamic_tools_are_held_to_their_schema_and_never_run_on_bad_arguments()
     })
     .unwrap();
     let cases = [
-        (json!({ "step": 0 }), "`/step`: expected a number of at least 1, received the number 0"),
-        (json!({ "step": 11 }), "`/step`: expected a number of at most 10, received the number 11"),
-        (json!({ "step": 1, "label": "a" }), "`/label`: expected a string of at least 2 characters"),
-        (json!({ "step": 1, "label": "AB" }), "`/label`: expected a string matching the pattern `^[a-z]+$`"),
-        (json!({ "step": 1, "mode": "slow" }), "`/mode`: expected exactly \"fast\", received the string \"slow\"; allowed: \"fast\""),
-        (json!({ "step": 1, "extra": true }), "`/extra`: expected one of the arguments `label`, `mode`, `step`, received an unknown key"),
-        (json!({}), "`/step`: expected a value for this required argument, received nothing"),
+        (
+            json!({ "step": 0 }),
+            "`/step`: expected a number of at least 1, received the number 0",
+        ),
+        (
+            json!({ "step": 11 }),
+            "`/step`: expected a number of at most 10, received the number 11",
+        ),
+        (
+            json!({ "step": 1, "label": "a" }),
+            "`/label`: expected a string of at least 2 characters",
+        ),
+        (
+            json!({ "step": 1, "label": "AB" }),
+            "`/label`: expected a string matching the pattern `^[a-z]+$`",
+        ),
+        (
+            json!({ "step": 1, "mode": "slow" }),
+            "`/mode`: expected exactly \"fast\", received the string \"slow\"; allowed: \"fast\"",
+        ),
+        (
+            json!({ "step": 1, "extra": true }),
+            "`/extra`: expected one of the arguments `label`, `mode`, `step`, received an unknown key",
+        ),
+        (
+            json!({}),
+            "`/step`: expected a value for this required argument, received nothing",
+        ),
     ];
     for (args, needle) in cases {
         let message = problems(&s.call("count", args.clone()).await);
-        assert!(message.contains(needle), "{args}: `{message}` lacks `{needle}`");
+        assert!(
+            message.contains(needle),
+            "{args}: `{message}` lacks `{needle}`"
+        );
     }
-    assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool ran on bad arguments");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        0,
+        "the tool ran on bad arguments"
+    );
     assert!(s.call("count", json!({ "step": 3 })).await.success);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
@@ -202,10 +231,13 @@ impl TryFrom<String> for Even {
     type Error = String;
 
     fn try_from(value: String) -> Result<Self, String> {
-        if value.len() % 2 == 0 {
+        if value.len().is_multiple_of(2) {
             Ok(Self(value))
         } else {
-            Err(format!("invalid value: an odd-length string, expected an even-length string (got {} characters)", value.len()))
+            Err(format!(
+                "invalid value: an odd-length string, expected an even-length string (got {} characters)",
+                value.len()
+            ))
         }
     }
 }

@@ -142,7 +142,9 @@ impl ToolContext {
 
     /// The capabilities granted to this call, sorted.
     pub fn capabilities(&self) -> impl Iterator<Item = &str> {
-        self.capabilities.iter().flat_map(|set| set.iter().map(String::as_str))
+        self.capabilities
+            .iter()
+            .flat_map(|set| set.iter().map(String::as_str))
     }
 
     /// Uses the server's working directory when this context has none.
@@ -291,7 +293,9 @@ impl StateMapHandle {
     }
 
     pub(crate) fn contains(&self, ty: StateType) -> bool {
-        self.0.as_ref().is_some_and(|map| map.contains_key(&ty.id()))
+        self.0
+            .as_ref()
+            .is_some_and(|map| map.contains_key(&ty.id()))
     }
 }
 

@@ -34,7 +34,7 @@ pub(super) fn resolve(
     if bytes.contains(&0) {
         return Err(invalid(
             "a path without NUL bytes".to_owned(),
-            format!("the path {:?}", path.as_os_str()),
+            format!("the path \"{}\"", shown.escape_debug()),
         ));
     }
     if bytes.len() > MAX_PATH_BYTES {

@@ -64,7 +64,12 @@ impl Bound {
             return Err(refused());
         }
         let wait = Arc::clone(&self.semaphore).acquire_owned();
-        match call.context().cancellation_token().run_until_cancelled(wait).await {
+        match call
+            .context()
+            .cancellation_token()
+            .run_until_cancelled(wait)
+            .await
+        {
             Some(permit) => permit.map_err(|_| refused()),
             None => Err(ToolError::Cancelled {
                 tool: call.name().to_owned(),

@@ -45,10 +45,8 @@ pub struct HookId(pub(crate) u64);
 /// Any `Fn(ToolCall) -> impl Future<Output = Result<ToolCall, ToolError>>` is one.
 pub trait Interceptor: Send + Sync + 'static {
     /// Returns the call to go on with (changed or not), or the error that refuses it.
-    fn intercept(
-        &self,
-        call: ToolCall,
-    ) -> impl Future<Output = Result<ToolCall, ToolError>> + Send;
+    fn intercept(&self, call: ToolCall)
+    -> impl Future<Output = Result<ToolCall, ToolError>> + Send;
 }
 
 impl<F, Fut> Interceptor for F
@@ -161,7 +159,7 @@ impl<T: Observer> DynObserver for T {
 struct Hook<T: ?Sized> {
     id: HookId,
     priority: HookPriority,
-    hook: Arc<T>,
+    inner: Arc<T>,
 }
 
 impl<T: ?Sized> Clone for Hook<T> {
@@ -169,7 +167,7 @@ impl<T: ?Sized> Clone for Hook<T> {
         Self {
             id: self.id,
             priority: self.priority,
-            hook: Arc::clone(&self.hook),
+            inner: Arc::clone(&self.inner),
         }
     }
 }
@@ -185,7 +183,14 @@ pub(crate) struct HookSet {
 /// Adds `hook` after every hook of the same or a higher priority.
 fn insert<T: ?Sized>(list: &mut Vec<Hook<T>>, id: HookId, priority: HookPriority, hook: Arc<T>) {
     let at = list.partition_point(|h| h.priority <= priority);
-    list.insert(at, Hook { id, priority, hook });
+    list.insert(
+        at,
+        Hook {
+            id,
+            priority,
+            inner: hook,
+        },
+    );
 }
 
 impl HookSet {
@@ -246,7 +251,7 @@ impl HookSet {
         });
         let outcome = self.answer(call, tool).await;
         if let Some((tool, call_id, caller, arguments)) = heard {
-            self.notify(Arc::new(ObservedCall {
+            self.notify(&Arc::new(ObservedCall {
                 tool,
                 call_id,
                 caller,
@@ -264,10 +269,10 @@ impl HookSet {
         Fut: Future<Output = Result<ToolOutput, ToolError>>,
     {
         for interceptor in &self.interceptors {
-            call = interceptor.hook.intercept_boxed(call).await?;
+            call = interceptor.inner.intercept_boxed(call).await?;
         }
         for resolver in &self.resolvers {
-            if let Some(output) = resolver.hook.resolve_boxed(&call).await {
+            if let Some(output) = resolver.inner.resolve_boxed(&call).await {
                 return Ok(output);
             }
         }
@@ -276,13 +281,16 @@ impl HookSet {
 
     /// Gives `call` to every observer on its own task. Outside a Tokio runtime there is no
     /// task to spawn: each observer is polled once in place, and dropped if not done.
-    fn notify(&self, call: Arc<ObservedCall>) {
+    fn notify(&self, call: &Arc<ObservedCall>) {
         for observer in &self.observers {
-            let hook = Arc::clone(&observer.hook);
-            let call = Arc::clone(&call);
+            let hook = Arc::clone(&observer.inner);
+            let call = Arc::clone(call);
             let task = async move {
                 let tool = call.tool.clone();
-                match AssertUnwindSafe(hook.observe_boxed(call)).catch_unwind().await {
+                match AssertUnwindSafe(hook.observe_boxed(call))
+                    .catch_unwind()
+                    .await
+                {
                     Ok(Ok(())) => {}
                     Ok(Err(err)) => {
                         tracing::warn!(tool = %tool, error = %err, "a tool-call observer failed");

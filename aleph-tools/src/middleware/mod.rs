@@ -149,8 +149,11 @@ pub trait Middleware: Send + Sync + 'static {
 
 /// [`Middleware`] behind a pointer: one boxed future per layer per call.
 pub(crate) trait DynMiddleware: Send + Sync + 'static {
-    fn handle_boxed(&self, call: ToolCall, next: Next)
-    -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+    fn handle_boxed(
+        &self,
+        call: ToolCall,
+        next: Next,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
 }
 
 impl<M: Middleware> DynMiddleware for M {
@@ -188,6 +191,10 @@ impl Next {
     }
 
     /// Runs the rest of the chain, and in the end the tool, on `call`.
+    ///
+    /// # Errors
+    ///
+    /// Whatever a later layer, a hook or the tool fails with.
     pub async fn run(self, call: ToolCall) -> Result<ToolOutput, ToolError> {
         let Self {
             chain,

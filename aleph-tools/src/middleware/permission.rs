@@ -67,7 +67,11 @@ impl Permission {
 
     /// Calls to tools tagged `tag` (`#[tool(tags = [...])]`) need `capability`.
     #[must_use]
-    pub fn require_for_tag(mut self, capability: impl Into<String>, tag: impl Into<String>) -> Self {
+    pub fn require_for_tag(
+        mut self,
+        capability: impl Into<String>,
+        tag: impl Into<String>,
+    ) -> Self {
         self.rules.push(Rule {
             capability: capability.into(),
             applies_to: AppliesTo::Tag(tag.into()),

@@ -138,13 +138,12 @@ impl RateLimit {
     }
 
     fn admit(&self, call: &ToolCall) -> Result<(), ToolError> {
-        let refused = |rate: Rate, scope: &str, retry_after: Option<Duration>| {
-            ToolError::RateLimited {
+        let refused =
+            |rate: Rate, scope: &str, retry_after: Option<Duration>| ToolError::RateLimited {
                 tool: call.name().to_owned(),
                 limit: format!("{rate} {scope}"),
                 retry_after,
-            }
-        };
+            };
         if let Some(limiter) = self.tools.get(call.name()) {
             limiter
                 .check()

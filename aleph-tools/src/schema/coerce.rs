@@ -158,6 +158,7 @@ fn is_null_schema(schema: &Value) -> bool {
 
 /// The JSON types a schema accepts, as far as repair cares.
 #[derive(Clone, Copy, Default)]
+#[allow(clippy::struct_excessive_bools, reason = "one flag per JSON type")]
 struct Types {
     string: bool,
     integer: bool,

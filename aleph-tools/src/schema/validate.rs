@@ -51,7 +51,10 @@ impl ArgumentValidator {
         problems.dedup();
         problems.truncate(MAX_PROBLEMS);
         if problems.is_empty() {
-            problems.push(ArgumentProblem::new("", "arguments the tool's schema accepts"));
+            problems.push(ArgumentProblem::new(
+                "",
+                "arguments the tool's schema accepts",
+            ));
         }
         Err(problems)
     }

@@ -391,8 +391,8 @@ impl fmt::Debug for ToolServerHandle {
 /// The entry of a typed tool, whose schemars schema always compiles.
 fn entry(tool: Arc<dyn AlephToolDyn>) -> Entry {
     let definition = Arc::new(tool.definition());
-    let validator =
-        ArgumentValidator::new(&definition.parameters).unwrap_or_else(|_| ArgumentValidator::open());
+    let validator = ArgumentValidator::new(&definition.parameters)
+        .unwrap_or_else(|_| ArgumentValidator::open());
     Entry {
         name: Arc::from(definition.name.as_str()),
         tool,
