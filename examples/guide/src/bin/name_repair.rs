@@ -1,0 +1,48 @@
+//! Name repair: tool names a model got slightly wrong still reach the tool, and names it got
+//! badly wrong come back with the closest real ones.
+//!
+//! Run with `cargo run -p guide-examples --bin name_repair`.
+
+use aleph_tools::prelude::*;
+use serde_json::json;
+
+/// Search the web.
+#[tool(register = false)]
+fn web_search(query: String) -> String {
+    format!("results for {query}")
+}
+
+/// Fetch a page.
+#[tool(register = false)]
+fn web_fetch(url: String) -> String {
+    format!("contents of {url}")
+}
+
+#[tokio::main]
+async fn main() {
+    let server = AlephToolServer::new()
+        .with_tool(WebSearchTool)
+        .with_tool(WebFetchTool);
+    for name in [
+        "web_search",
+        "WebSearch",
+        "webSearch",
+        "web-search",
+        "WEB_FETCH",
+    ] {
+        let (result, repair) = server
+            .call_with_repair(
+                name,
+                json!({ "query": "rust", "url": "https://example.com" }),
+            )
+            .await;
+        match repair {
+            Some(repair) => println!("{name:>12} → {} ({:?})", repair.repaired_name, repair.step),
+            None => println!("{name:>12} → exact"),
+        }
+        assert!(result.success, "{result:?}");
+    }
+    let unknown = server.call("web_serch", json!({})).await;
+    println!("   web_serch → {}", unknown.model_text());
+    assert!(!unknown.success);
+}
