@@ -12,14 +12,23 @@ mod book {
     #[doc = include_str!("../../book/src/writing-tools.md")]
     mod writing_tools {}
 
+    #[doc = include_str!("../../book/src/server.md")]
+    mod server {}
+
     #[doc = include_str!("../../book/src/repair.md")]
     mod repair {}
+
+    #[doc = include_str!("../../book/src/arguments.md")]
+    mod arguments {}
 
     #[doc = include_str!("../../book/src/filters.md")]
     mod filters {}
 
     #[doc = include_str!("../../book/src/context.md")]
     mod context {}
+
+    #[doc = include_str!("../../book/src/middleware.md")]
+    mod middleware {}
 }
 
 /// The README's quick start, compiled and run like the guide.
