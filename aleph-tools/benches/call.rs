@@ -2,8 +2,11 @@
 //!
 //! - `floor`: `serde_json::from_value` + the function + `serde_json::to_value`, by hand;
 //! - `call_json`: through `AlephTool::call_json`;
-//! - `server`: through `AlephToolServer::call` by name (lookup, context, panic guard,
-//!   `ToolResult`).
+//! - `server`: through `AlephToolServer::call` by name (lookup, argument validation, context,
+//!   panic guard, `ToolResult`), no middleware;
+//! - `server_audit_rate_limit`: the same server with the `Audit` layer (logging every call to
+//!   a `tracing` subscriber that writes to nowhere) and a `RateLimit` layer (global and per
+//!   tool, never reached).
 //!
 //! Run with `cargo bench -p aleph-tools --bench call`. The tools never wait, so each future is
 //! polled once, with no executor in the measurement.
@@ -14,6 +17,7 @@ mod support;
 
 use std::hint::black_box;
 
+use aleph_tools::middleware::{Audit, Rate, RateLimit};
 use aleph_tools::prelude::*;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt;
@@ -47,6 +51,15 @@ fn bench_tool(
     let server = AlephToolServer::new()
         .with_tool(AddTool)
         .with_tool(GreetTool);
+    let layered = AlephToolServer::new()
+        .with_tool(AddTool)
+        .with_tool(GreetTool)
+        .with_middleware(Audit::new())
+        .with_middleware(
+            RateLimit::new()
+                .global(Rate::per_second(u32::MAX))
+                .per_tool(Rate::per_second(u32::MAX)),
+        );
     let ctx = ToolContext::new();
     let mut group = c.benchmark_group(name);
     group.bench_function("floor", |b| {
@@ -74,10 +87,26 @@ fn bench_tool(
             BatchSize::SmallInput,
         );
     });
+    group.bench_function("server_audit_rate_limit", |b| {
+        b.iter_batched(
+            || args.clone(),
+            |args| {
+                let result = layered.call(name, args).now_or_never().unwrap();
+                assert!(result.success);
+                black_box(result)
+            },
+            BatchSize::SmallInput,
+        );
+    });
     group.finish();
 }
 
 fn calls(c: &mut Criterion) {
+    // The audit layer's events go to a real subscriber, formatted and then discarded.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::sink)
+        .with_max_level(tracing::Level::INFO)
+        .init();
     bench_tool(c, "add", &json!({ "a": 20, "b": 22 }), floor_add, &AddTool);
     bench_tool(
         c,

@@ -1,4 +1,5 @@
-//! Instruction counts of the three call paths of `benches/call.rs`, for a machine where
+//! Instruction counts of the call paths of `benches/call.rs` (`layered` is the server with
+//! the audit and rate-limit layers, with no `tracing` subscriber installed), for a machine where
 //! timings are too noisy to compare. Each run calls one path `ITERS` times; under
 //! `valgrind --tool=callgrind` the difference between `ITERS = N` and `ITERS = 0` divided by
 //! `N` is that path's instructions per call. The `clone` path only clones and drops the
@@ -7,7 +8,7 @@
 //! ```sh
 //! cargo bench -p aleph-tools --bench call_instructions --no-run
 //! BIN=$(ls -t target/release/deps/call_instructions-* | grep -v '\.d$' | head -1)
-//! for path in clone floor call_json server; do
+//! for path in clone floor call_json server layered; do
 //!   for iters in 0 100000; do
 //!     ALEPH_BENCH_PATH=$path ALEPH_BENCH_ITERS=$iters \
 //!       valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN" 2>&1 | grep Collected
@@ -23,6 +24,7 @@ mod support;
 
 use std::hint::black_box;
 
+use aleph_tools::middleware::{Audit, Rate, RateLimit};
 use aleph_tools::prelude::*;
 use futures_util::FutureExt;
 use serde_json::json;
@@ -35,11 +37,19 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
     let server = AlephToolServer::new().with_tool(AddTool);
+    let layered = AlephToolServer::new()
+        .with_tool(AddTool)
+        .with_middleware(Audit::new())
+        .with_middleware(
+            RateLimit::new()
+                .global(Rate::per_second(u32::MAX))
+                .per_tool(Rate::per_second(u32::MAX)),
+        );
     let ctx = ToolContext::new();
     let args = json!({ "a": 20, "b": 22 });
     let paths: Vec<&str> = match &path {
         Some(path) => vec![path.as_str()],
-        None => vec!["floor", "call_json", "server"],
+        None => vec!["floor", "call_json", "server", "layered"],
     };
     for path in paths {
         for _ in 0..iters {
@@ -55,9 +65,14 @@ fn main() {
                         .unwrap(),
                 )),
                 "server" => drop(black_box(server.call("add", args).now_or_never().unwrap())),
-                other => {
-                    panic!("unknown ALEPH_BENCH_PATH `{other}`: use floor, call_json or server")
+                "layered" => {
+                    let result = layered.call("add", args).now_or_never().unwrap();
+                    assert!(result.success);
+                    drop(black_box(result));
                 }
+                other => panic!(
+                    "unknown ALEPH_BENCH_PATH `{other}`: use clone, floor, call_json, server or layered"
+                ),
             }
         }
     }

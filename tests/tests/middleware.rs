@@ -238,6 +238,18 @@ async fn per_tool_and_global_rates_count_separately() {
 }
 
 #[tokio::test]
+async fn a_huge_rate_never_refuses() {
+    let s = AlephToolServer::new().with_tool(EchoTool).with_middleware(
+        RateLimit::new()
+            .global(Rate::per_second(u32::MAX))
+            .per_tool(Rate::new(u32::MAX, Duration::from_nanos(1))),
+    );
+    for _ in 0..1_000 {
+        assert!(s.call("echo", json!({ "text": "x" })).await.success);
+    }
+}
+
+#[tokio::test]
 async fn a_zero_rate_allows_no_calls() {
     let s = AlephToolServer::new()
         .with_tool(EchoTool)

@@ -122,9 +122,13 @@ impl Middleware for Audit {
             call_id = call.context().call_id(),
             caller = ?call.context().caller(),
         );
-        let arguments = self.redacted(call.arguments());
+        // Redacting copies the arguments: only worth it when someone will read them.
+        let arguments =
+            tracing::enabled!(tracing::Level::INFO).then(|| self.redacted(call.arguments()));
         async move {
-            tracing::info!(arguments = %arguments, "tool call started");
+            if let Some(arguments) = arguments {
+                tracing::info!(arguments = %arguments, "tool call started");
+            }
             let started = Instant::now();
             let outcome = next.run(call).await;
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

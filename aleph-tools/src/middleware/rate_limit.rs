@@ -45,7 +45,12 @@ impl Rate {
 
     fn quota(self) -> Option<Quota> {
         let burst = NonZeroU32::new(self.calls)?;
-        Quota::with_period(self.per / self.calls).map(|quota| quota.allow_burst(burst))
+        if self.per.is_zero() {
+            return None;
+        }
+        // A rate finer than a nanosecond per call refills as fast as the clock can tell.
+        let period = (self.per / self.calls).max(Duration::from_nanos(1));
+        Quota::with_period(period).map(|quota| quota.allow_burst(burst))
     }
 }
 

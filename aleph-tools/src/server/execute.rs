@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use arc_swap::Guard;
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
@@ -142,7 +143,7 @@ impl ToolServerHandle {
         needs_confirmation: bool,
     ) -> Result<ToolOutput, ToolError> {
         let chain = &self.shared.settings.middleware;
-        let hooks = self.shared.hooks.load_full();
+        let hooks = self.shared.hooks.load();
         if chain.is_empty() && hooks.is_empty() {
             return self
                 .confirm_and_execute(entry, args, &ctx, needs_confirmation)
@@ -158,7 +159,7 @@ impl ToolServerHandle {
             server: self.clone(),
             entry: Arc::clone(entry),
             needs_confirmation,
-            hooks,
+            hooks: Guard::into_inner(hooks),
         });
         // Boxed: the chain's state stays out of the plain call's future. A panic in a layer
         // or hook costs its own call, like one in a tool.
