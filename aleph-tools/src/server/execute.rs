@@ -145,6 +145,8 @@ impl ToolServerHandle {
         let chain = &self.shared.settings.middleware;
         let hooks = self.shared.hooks.load();
         if chain.is_empty() && hooks.is_empty() {
+            // A snapshot guard is for short reads, not to keep across the tool's run.
+            drop(hooks);
             return self
                 .confirm_and_execute(entry, args, &ctx, needs_confirmation)
                 .await;

@@ -121,14 +121,15 @@ impl Shared {
         }
     }
 
-    /// A copy with other settings that serves what this one serves.
-    fn with_settings(&self, settings: Settings) -> Self {
+    /// A copy that serves what this one serves, with the same settings, for the builder to
+    /// change without touching handles already given out.
+    fn copy(&self) -> Self {
         Self {
             tools: ArcSwap::new(self.tools.load_full()),
             filter: ArcSwap::new(self.filter.load_full()),
             hooks: ArcSwap::new(self.hooks.load_full()),
             write: Mutex::new(()),
-            settings,
+            settings: self.settings.clone(),
             next_call_id: AtomicU64::new(self.next_call_id.load(Ordering::Relaxed)),
             next_hook_id: AtomicU64::new(self.next_hook_id.load(Ordering::Relaxed)),
             built: AtomicBool::new(self.built.load(Ordering::Relaxed)),
@@ -355,7 +356,7 @@ impl AlephToolServer {
         // copy so existing handles keep their view and nothing panics.
         if Arc::get_mut(&mut self.handle.shared).is_none() {
             let old = &self.handle.shared;
-            self.handle.shared = Arc::new(old.with_settings(old.settings.clone()));
+            self.handle.shared = Arc::new(old.copy());
         }
         &mut Arc::get_mut(&mut self.handle.shared)
             .expect("a freshly built Arc has one owner")
