@@ -17,12 +17,11 @@ mod support;
 
 use std::hint::black_box;
 
-use aleph_tools::middleware::{Audit, Rate, RateLimit};
 use aleph_tools::prelude::*;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt;
 use serde_json::{Value, json};
-use support::{AddTool, floor_add};
+use support::{AddTool, floor_add, with_audit_and_rate_limit};
 
 /// Greet someone.
 #[tool(register = false)]
@@ -51,15 +50,11 @@ fn bench_tool(
     let server = AlephToolServer::new()
         .with_tool(AddTool)
         .with_tool(GreetTool);
-    let layered = AlephToolServer::new()
-        .with_tool(AddTool)
-        .with_tool(GreetTool)
-        .with_middleware(Audit::new())
-        .with_middleware(
-            RateLimit::new()
-                .global(Rate::per_second(u32::MAX))
-                .per_tool(Rate::per_second(u32::MAX)),
-        );
+    let layered = with_audit_and_rate_limit(
+        AlephToolServer::new()
+            .with_tool(AddTool)
+            .with_tool(GreetTool),
+    );
     let ctx = ToolContext::new();
     let mut group = c.benchmark_group(name);
     group.bench_function("floor", |b| {

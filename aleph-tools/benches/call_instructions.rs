@@ -24,11 +24,10 @@ mod support;
 
 use std::hint::black_box;
 
-use aleph_tools::middleware::{Audit, Rate, RateLimit};
 use aleph_tools::prelude::*;
 use futures_util::FutureExt;
 use serde_json::json;
-use support::{AddTool, floor_add};
+use support::{AddTool, floor_add, with_audit_and_rate_limit};
 
 fn main() {
     let path = std::env::var("ALEPH_BENCH_PATH").ok();
@@ -37,14 +36,7 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
     let server = AlephToolServer::new().with_tool(AddTool);
-    let layered = AlephToolServer::new()
-        .with_tool(AddTool)
-        .with_middleware(Audit::new())
-        .with_middleware(
-            RateLimit::new()
-                .global(Rate::per_second(u32::MAX))
-                .per_tool(Rate::per_second(u32::MAX)),
-        );
+    let layered = with_audit_and_rate_limit(AlephToolServer::new().with_tool(AddTool));
     let ctx = ToolContext::new();
     let args = json!({ "a": 20, "b": 22 });
     let paths: Vec<&str> = match &path {

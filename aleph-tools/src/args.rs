@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 
 use crate::error::{ArgumentProblem, ToolError};
 
+/// What the arguments as a whole must be, in argument errors.
+pub(crate) const ARGUMENTS_OBJECT: &str = "a JSON object of named arguments";
+
 /// Deserializes `args` into `A`. `null` counts as no arguments: models send it for tools
 /// without parameters.
 pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result<A, ToolError> {
@@ -19,10 +22,7 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result
         other => {
             return Err(ToolError::invalid_arguments(
                 tool,
-                vec![
-                    ArgumentProblem::new("", "a JSON object of named arguments")
-                        .received(describe(&other)),
-                ],
+                vec![ArgumentProblem::new("", ARGUMENTS_OBJECT).received(describe(&other))],
             ));
         }
     };

@@ -1,5 +1,7 @@
-//! The tool both call benchmarks measure, and the hand-written floor they compare it with.
+//! The tool both call benchmarks measure, the hand-written floor they compare it with, and
+//! the layered server they measure beside the plain one.
 
+use aleph_tools::middleware::{Audit, Rate, RateLimit};
 use aleph_tools::prelude::*;
 use serde_json::Value;
 
@@ -18,4 +20,13 @@ pub fn add(
 pub fn floor_add(args: Value) -> Value {
     let args: AddArgs = serde_json::from_value(args).unwrap();
     serde_json::to_value(add(args.a, args.b)).unwrap()
+}
+
+/// `server` with the audit layer and a rate limit (global and per tool) it never reaches.
+pub fn with_audit_and_rate_limit(server: AlephToolServer) -> AlephToolServer {
+    server.with_middleware(Audit::new()).with_middleware(
+        RateLimit::new()
+            .global(Rate::per_second(u32::MAX))
+            .per_tool(Rate::per_second(u32::MAX)),
+    )
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, NotUntil, Quota, RateLimiter};
 
 use super::{Middleware, Next, ToolCall};
 use crate::error::ToolError;
@@ -67,6 +67,11 @@ impl fmt::Display for Rate {
     }
 }
 
+/// How long until a refused call may pass.
+fn wait(not_until: &NotUntil<<DefaultClock as Clock>::Instant>) -> Duration {
+    not_until.wait_time_from(DefaultClock::default().now())
+}
+
 /// One limiter, or none when the rate allows no calls.
 struct Limiter {
     rate: Rate,
@@ -85,9 +90,7 @@ impl Limiter {
     fn check(&self) -> Result<(), Option<Duration>> {
         match &self.inner {
             None => Err(None),
-            Some(limiter) => limiter
-                .check()
-                .map_err(|not_until| Some(not_until.wait_time_from(DefaultClock::default().now()))),
+            Some(limiter) => limiter.check().map_err(|refusal| Some(wait(&refusal))),
         }
     }
 }
@@ -156,9 +159,9 @@ impl RateLimit {
         } else if let Some((rate, limiter)) = &self.per_tool {
             let checked = match limiter {
                 None => Err(None),
-                Some(limiter) => limiter.check_key(call.shared_name()).map_err(|not_until| {
-                    Some(not_until.wait_time_from(DefaultClock::default().now()))
-                }),
+                Some(limiter) => limiter
+                    .check_key(call.shared_name())
+                    .map_err(|refusal| Some(wait(&refusal))),
             };
             checked.map_err(|wait| refused(*rate, "for each tool", wait))?;
         }

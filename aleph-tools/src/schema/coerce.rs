@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::args::pointer;
+use std::fmt::Write as _;
 
 /// How deep `$ref`s are followed without descending into the value; guards cyclic schemas.
 const MAX_REF_HOPS: usize = 32;
@@ -76,8 +76,7 @@ impl<'s> Walk<'s> {
                 if let Some(item_schema) = schema.get("items") {
                     for (index, item) in items.iter_mut().enumerate() {
                         let len = at.len();
-                        at.push('/');
-                        at.push_str(&index.to_string());
+                        write!(at, "/{index}").unwrap_or_default();
                         self.visit(item_schema, item, at);
                         at.truncate(len);
                     }
@@ -105,14 +104,16 @@ impl<'s> Walk<'s> {
             }
             if let Some(value) = map.remove(&key) {
                 map.insert(target.to_owned(), value);
-                let renamed_at = format!("{at}{}", pointer(target));
-                self.record(&renamed_at, CoercionKind::RenamedKey, Value::String(key));
+                let len = at.len();
+                push_pointer(at, target);
+                self.record(at, CoercionKind::RenamedKey, Value::String(key));
+                at.truncate(len);
             }
         }
         for (name, property_schema) in properties {
             if let Some(value) = map.get_mut(name) {
                 let len = at.len();
-                at.push_str(&pointer(name));
+                push_pointer(at, name);
                 self.visit(property_schema, value, at);
                 at.truncate(len);
             }
@@ -148,6 +149,18 @@ impl<'s> Walk<'s> {
             kind,
             original,
         });
+    }
+}
+
+/// Appends `/key` to a JSON pointer, escaped.
+fn push_pointer(at: &mut String, key: &str) {
+    at.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => at.push_str("~0"),
+            '/' => at.push_str("~1"),
+            c => at.push(c),
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, ValidationError, Validator};
 use serde_json::Value;
 
-use crate::args::{describe, pointer};
+use crate::args::{ARGUMENTS_OBJECT, describe, pointer};
 use crate::error::ArgumentProblem;
 
 /// The most problems one error lists; a model fixes the first ones and retries.
@@ -67,7 +67,7 @@ fn read_error(schema: &Value, error: &ValidationError<'_>, out: &mut Vec<Argumen
     let expected = match error.kind() {
         ValidationErrorKind::Type {
             kind: TypeKind::Single(JsonType::Object),
-        } if at.is_empty() => "a JSON object of named arguments".to_owned(),
+        } if at.is_empty() => ARGUMENTS_OBJECT.to_owned(),
         ValidationErrorKind::Type { kind } => type_phrase(kind),
         ValidationErrorKind::Enum { options } => {
             let allowed = options.as_array().cloned().unwrap_or_default();
