@@ -3,6 +3,7 @@
 //! arguments against them, and repairing arguments a model got nearly right.
 
 mod coerce;
+mod dialect;
 mod validate;
 
 use std::any::TypeId;
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 pub(crate) use self::coerce::coerce;
 pub use self::coerce::{Coercion, CoercionKind};
+pub use self::dialect::{Dialect, DialectError, Refs};
 pub(crate) use self::validate::ArgumentValidator;
 
 /// Which schema of a type: as itself, or as a tool's arguments.
