@@ -33,6 +33,7 @@ mod context;
 mod error;
 pub mod middleware;
 mod patterns;
+pub mod provider;
 mod registry;
 mod result;
 pub mod schema;

@@ -4,6 +4,11 @@
 //! Guided by the input schema, it turns strings that hold numbers or booleans into those,
 //! parses objects and arrays sent as JSON text, and renames keys whose case or separators
 //! differ from the schema's (`userName` → `user_name`). Nothing else is guessed.
+//!
+//! One fix is not a guess and runs even without repair: a `null` for an optional argument
+//! whose schema does not take `null` means the argument is absent. Models in OpenAI's
+//! strict mode send exactly that, since strict mode makes every argument required and the
+//! optional ones nullable.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -39,6 +44,9 @@ pub enum CoercionKind {
     /// A key written in another case or with other separators (`maxResults`) was renamed
     /// to the schema's (`max_results`).
     RenamedKey,
+    /// A `null` for an optional argument that does not take `null` was read as the
+    /// argument being absent (what models in strict mode send for "no value").
+    NullAsAbsent,
 }
 
 /// Repairs `value` in place as far as `schema` (the root of a tool's input schema) says
@@ -47,6 +55,18 @@ pub(crate) fn coerce(schema: &Value, value: &mut Value) -> Vec<Coercion> {
     let mut walk = Walk {
         root: schema,
         changes: Vec::new(),
+        nulls_only: false,
+    };
+    walk.visit(schema, value, &mut String::new());
+    walk.changes
+}
+
+/// Removes `null`s sent for optional arguments that do not take `null`, and lists them.
+pub(crate) fn drop_absent_nulls(schema: &Value, value: &mut Value) -> Vec<Coercion> {
+    let mut walk = Walk {
+        root: schema,
+        changes: Vec::new(),
+        nulls_only: true,
     };
     walk.visit(schema, value, &mut String::new());
     walk.changes
@@ -55,6 +75,8 @@ pub(crate) fn coerce(schema: &Value, value: &mut Value) -> Vec<Coercion> {
 struct Walk<'s> {
     root: &'s Value,
     changes: Vec<Coercion>,
+    /// Only read `null`s as absent; change nothing else.
+    nulls_only: bool,
 }
 
 impl<'s> Walk<'s> {
@@ -64,6 +86,7 @@ impl<'s> Walk<'s> {
         };
         let wanted = Types::of(schema);
         if let Value::String(text) = value
+            && !self.nulls_only
             && !wanted.string
             && let Some((fixed, kind)) = from_string(text, wanted)
         {
@@ -90,11 +113,14 @@ impl<'s> Walk<'s> {
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
             return;
         };
-        let unknown: Vec<String> = map
-            .keys()
-            .filter(|key| !properties.contains_key(*key))
-            .cloned()
-            .collect();
+        let unknown: Vec<String> = if self.nulls_only {
+            Vec::new()
+        } else {
+            map.keys()
+                .filter(|key| !properties.contains_key(*key))
+                .cloned()
+                .collect()
+        };
         for key in unknown {
             let Some(target) = matching_property(properties, &key) else {
                 continue;
@@ -110,7 +136,20 @@ impl<'s> Walk<'s> {
                 at.truncate(len);
             }
         }
+        let required = schema.get("required").and_then(Value::as_array);
         for (name, property_schema) in properties {
+            let optional = !required.is_some_and(|r| r.iter().any(|n| n == name.as_str()));
+            if optional
+                && map.get(name).is_some_and(Value::is_null)
+                && !self.accepts_null(property_schema)
+            {
+                map.remove(name);
+                let len = at.len();
+                push_pointer(at, name);
+                self.record(at, CoercionKind::NullAsAbsent, Value::Null);
+                at.truncate(len);
+                continue;
+            }
             if let Some(value) = map.get_mut(name) {
                 let len = at.len();
                 push_pointer(at, name);
@@ -141,6 +180,46 @@ impl<'s> Walk<'s> {
             return Some(schema);
         }
         None
+    }
+
+    /// Whether `schema` takes `null`; unknown shapes count as taking it, so nothing is
+    /// dropped on a guess.
+    fn accepts_null(&self, schema: &Value) -> bool {
+        let mut schema = schema;
+        for _ in 0..MAX_REF_HOPS {
+            let Value::Object(map) = schema else {
+                return schema != &Value::Bool(false);
+            };
+            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+                match reference
+                    .strip_prefix('#')
+                    .and_then(|p| self.root.pointer(p))
+                {
+                    Some(target) => {
+                        schema = target;
+                        continue;
+                    }
+                    None => return true,
+                }
+            }
+            let branches = ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| map.get(*k).and_then(Value::as_array))
+                .flatten();
+            if branches.clone().next().is_some() {
+                return branches.into_iter().any(|b| self.accepts_null(b));
+            }
+            return match map.get("type") {
+                Some(Value::String(t)) => t == "null",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+                _ => match (map.get("enum"), map.get("const")) {
+                    (Some(Value::Array(values)), _) => values.contains(&Value::Null),
+                    (_, Some(value)) => value.is_null(),
+                    _ => true,
+                },
+            };
+        }
+        true
     }
 
     fn record(&mut self, at: &str, kind: CoercionKind, original: Value) {

@@ -14,8 +14,8 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-pub(crate) use self::coerce::coerce;
 pub use self::coerce::{Coercion, CoercionKind};
+pub(crate) use self::coerce::{coerce, drop_absent_nulls};
 pub use self::dialect::{Dialect, DialectError, Refs};
 pub(crate) use self::validate::ArgumentValidator;
 

@@ -126,10 +126,16 @@ impl ToolServerHandle {
         if self.shared.settings.repair_arguments {
             *coercions = schema::coerce(schema, &mut args);
         }
-        entry
-            .validator
-            .check(schema, &args)
-            .map_err(|problems| ToolError::invalid_arguments(&*entry.name, problems))?;
+        let mut checked = entry.validator.check(schema, &args);
+        if checked.is_err() {
+            // Strict-mode models send `null` for optional arguments they leave out.
+            let dropped = schema::drop_absent_nulls(schema, &mut args);
+            if !dropped.is_empty() {
+                coercions.extend(dropped);
+                checked = entry.validator.check(schema, &args);
+            }
+        }
+        checked.map_err(|problems| ToolError::invalid_arguments(&*entry.name, problems))?;
         Ok(args)
     }
 

@@ -334,12 +334,15 @@ impl AlephToolServer {
     ///
     /// # Errors
     ///
-    /// [`RegistryError::MissingState`] naming the first tool and type found missing.
+    /// [`RegistryError::MissingState`] naming the first tool and type found missing;
+    /// [`RegistryError::InvalidDefinition`] for a tool marked `strict` whose schema OpenAI's
+    /// strict mode cannot take (a map inside one of its argument types, say).
     pub fn build(self) -> Result<Self, RegistryError> {
         let table = self.shared.tools.load();
         let mut entries: Vec<&Arc<Entry>> = table.values().collect();
         entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         for entry in entries {
+            check_strict(&entry.definition)?;
             self.shared.settings.check_state(entry)?;
         }
         self.shared.built.store(true, Ordering::Relaxed);
@@ -402,6 +405,21 @@ fn entry(tool: Arc<dyn AlephToolDyn>) -> Entry {
     }
 }
 
+/// A tool marked `strict` must have a schema OpenAI's strict mode takes.
+fn check_strict(definition: &ToolDefinition) -> Result<(), RegistryError> {
+    if !definition.strict {
+        return Ok(());
+    }
+    let strict = schema::Dialect::OpenAi { strict: true };
+    strict
+        .apply(&definition.parameters)
+        .map(drop)
+        .map_err(|err| RegistryError::InvalidDefinition {
+            name: definition.name.clone(),
+            reason: format!("the tool is marked `strict`, but its schema cannot be: {err}"),
+        })
+}
+
 fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
     let definition = Arc::new(tool.definition());
     let name = &definition.name;
@@ -426,6 +444,7 @@ fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
                 .to_owned(),
         ));
     }
+    check_strict(&definition)?;
     let validator = ArgumentValidator::new(&definition.parameters).map_err(invalid)?;
     Ok(Entry {
         name: Arc::from(name.as_str()),

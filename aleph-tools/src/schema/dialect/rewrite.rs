@@ -452,12 +452,17 @@ fn close_object(map: &mut Map<String, Value>, at: &str) -> Result<(), DialectErr
     let Some(Value::Object(properties)) = map.get_mut("properties") else {
         return Err(not_strict(at, "is an object without listed properties"));
     };
-    let mut all = Vec::with_capacity(properties.len());
+    // The arguments that were required first, in their order; then the optional ones.
+    let mut all: Vec<Value> = was_required
+        .iter()
+        .filter(|name| properties.contains_key(*name))
+        .map(|name| Value::String(name.clone()))
+        .collect();
     for (name, schema) in properties.iter_mut() {
         if !was_required.contains(name) {
             make_nullable(schema);
+            all.push(Value::String(name.clone()));
         }
-        all.push(Value::String(name.clone()));
     }
     map.insert("required".to_owned(), Value::Array(all));
     map.insert("additionalProperties".to_owned(), Value::Bool(false));

@@ -1,0 +1,207 @@
+//! The `tools` array of a request, per provider.
+
+use serde_json::{Map, Value, json};
+
+use super::Provider;
+use crate::ToolServerHandle;
+use crate::schema::{Dialect, DialectError};
+use crate::tool::{ToolAnnotations, ToolDefinition};
+
+/// A tool that cannot be offered to a provider.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{tool}` cannot be offered to {provider}: {error}", provider = provider.name())]
+#[non_exhaustive]
+pub struct ToolListError {
+    /// The tool's name.
+    pub tool: String,
+    /// The provider asked for.
+    pub provider: Provider,
+    /// Why its schema does not fit.
+    #[source]
+    pub error: DialectError,
+}
+
+impl Provider {
+    /// The `tools` array for a request to this provider, with schemas in `dialect`, in the
+    /// order given.
+    ///
+    /// OpenAI in strict mode: a tool whose schema cannot be strict (it takes a map, say) is
+    /// sent with `strict: false` and its plain schema, unless the tool itself is marked
+    /// `strict`, which makes that an error. Gemini's array holds one entry with every
+    /// declaration; an empty tool list is an empty array for every provider.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolListError`] naming the first tool whose schema cannot be written in `dialect`.
+    pub fn tool_list<'d>(
+        self,
+        definitions: impl IntoIterator<Item = &'d ToolDefinition>,
+        dialect: Dialect,
+    ) -> Result<Value, ToolListError> {
+        let entries = definitions
+            .into_iter()
+            .map(|definition| self.tool_entry(definition, dialect))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(match self {
+            Self::Gemini if entries.is_empty() => json!([]),
+            Self::Gemini => json!([{ "functionDeclarations": entries }]),
+            _ => Value::Array(entries),
+        })
+    }
+
+    /// One tool as this provider's tools array lists it (for Gemini, one function
+    /// declaration).
+    ///
+    /// # Errors
+    ///
+    /// As [`tool_list`](Self::tool_list).
+    pub fn tool_entry(
+        self,
+        definition: &ToolDefinition,
+        dialect: Dialect,
+    ) -> Result<Value, ToolListError> {
+        let fail = |error| ToolListError {
+            tool: definition.name.clone(),
+            provider: self,
+            error,
+        };
+        let (schema, strict) = match dialect {
+            Dialect::OpenAi { strict: true } => match dialect.apply(&definition.parameters) {
+                Ok(schema) => (schema, true),
+                Err(err) if definition.strict => return Err(fail(err)),
+                Err(_) => (
+                    Dialect::OpenAi { strict: false }
+                        .apply(&definition.parameters)
+                        .map_err(fail)?,
+                    false,
+                ),
+            },
+            other => (other.apply(&definition.parameters).map_err(fail)?, false),
+        };
+        let name = definition.name.as_str();
+        let description = definition.description.as_str();
+        Ok(match self {
+            Self::OpenAiChat => json!({
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": description,
+                    "parameters": schema,
+                    "strict": strict,
+                }
+            }),
+            Self::OpenAiResponses => json!({
+                "type": "function",
+                "name": name,
+                "description": description,
+                "parameters": schema,
+                "strict": strict,
+            }),
+            Self::Anthropic => json!({
+                "name": name,
+                "description": description,
+                "input_schema": schema,
+            }),
+            Self::Gemini => {
+                let mut declaration = Map::new();
+                declaration.insert("name".into(), name.into());
+                declaration.insert("description".into(), description.into());
+                // Gemini refuses an OBJECT without properties: a tool without arguments
+                // leaves `parameters` out.
+                let empty = schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_none_or(Map::is_empty);
+                if !empty {
+                    declaration.insert("parameters".into(), schema);
+                }
+                Value::Object(declaration)
+            }
+            Self::Mcp => {
+                let mut tool = Map::new();
+                tool.insert("name".into(), name.into());
+                tool.insert("description".into(), description.into());
+                tool.insert("inputSchema".into(), schema);
+                if let Some(output) = mcp_output_schema(definition, dialect) {
+                    tool.insert("outputSchema".into(), output.map_err(fail)?);
+                }
+                if let Some(annotations) = mcp_annotations(definition.annotations) {
+                    tool.insert("annotations".into(), annotations);
+                }
+                Value::Object(tool)
+            }
+        })
+    }
+}
+
+/// The output schema as MCP takes it: an object at the root, so any other output is
+/// wrapped as `{ "result": … }` (and its structured content the same way).
+pub(super) fn mcp_output_schema(
+    definition: &ToolDefinition,
+    dialect: Dialect,
+) -> Option<Result<Value, DialectError>> {
+    let schema = definition.output_schema.as_ref()?;
+    let object = if output_is_wrapped(definition) {
+        let mut inner = schema.clone();
+        // `$defs` stay at the root, where the `$ref`s inside point.
+        let defs = inner.as_object_mut().and_then(|map| map.remove("$defs"));
+        let mut wrapped = json!({
+            "type": "object",
+            "properties": { "result": inner },
+            "required": ["result"],
+        });
+        if let (Some(defs), Value::Object(root)) = (defs, &mut wrapped) {
+            root.insert("$defs".into(), defs);
+        }
+        wrapped
+    } else {
+        schema.clone()
+    };
+    let dialect = match dialect {
+        Dialect::Mcp { .. } => dialect,
+        _ => Dialect::MCP,
+    };
+    Some(dialect.apply(&object))
+}
+
+/// Whether a tool's structured output is wrapped as `{ "result": … }` for MCP, which wants
+/// an object: true when the output schema's root is not an object.
+pub(super) fn output_is_wrapped(definition: &ToolDefinition) -> bool {
+    definition
+        .output_schema
+        .as_ref()
+        .is_some_and(|schema| !crate::schema::is_object_schema(schema))
+}
+
+fn mcp_annotations(annotations: ToolAnnotations) -> Option<Value> {
+    if annotations.is_empty() {
+        return None;
+    }
+    let mut out = Map::new();
+    let hints = [
+        ("readOnlyHint", annotations.read_only),
+        ("destructiveHint", annotations.destructive),
+        ("idempotentHint", annotations.idempotent),
+        ("openWorldHint", annotations.open_world),
+    ];
+    for (key, value) in hints {
+        if let Some(value) = value {
+            out.insert(key.into(), Value::Bool(value));
+        }
+    }
+    Some(Value::Object(out))
+}
+
+impl ToolServerHandle {
+    /// The `tools` array for a request to `provider`: the tools the filter offers, sorted
+    /// by name, with schemas in the provider's default [`dialect`](Provider::dialect).
+    ///
+    /// # Errors
+    ///
+    /// [`ToolListError`] naming a tool whose schema the provider cannot take (a recursive
+    /// type for Gemini, a map in a tool marked `strict` for OpenAI).
+    pub fn tools_for(&self, provider: Provider) -> Result<Value, ToolListError> {
+        let definitions = self.list_tools();
+        provider.tool_list(definitions.iter().map(AsRef::as_ref), provider.dialect())
+    }
+}
