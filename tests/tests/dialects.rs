@@ -334,14 +334,12 @@ fn every_shape_in_every_dialect_is_pinned() {
 // ---------------------------------------------------------------------------------------
 // Provider rules, as checks.
 
+/// Called with each subschema, its JSON pointer and its depth.
+type Visit<'f> = dyn FnMut(&Map<String, Value>, &str, usize) + 'f;
+
 /// Visits every subschema of `schema` (not into `enum`/`const`/`default` values), with its
 /// JSON pointer and its depth in nested objects and arrays.
-fn walk(
-    schema: &Value,
-    at: &str,
-    depth: usize,
-    f: &mut dyn FnMut(&Map<String, Value>, &str, usize),
-) {
+fn walk(schema: &Value, at: &str, depth: usize, f: &mut Visit<'_>) {
     let Value::Object(map) = schema else { return };
     f(map, at, depth);
     for (key, value) in map {

@@ -82,105 +82,125 @@ impl Provider {
             problem,
         };
         match self {
-            Self::OpenAiChat => {
-                let message = response.pointer("/choices/0/message").unwrap_or(response);
-                let Some(calls) = message.get("tool_calls") else {
-                    return expect_object(message, "an assistant message", fail)
-                        .map(|()| Vec::new());
-                };
-                let calls = calls
-                    .as_array()
-                    .ok_or_else(|| fail("`tool_calls` is not an array".into()))?;
-                calls
-                    .iter()
-                    .enumerate()
-                    .map(|(i, call)| {
-                        let at = format!("tool_calls[{i}]");
-                        let function = call
-                            .get("function")
-                            .ok_or_else(|| fail(format!("`{at}` has no `function`")))?;
-                        Ok(ProviderCall {
-                            id: Some(required_id(call, "id", &at, fail)?),
-                            name: name_of(function),
-                            arguments: arguments_text(function.get("arguments")),
-                        })
-                    })
-                    .collect()
-            }
-            Self::OpenAiResponses => {
-                let items = response.get("output").unwrap_or(response);
-                let items = items
-                    .as_array()
-                    .ok_or_else(|| fail("expected `output`, an array of output items".into()))?;
-                items
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, item)| {
-                        item.get("type").and_then(Value::as_str) == Some("function_call")
-                    })
-                    .map(|(i, item)| {
-                        Ok(ProviderCall {
-                            id: Some(required_id(item, "call_id", &format!("output[{i}]"), fail)?),
-                            name: name_of(item),
-                            arguments: arguments_text(item.get("arguments")),
-                        })
-                    })
-                    .collect()
-            }
-            Self::Anthropic => {
-                let blocks = response.get("content").unwrap_or(response);
-                let blocks = blocks
-                    .as_array()
-                    .ok_or_else(|| fail("expected `content`, an array of content blocks".into()))?;
-                blocks
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, block)| {
-                        block.get("type").and_then(Value::as_str) == Some("tool_use")
-                    })
-                    .map(|(i, block)| {
-                        Ok(ProviderCall {
-                            id: Some(required_id(block, "id", &format!("content[{i}]"), fail)?),
-                            name: name_of(block),
-                            arguments: arguments_object(block.get("input")),
-                        })
-                    })
-                    .collect()
-            }
-            Self::Gemini => {
-                let content = response
-                    .pointer("/candidates/0/content")
-                    .unwrap_or(response);
-                let parts = content.get("parts").unwrap_or(content);
-                let parts = parts.as_array().ok_or_else(|| {
-                    fail("expected `candidates[0].content.parts`, an array of parts".into())
-                })?;
-                Ok(parts
-                    .iter()
-                    .filter_map(|part| part.get("functionCall"))
-                    .map(|call| ProviderCall {
-                        id: call.get("id").and_then(Value::as_str).map(str::to_owned),
-                        name: name_of(call),
-                        arguments: arguments_object(call.get("args")),
-                    })
-                    .collect())
-            }
-            Self::Mcp => {
-                let params = response.get("params").unwrap_or(response);
-                expect_object(params, "a `tools/call` request or its params", fail)?;
-                let id = response.get("id").and_then(|id| match id {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Number(n) => Some(n.to_string()),
-                    _ => None,
-                });
-                Ok(vec![ProviderCall {
-                    id,
-                    name: name_of(params),
-                    arguments: arguments_object(params.get("arguments")),
-                }])
-            }
+            Self::OpenAiChat => openai_chat(response, fail),
+            Self::OpenAiResponses => openai_responses(response, fail),
+            Self::Anthropic => anthropic(response, fail),
+            Self::Gemini => gemini(response, fail),
+            Self::Mcp => mcp(response, fail),
         }
     }
+}
+
+fn openai_chat(
+    response: &Value,
+    fail: impl Fn(String) -> ProviderError + Copy,
+) -> Result<Vec<ProviderCall>, ProviderError> {
+    let message = response.pointer("/choices/0/message").unwrap_or(response);
+    let Some(calls) = message.get("tool_calls") else {
+        return expect_object(message, "an assistant message", fail).map(|()| Vec::new());
+    };
+    let calls = calls
+        .as_array()
+        .ok_or_else(|| fail("`tool_calls` is not an array".into()))?;
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            let at = format!("tool_calls[{i}]");
+            let function = call
+                .get("function")
+                .ok_or_else(|| fail(format!("`{at}` has no `function`")))?;
+            Ok(ProviderCall {
+                id: Some(required_id(call, "id", &at, fail)?),
+                name: name_of(function),
+                arguments: arguments_text(function.get("arguments")),
+            })
+        })
+        .collect()
+}
+
+fn openai_responses(
+    response: &Value,
+    fail: impl Fn(String) -> ProviderError + Copy,
+) -> Result<Vec<ProviderCall>, ProviderError> {
+    let items = response.get("output").unwrap_or(response);
+    let items = items
+        .as_array()
+        .ok_or_else(|| fail("expected `output`, an array of output items".into()))?;
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        .map(|(i, item)| {
+            Ok(ProviderCall {
+                id: Some(required_id(item, "call_id", &format!("output[{i}]"), fail)?),
+                name: name_of(item),
+                arguments: arguments_text(item.get("arguments")),
+            })
+        })
+        .collect()
+}
+
+fn anthropic(
+    response: &Value,
+    fail: impl Fn(String) -> ProviderError + Copy,
+) -> Result<Vec<ProviderCall>, ProviderError> {
+    let blocks = response.get("content").unwrap_or(response);
+    let blocks = blocks
+        .as_array()
+        .ok_or_else(|| fail("expected `content`, an array of content blocks".into()))?;
+    blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, block)| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .map(|(i, block)| {
+            Ok(ProviderCall {
+                id: Some(required_id(block, "id", &format!("content[{i}]"), fail)?),
+                name: name_of(block),
+                arguments: arguments_object(block.get("input")),
+            })
+        })
+        .collect()
+}
+
+fn gemini(
+    response: &Value,
+    fail: impl Fn(String) -> ProviderError,
+) -> Result<Vec<ProviderCall>, ProviderError> {
+    let content = response
+        .pointer("/candidates/0/content")
+        .unwrap_or(response);
+    let parts = content.get("parts").unwrap_or(content);
+    let parts = parts
+        .as_array()
+        .ok_or_else(|| fail("expected `candidates[0].content.parts`, an array of parts".into()))?;
+    Ok(parts
+        .iter()
+        .filter_map(|part| part.get("functionCall"))
+        .map(|call| ProviderCall {
+            id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+            name: name_of(call),
+            arguments: arguments_object(call.get("args")),
+        })
+        .collect())
+}
+
+fn mcp(
+    response: &Value,
+    fail: impl Fn(String) -> ProviderError,
+) -> Result<Vec<ProviderCall>, ProviderError> {
+    let params = response.get("params").unwrap_or(response);
+    expect_object(params, "a `tools/call` request or its params", fail)?;
+    let id = response.get("id").and_then(|id| match id {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    });
+    Ok(vec![ProviderCall {
+        id,
+        name: name_of(params),
+        arguments: arguments_object(params.get("arguments")),
+    }])
 }
 
 fn expect_object(
