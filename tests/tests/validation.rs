@@ -280,3 +280,67 @@ fn argument_problems_render_and_serialize() {
     let back: ArgumentProblem = serde_json::from_value(json).unwrap();
     assert_eq!(back, problem);
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Paging {
+    page: u32,
+    /// Items per page
+    #[serde(default)]
+    per_page: u32,
+}
+
+/// Search with optional settings, as a strict-mode model fills them in.
+#[tool(register = false)]
+fn search_nulls(
+    query: String,
+    #[arg(default = 10)] limit: u32,
+    paging: Option<Paging>,
+    note: Option<String>,
+) -> String {
+    let paging = paging.map(|p| (p.page, p.per_page));
+    format!("{query} {limit} {paging:?} {note:?}")
+}
+
+#[tokio::test]
+async fn null_for_an_optional_argument_means_absent() {
+    let server = AlephToolServer::new().with_tool(SearchNullsTool);
+    // Strict mode sends every argument; the optional ones it leaves out come as null.
+    let result = server
+        .call(
+            "search_nulls",
+            json!({ "query": "q", "limit": null, "paging": { "page": 2, "per_page": null }, "note": null }),
+        )
+        .await;
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.output, "q 10 Some((2, 0)) None");
+    let dropped: Vec<&str> = result
+        .coercions
+        .iter()
+        .map(|c| c.pointer.as_str())
+        .collect();
+    assert_eq!(
+        dropped,
+        ["/limit", "/paging/per_page"],
+        "`note` takes null as it is"
+    );
+    assert!(
+        result
+            .coercions
+            .iter()
+            .all(|c| c.kind == aleph_tools::CoercionKind::NullAsAbsent)
+    );
+
+    // A null for a required argument is still an error, naming it.
+    let result = server.call("search_nulls", json!({ "query": null })).await;
+    assert_eq!(result.error_kind, Some(ToolErrorKind::InvalidArgs));
+    assert!(result.error.unwrap().contains("`/query`"));
+    // Nulls dropped but another problem remains: the error is about that one only.
+    let result = server
+        .call("search_nulls", json!({ "query": 5, "limit": null }))
+        .await;
+    let error = result.error.unwrap();
+    assert!(
+        error.contains("`/query`") && !error.contains("`/limit`"),
+        "{error}"
+    );
+}

@@ -1,0 +1,225 @@
+//! Schemas and providers: the agent loop against each model API, with a scripted model in
+//! place of the network. The model first gets a unit wrong and sends arguments cut short,
+//! reads the errors, fixes its call, and answers.
+//!
+//! Run with `cargo run -p guide-examples --bin providers`.
+
+use aleph_tools::prelude::*;
+use aleph_tools::provider::{Provider, ToolRound};
+use serde_json::{Value, json};
+
+/// A temperature unit.
+#[derive(Clone, Copy, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Unit {
+    /// Degrees Celsius
+    Celsius,
+    /// Degrees Fahrenheit
+    Fahrenheit,
+}
+
+/// The weather in one place.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Weather {
+    /// The city asked about
+    city: String,
+    /// Temperature in `unit`
+    temperature: f64,
+    /// The unit of `temperature`
+    unit: Unit,
+}
+
+/// Get the current weather in a city.
+#[tool(register = false, read_only)]
+async fn get_weather(
+    /// City name, such as "Lisbon"
+    city: String,
+    /// Unit to report in; Celsius when absent
+    unit: Option<Unit>,
+) -> Weather {
+    let unit = unit.unwrap_or(Unit::Celsius);
+    let temperature = match unit {
+        Unit::Celsius => 19.5,
+        Unit::Fahrenheit => 67.1,
+    };
+    Weather {
+        city,
+        temperature,
+        unit,
+    }
+}
+
+/// Add two integers.
+#[tool(register = false)]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// One model call: what the script answers, in `provider`'s format, after reading the
+/// tool results so far.
+fn scripted_model(provider: Provider, turn: usize, results: &[String]) -> Value {
+    match turn {
+        // A unit the tool does not know, and arguments cut short.
+        0 => calls(
+            provider,
+            &[
+                ("get_weather", json!({ "city": "Lisbon", "unit": "kelvin" })),
+                ("add", json!("{\"a\": 2, \"b\"")),
+            ],
+        ),
+        // The errors list the allowed units and say the JSON was cut: fix both.
+        1 => {
+            let unit = if results.iter().any(|r| r.contains("\"celsius\"")) {
+                "celsius"
+            } else {
+                "kelvin"
+            };
+            calls(
+                provider,
+                &[
+                    ("get_weather", json!({ "city": "Lisbon", "unit": unit })),
+                    ("add", json!({ "a": 2, "b": 40 })),
+                ],
+            )
+        }
+        _ => text(
+            provider,
+            &format!("Done. The tools said: {}", results.join(" | ")),
+        ),
+    }
+}
+
+/// A response with tool calls, as `provider` writes one. A JSON string as arguments stands
+/// for arguments the model sent as broken text.
+fn calls(provider: Provider, calls: &[(&str, Value)]) -> Value {
+    let as_text = |args: &Value| match args {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let calls = calls.iter().enumerate();
+    match provider {
+        Provider::OpenAiChat => {
+            let tool_calls: Vec<Value> = calls
+                .map(|(i, (name, args))| json!({ "id": format!("call_{i}"), "type": "function", "function": { "name": name, "arguments": as_text(args) } }))
+                .collect();
+            json!({ "choices": [{ "message": { "role": "assistant", "content": null, "tool_calls": tool_calls }, "finish_reason": "tool_calls" }] })
+        }
+        Provider::OpenAiResponses => {
+            let output: Vec<Value> = calls
+                .map(|(i, (name, args))| json!({ "type": "function_call", "call_id": format!("call_{i}"), "name": name, "arguments": as_text(args) }))
+                .collect();
+            json!({ "output": output })
+        }
+        Provider::Anthropic => {
+            let content: Vec<Value> = calls
+                .map(|(i, (name, args))| json!({ "type": "tool_use", "id": format!("toolu_{i}"), "name": name, "input": args }))
+                .collect();
+            json!({ "role": "assistant", "content": content, "stop_reason": "tool_use" })
+        }
+        _ => {
+            let parts: Vec<Value> = calls
+                .map(|(_, (name, args))| json!({ "functionCall": { "name": name, "args": args } }))
+                .collect();
+            json!({ "candidates": [{ "content": { "role": "model", "parts": parts } }] })
+        }
+    }
+}
+
+/// A final answer, as `provider` writes one.
+fn text(provider: Provider, text: &str) -> Value {
+    match provider {
+        Provider::OpenAiChat => {
+            json!({ "choices": [{ "message": { "role": "assistant", "content": text } }] })
+        }
+        Provider::OpenAiResponses => {
+            json!({ "output": [{ "type": "message", "content": [{ "type": "output_text", "text": text }] }] })
+        }
+        Provider::Anthropic => {
+            json!({ "role": "assistant", "content": [{ "type": "text", "text": text }] })
+        }
+        _ => {
+            json!({ "candidates": [{ "content": { "role": "model", "parts": [{ "text": text }] } }] })
+        }
+    }
+}
+
+/// The text of each result a round sent back.
+fn result_texts(round: &ToolRound) -> Vec<String> {
+    round
+        .results
+        .iter()
+        .map(|result| result.model_text().into_owned())
+        .collect()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = AlephToolServer::new()
+        .with_tool(GetWeatherTool)
+        .with_tool(AddTool);
+
+    for size in server.tool_list_sizes() {
+        let size = size?;
+        println!(
+            "{:<17} {} tools, {:>4} bytes, ~{} tokens",
+            size.provider.name(),
+            size.tools,
+            size.bytes,
+            size.tokens
+        );
+    }
+
+    for provider in [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::Gemini,
+    ] {
+        println!("\n== {}", provider.name());
+        let tools = server.tools_for(provider)?;
+        // What a real loop sends: the conversation so far plus `tools`.
+        let mut conversation: Vec<Value> = Vec::new();
+        let mut results = Vec::new();
+        for turn in 0.. {
+            let response = scripted_model(provider, turn, &results);
+            let round = server.run_tool_calls(provider, &response).await?;
+            if round.is_empty() {
+                println!("model: {}", final_text(&response));
+                break;
+            }
+            results = result_texts(&round);
+            for (call, text) in round.calls.iter().zip(&results) {
+                println!("  {} -> {text}", call.name);
+            }
+            conversation.push(response);
+            conversation.extend(round.messages);
+        }
+        println!(
+            "({} tools offered; {} messages in the conversation)",
+            count_tools(provider, &tools),
+            conversation.len()
+        );
+    }
+    Ok(())
+}
+
+fn final_text(response: &Value) -> &str {
+    [
+        "/choices/0/message/content",
+        "/output/0/content/0/text",
+        "/content/0/text",
+        "/candidates/0/content/parts/0/text",
+    ]
+    .iter()
+    .find_map(|p| response.pointer(p).and_then(Value::as_str))
+    .unwrap_or_default()
+}
+
+fn count_tools(provider: Provider, tools: &Value) -> usize {
+    match provider {
+        Provider::Gemini => tools[0]["functionDeclarations"]
+            .as_array()
+            .map_or(0, Vec::len),
+        _ => tools.as_array().map_or(0, Vec::len),
+    }
+}
