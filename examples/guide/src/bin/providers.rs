@@ -31,7 +31,7 @@ struct Weather {
 
 /// Get the current weather in a city.
 #[tool(register = false, read_only)]
-async fn get_weather(
+fn get_weather(
     /// City name, such as "Lisbon"
     city: String,
     /// Unit to report in; Celsius when absent
@@ -118,7 +118,7 @@ fn calls(provider: Provider, calls: &[(&str, Value)]) -> Value {
         }
         _ => {
             let parts: Vec<Value> = calls
-                .map(|(_, (name, args))| json!({ "functionCall": { "name": name, "args": args } }))
+                .map(|(i, (name, args))| json!({ "functionCall": { "id": format!("fc_{i}"), "name": name, "args": args } }))
                 .collect();
             json!({ "candidates": [{ "content": { "role": "model", "parts": parts } }] })
         }
