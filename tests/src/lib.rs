@@ -29,6 +29,9 @@ mod book {
 
     #[doc = include_str!("../../book/src/middleware.md")]
     mod middleware {}
+
+    #[doc = include_str!("../../book/src/providers.md")]
+    mod providers {}
 }
 
 /// The README's quick start, compiled and run like the guide.
