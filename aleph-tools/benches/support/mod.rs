@@ -1,4 +1,4 @@
-//! The tool both call benchmarks measure, the hand-written floor they compare it with, and
+//! The tool the benchmarks measure, the hand-written floor they compare it with, and
 //! the layered server they measure beside the plain one.
 
 use aleph_tools::middleware::{Audit, Rate, RateLimit};
