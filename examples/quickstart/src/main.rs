@@ -1,6 +1,7 @@
 //! Several tools collected at link time, listed with their schemas, and called by name.
 
 use aleph_tools::prelude::*;
+use aleph_tools::provider::Provider;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -102,5 +103,29 @@ async fn main() -> anyhow::Result<()> {
         let status = if result.success { "ok " } else { "err" };
         println!("{status} {name}({args}) -> {}", result.model_text());
     }
+
+    println!("\n== the same tools for each model API ==");
+    for size in server.tool_list_sizes() {
+        let size = size?;
+        println!(
+            "{:<17} {} tools, {:>5} bytes, ~{} tokens",
+            size.provider.name(),
+            size.tools,
+            size.bytes,
+            size.tokens
+        );
+    }
+    // One model turn, as Anthropic's API returns it, answered in Anthropic's format.
+    let response = json!({
+        "role": "assistant",
+        "content": [
+            { "type": "tool_use", "id": "toolu_1", "name": "GetWeather", "input": { "city": "Lisbon" } },
+            { "type": "tool_use", "id": "toolu_2", "name": "add", "input": { "a": 1, "b": 2 } }
+        ]
+    });
+    let round = server
+        .run_tool_calls(Provider::Anthropic, &response)
+        .await?;
+    println!("{}", serde_json::to_string_pretty(&round.messages)?);
     Ok(())
 }
