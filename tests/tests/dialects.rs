@@ -752,3 +752,64 @@ fn smallest_refs_pick_the_smaller_form() {
     let smallest = size(Refs::Smallest);
     assert_eq!(smallest, size(Refs::Inline).min(size(Refs::Keep)));
 }
+
+/// Types that each refer to the next twice double the inlined schema with every level: the
+/// rewrite stops at a bound, shares the types where the dialect can, and refuses for Gemini.
+#[test]
+fn a_schema_that_would_explode_when_inlined_stays_shared() {
+    let mut defs = Map::new();
+    for level in 0..40 {
+        let next = json!({ "$ref": format!("#/$defs/L{}", level + 1) });
+        defs.insert(
+            format!("L{level}"),
+            json!({ "type": "object", "properties": { "left": next, "right": next }, "required": ["left", "right"] }),
+        );
+    }
+    defs.insert("L40".to_owned(), json!({ "type": "string" }));
+    let schema = json!({
+        "type": "object",
+        "properties": { "tree": { "$ref": "#/$defs/L0" } },
+        "required": ["tree"],
+        "$defs": defs,
+    });
+    for dialect in dialects() {
+        match dialect.apply(&schema) {
+            Ok(out) => {
+                assert!(
+                    out.get("$defs").is_some(),
+                    "{}: types shared",
+                    dialect_label(dialect)
+                );
+                assert!(serde_json::to_vec(&out).unwrap().len() < 100_000);
+            }
+            Err(err) => {
+                assert_eq!(dialect, Dialect::Gemini, "{err}");
+                assert!(matches!(err, DialectError::TooLarge { .. }), "{err}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_union_at_the_root_is_refused_where_providers_refuse_it() {
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "mode", rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Mode {
+        Fast,
+        Careful { checks: u32 },
+    }
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct FlattenedEnum {
+        query: String,
+        #[serde(flatten)]
+        mode: Mode,
+    }
+    let canonical = arguments_schema_for::<FlattenedEnum>();
+    for dialect in [Dialect::OpenAi { strict: true }, Dialect::Anthropic] {
+        let err = dialect.apply(&canonical).unwrap_err();
+        assert!(matches!(err, DialectError::RootUnion { .. }), "{err}");
+        assert!(err.to_string().contains("named argument"), "{err}");
+    }
+}

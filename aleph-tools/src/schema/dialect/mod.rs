@@ -89,7 +89,8 @@ pub enum Dialect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Refs {
-    /// Replace each `$ref` with the schema it names; recursive types stay under `$defs`.
+    /// Replace each `$ref` with the schema it names. Recursive types stay under `$defs`,
+    /// and so does every type when writing them all out would pass 20,000 schema nodes.
     #[default]
     Inline,
     /// Keep `$defs` and `$ref`s as generated.
@@ -139,20 +140,27 @@ impl Dialect {
             Self::Mcp { refs } => refs,
         };
         let rules = Rules::of(self);
-        let out = match refs {
-            Refs::Inline => rules.run(&defs.inline(schema, self)?)?,
-            Refs::Keep => rules.run(schema)?,
-            Refs::Smallest => {
-                let inlined = rules.run(&defs.inline(schema, self)?)?;
+        let inlined = match refs {
+            Refs::Keep => None,
+            Refs::Inline | Refs::Smallest => match defs.inline(schema, self) {
+                Ok(inlined) => Some(rules.run(&inlined)?),
+                // Too big written out: share the types instead, where the dialect can.
+                Err(DialectError::TooLarge { .. }) if self != Self::Gemini => None,
+                Err(err) => return Err(err),
+            },
+        };
+        match (refs, inlined) {
+            (Refs::Smallest, Some(inlined)) => {
                 let kept = rules.run(schema)?;
-                if serialized_len(&kept) < serialized_len(&inlined) {
+                Ok(if serialized_len(&kept) < serialized_len(&inlined) {
                     kept
                 } else {
                     inlined
-                }
+                })
             }
-        };
-        Ok(out)
+            (_, Some(inlined)) => Ok(inlined),
+            (_, None) => rules.run(schema),
+        }
     }
 }
 
@@ -202,6 +210,18 @@ pub enum DialectError {
         pointer: String,
         /// What is open about it.
         reason: &'static str,
+    },
+    /// Writing every `$ref` out would make the schema too large (types that refer to other
+    /// types several times, level after level), and the dialect cannot share them.
+    #[error(
+        "{} needs every `$ref` written out, and this schema would grow past {limit} nodes that way; use fewer levels of types that refer to each other several times",
+        dialect.name()
+    )]
+    TooLarge {
+        /// The dialect asked for.
+        dialect: Dialect,
+        /// The most nodes inlining writes.
+        limit: usize,
     },
     /// A `$ref` that does not name an entry of `$defs`.
     #[error("the schema refers to `{reference}`, which is not under its `$defs`")]

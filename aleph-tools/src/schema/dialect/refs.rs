@@ -10,6 +10,11 @@ use super::{Dialect, DialectError};
 /// The reference a recursive root type uses for itself.
 const ROOT: &str = "#";
 
+/// The most schema nodes inlining may write. A type referred to twice by a type referred to
+/// twice, and so on, doubles with each level: a schema from an untrusted source could
+/// otherwise grow without bound.
+const MAX_INLINED_NODES: usize = 20_000;
+
 /// The named types of one schema.
 pub(super) struct Defs<'s> {
     /// Name → schema, from `$defs` (or the older `definitions`).
@@ -56,7 +61,8 @@ impl<'s> Defs<'s> {
     /// and `$defs` cut down to the recursive types still referred to.
     pub(super) fn inline(&self, root: &Value, dialect: Dialect) -> Result<Value, DialectError> {
         let mut kept = BTreeSet::new();
-        let mut out = self.inline_node(root, dialect, &mut kept, true)?;
+        let mut budget = MAX_INLINED_NODES;
+        let mut out = self.inline_node(root, dialect, &mut kept, &mut budget, true)?;
         let Value::Object(map) = &mut out else {
             return Ok(out);
         };
@@ -70,7 +76,8 @@ impl<'s> Defs<'s> {
                 continue;
             }
             let mut more = BTreeSet::new();
-            let schema = self.inline_node(self.types[&name], dialect, &mut more, false)?;
+            let schema =
+                self.inline_node(self.types[&name], dialect, &mut more, &mut budget, false)?;
             defs.insert(name, schema);
             pending.extend(more.into_iter().filter(|n| !defs.contains_key(n)));
         }
@@ -85,8 +92,13 @@ impl<'s> Defs<'s> {
         node: &Value,
         dialect: Dialect,
         kept: &mut BTreeSet<String>,
+        budget: &mut usize,
         is_root: bool,
     ) -> Result<Value, DialectError> {
+        *budget = budget.checked_sub(1).ok_or(DialectError::TooLarge {
+            dialect,
+            limit: MAX_INLINED_NODES,
+        })?;
         let Value::Object(map) = node else {
             return Ok(node.clone());
         };
@@ -111,13 +123,14 @@ impl<'s> Defs<'s> {
                 kept.insert(name.to_owned());
                 return Ok(Value::Object(canonical_ref(map, name)));
             }
-            let mut inlined = self.inline_node(self.types[name], dialect, kept, false)?;
+            let mut inlined = self.inline_node(self.types[name], dialect, kept, budget, false)?;
             // Keywords beside the `$ref` (a field's description, its default) win over
             // the type's own.
             if let Value::Object(target) = &mut inlined {
                 for (key, value) in map {
                     if key != "$ref" {
-                        target.insert(key.clone(), self.inline_node(value, dialect, kept, false)?);
+                        let value = self.inline_node(value, dialect, kept, budget, false)?;
+                        target.insert(key.clone(), value);
                     }
                 }
             }
@@ -130,11 +143,11 @@ impl<'s> Defs<'s> {
                 continue;
             }
             let value = match value {
-                Value::Object(_) => self.inline_node(value, dialect, kept, false)?,
+                Value::Object(_) => self.inline_node(value, dialect, kept, budget, false)?,
                 Value::Array(items) if is_schema_list(key) => Value::Array(
                     items
                         .iter()
-                        .map(|item| self.inline_node(item, dialect, kept, false))
+                        .map(|item| self.inline_node(item, dialect, kept, budget, false))
                         .collect::<Result<_, _>>()?,
                 ),
                 _ => value.clone(),
