@@ -9,6 +9,8 @@
 mod refs;
 mod rewrite;
 
+use std::fmt;
+
 use serde_json::Value;
 
 use self::refs::Defs;
@@ -164,6 +166,20 @@ impl Dialect {
     }
 }
 
+impl fmt::Display for Dialect {
+    /// The provider's name as people write it: `OpenAI strict mode`, `Gemini`, `MCP`, ….
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Canonical => "the canonical schema",
+            Self::OpenAi { strict: true } => "OpenAI strict mode",
+            Self::OpenAi { strict: false } => "OpenAI",
+            Self::Anthropic => "Anthropic",
+            Self::Gemini => "Gemini",
+            Self::Mcp { .. } => "MCP",
+        })
+    }
+}
+
 pub(crate) fn serialized_len(value: &Value) -> usize {
     serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
 }
@@ -173,15 +189,14 @@ pub(crate) fn serialized_len(value: &Value) -> usize {
 #[non_exhaustive]
 pub enum DialectError {
     /// Tools take an object of named arguments; this schema's root is something else.
-    #[error("the input schema's root must be an object (`\"type\": \"object\"`) for {}", dialect.name())]
+    #[error("{dialect} needs an input schema whose root is an object (`\"type\": \"object\"`)")]
     RootNotObject {
         /// The dialect asked for.
         dialect: Dialect,
     },
     /// The root is a union, which the dialect refuses at the top level.
     #[error(
-        "{} does not accept `{keyword}` at the root of an input schema; an enum flattened into the arguments causes this: make it a named argument instead",
-        dialect.name()
+        "{dialect} does not accept `{keyword}` at the root of an input schema; an enum flattened into the arguments causes this: make it a named argument instead"
     )]
     RootUnion {
         /// The dialect asked for.
@@ -191,8 +206,7 @@ pub enum DialectError {
     },
     /// The schema refers to itself, and the dialect has no `$ref` to say so.
     #[error(
-        "{} cannot take the recursive type `{type_name}`: it has no `$ref`, so a type that contains itself cannot be written out; use a non-recursive type (a flat list with parent ids, a depth-limited copy) or another dialect",
-        dialect.name()
+        "{dialect} cannot take the recursive type `{type_name}`: it has no `$ref`, so a type that contains itself cannot be written out; use a non-recursive type (a flat list with parent ids, a depth-limited copy) or another dialect"
     )]
     Recursive {
         /// The dialect asked for.
@@ -214,8 +228,7 @@ pub enum DialectError {
     /// Writing every `$ref` out would make the schema too large (types that refer to other
     /// types several times, level after level), and the dialect cannot share them.
     #[error(
-        "{} needs every `$ref` written out, and this schema would grow past {limit} nodes that way; use fewer levels of types that refer to each other several times",
-        dialect.name()
+        "{dialect} needs every `$ref` written out, and this schema would grow past {limit} nodes that way; use fewer levels of types that refer to each other several times"
     )]
     TooLarge {
         /// The dialect asked for.
