@@ -519,6 +519,14 @@ async fn mcp_round_trip_returns_text_and_structured_content() {
         "wrapped like its output schema"
     );
 
+    // Also when the name was repaired on the way.
+    let add = round_for(
+        &server,
+        json!({ "name": "Add", "arguments": { "a": 1, "b": 2 } }),
+    )
+    .await;
+    assert_eq!(add["structuredContent"], json!({ "result": 3 }));
+
     let failed = round_for(
         &server,
         json!({ "name": "get_weather", "arguments": { "city": "" } }),

@@ -16,7 +16,10 @@ impl Provider {
     /// - Anthropic: one user message of `tool_result` blocks, `is_error` on failures;
     /// - Gemini: one user content of `functionResponse` parts, the result under
     ///   `response.output` (structured data as is) or the message under `response.error`;
-    /// - MCP: one `CallToolResult` per call (see [`ToolResult::to_mcp`]).
+    /// - MCP: one `CallToolResult` per call (see [`ToolResult::to_mcp`]), with structured
+    ///   content for object outputs only: the results alone do not say which tools list a
+    ///   wrapped output schema. [`run_tool_calls`](crate::ToolServerHandle::run_tool_calls)
+    ///   knows, and wraps those.
     ///
     /// The text is [`ToolResult::model_text`]: the error message on failure, else the
     /// tool's text (shortened to the server's output limit), else its output as JSON.

@@ -51,14 +51,21 @@ impl ToolServerHandle {
         response: &Value,
     ) -> Result<ToolRound, ProviderError> {
         let calls = provider.parse_calls(response)?;
-        let results = join_all(calls.iter().map(|call| self.run_one(call))).await;
+        let (results, tools): (Vec<ToolResult>, Vec<Option<String>>) =
+            join_all(calls.iter().map(|call| self.run_one(call)))
+                .await
+                .into_iter()
+                .unzip();
         let messages = if provider == Provider::Mcp {
-            calls
+            // MCP's structured content follows the tool's output schema, so it needs the
+            // tool that ran (after name repair), not the name as called.
+            results
                 .iter()
-                .zip(&results)
-                .map(|(call, result)| {
-                    let wrap = self
-                        .get_definition(&call.name)
+                .zip(&tools)
+                .map(|(result, tool)| {
+                    let wrap = tool
+                        .as_deref()
+                        .and_then(|name| self.get_definition(name))
                         .is_some_and(|definition| output_is_wrapped(&definition));
                     result.to_mcp(wrap)
                 })
@@ -73,14 +80,19 @@ impl ToolServerHandle {
         })
     }
 
-    async fn run_one(&self, call: &ProviderCall) -> ToolResult {
+    /// The result of one call, and the name of the tool that ran (after repair).
+    async fn run_one(&self, call: &ProviderCall) -> (ToolResult, Option<String>) {
         match &call.arguments {
-            Ok(arguments) => self.call(&call.name, arguments.clone()).await,
+            Ok(arguments) => {
+                let (result, repair) = self.call_with_repair(&call.name, arguments.clone()).await;
+                let tool = repair.map_or_else(|| call.name.clone(), |r| r.repaired_name);
+                (result, Some(tool))
+            }
             Err(bad) => {
                 let problem =
                     ArgumentProblem::new("", "a JSON object").received(bad.received.clone());
                 let error = ToolError::invalid_arguments(&call.name, vec![problem]);
-                ToolResult::err(&error, Duration::ZERO)
+                (ToolResult::err(&error, Duration::ZERO), None)
             }
         }
     }
