@@ -83,8 +83,8 @@ impl Provider {
         };
         match self {
             Self::OpenAiChat => openai_chat(response, fail),
-            Self::OpenAiResponses => openai_responses(response, fail),
-            Self::Anthropic => anthropic(response, fail),
+            Self::OpenAiResponses => typed_items(response, &OPENAI_RESPONSES, fail),
+            Self::Anthropic => typed_items(response, &ANTHROPIC, fail),
             Self::Gemini => gemini(response, fail),
             Self::Mcp => mcp(response, fail),
         }
@@ -119,45 +119,70 @@ fn openai_chat(
         .collect()
 }
 
-fn openai_responses(
+/// Where a provider lists its calls among other items: an array under `list` whose calls
+/// are the items of type `kind`.
+struct TypedItems {
+    /// The key of the array (`output`, `content`).
+    list: &'static str,
+    /// What the array holds, for errors.
+    holds: &'static str,
+    /// The `type` of the items that are calls.
+    kind: &'static str,
+    /// The key of the call's id.
+    id: &'static str,
+    /// The key of the arguments.
+    arguments: &'static str,
+    /// Whether the arguments come as JSON text rather than a JSON value.
+    as_text: bool,
+}
+
+/// OpenAI responses: `function_call` output items, arguments as JSON text.
+const OPENAI_RESPONSES: TypedItems = TypedItems {
+    list: "output",
+    holds: "output items",
+    kind: "function_call",
+    id: "call_id",
+    arguments: "arguments",
+    as_text: true,
+};
+
+/// Anthropic: `tool_use` content blocks, arguments as a JSON object.
+const ANTHROPIC: TypedItems = TypedItems {
+    list: "content",
+    holds: "content blocks",
+    kind: "tool_use",
+    id: "id",
+    arguments: "input",
+    as_text: false,
+};
+
+fn typed_items(
     response: &Value,
+    shape: &TypedItems,
     fail: impl Fn(String) -> ProviderError + Copy,
 ) -> Result<Vec<ProviderCall>, ProviderError> {
-    let items = response.get("output").unwrap_or(response);
-    let items = items
-        .as_array()
-        .ok_or_else(|| fail("expected `output`, an array of output items".into()))?;
+    let items = response.get(shape.list).unwrap_or(response);
+    let items = items.as_array().ok_or_else(|| {
+        fail(format!(
+            "expected `{}`, an array of {}",
+            shape.list, shape.holds
+        ))
+    })?;
     items
         .iter()
         .enumerate()
-        .filter(|(_, item)| item.get("type").and_then(Value::as_str) == Some("function_call"))
+        .filter(|(_, item)| item.get("type").and_then(Value::as_str) == Some(shape.kind))
         .map(|(i, item)| {
+            let at = format!("{}[{i}]", shape.list);
+            let arguments = item.get(shape.arguments);
             Ok(ProviderCall {
-                id: Some(required_id(item, "call_id", &format!("output[{i}]"), fail)?),
+                id: Some(required_id(item, shape.id, &at, fail)?),
                 name: name_of(item),
-                arguments: arguments_text(item.get("arguments")),
-            })
-        })
-        .collect()
-}
-
-fn anthropic(
-    response: &Value,
-    fail: impl Fn(String) -> ProviderError + Copy,
-) -> Result<Vec<ProviderCall>, ProviderError> {
-    let blocks = response.get("content").unwrap_or(response);
-    let blocks = blocks
-        .as_array()
-        .ok_or_else(|| fail("expected `content`, an array of content blocks".into()))?;
-    blocks
-        .iter()
-        .enumerate()
-        .filter(|(_, block)| block.get("type").and_then(Value::as_str) == Some("tool_use"))
-        .map(|(i, block)| {
-            Ok(ProviderCall {
-                id: Some(required_id(block, "id", &format!("content[{i}]"), fail)?),
-                name: name_of(block),
-                arguments: arguments_object(block.get("input")),
+                arguments: if shape.as_text {
+                    arguments_text(arguments)
+                } else {
+                    arguments_object(arguments)
+                },
             })
         })
         .collect()
