@@ -180,7 +180,7 @@ impl fmt::Display for Dialect {
     }
 }
 
-pub(crate) fn serialized_len(value: &Value) -> usize {
+fn serialized_len(value: &Value) -> usize {
     serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
 }
 
