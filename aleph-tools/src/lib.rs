@@ -33,6 +33,9 @@ mod context;
 mod error;
 pub mod middleware;
 mod patterns;
+#[cfg(feature = "plugins")]
+#[cfg_attr(docsrs, doc(cfg(feature = "plugins")))]
+pub mod plugin;
 pub mod provider;
 mod registry;
 mod result;

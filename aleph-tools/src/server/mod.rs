@@ -105,6 +105,8 @@ struct Shared {
     next_hook_id: AtomicU64,
     /// Set by `build`: from then on, tools added must find their state.
     built: AtomicBool,
+    /// Counts changes to the tool table, for [`ToolServerHandle::watch_tools`].
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -118,6 +120,7 @@ impl Shared {
             next_call_id: AtomicU64::new(1),
             next_hook_id: AtomicU64::new(1),
             built: AtomicBool::new(false),
+            changes: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -133,6 +136,7 @@ impl Shared {
             next_call_id: AtomicU64::new(self.next_call_id.load(Ordering::Relaxed)),
             next_hook_id: AtomicU64::new(self.next_hook_id.load(Ordering::Relaxed)),
             built: AtomicBool::new(self.built.load(Ordering::Relaxed)),
+            changes: tokio::sync::watch::Sender::new(*self.changes.borrow()),
         }
     }
 }
@@ -392,6 +396,31 @@ impl fmt::Debug for ToolServerHandle {
     }
 }
 
+/// What a change to the tool table returns: whether it changed anything.
+trait TableChange {
+    fn changed(&self) -> bool;
+}
+
+impl TableChange for () {
+    fn changed(&self) -> bool {
+        true
+    }
+}
+
+/// `remove`: whether a tool was there.
+impl TableChange for bool {
+    fn changed(&self) -> bool {
+        *self
+    }
+}
+
+/// A change that may be refused, leaving the table as it was.
+impl<T> TableChange for Result<T, RegistryError> {
+    fn changed(&self) -> bool {
+        self.is_ok()
+    }
+}
+
 /// The entry of a typed tool, whose schemars schema always compiles.
 fn entry(tool: Arc<dyn AlephToolDyn>) -> Entry {
     let definition = Arc::new(tool.definition());
@@ -465,7 +494,9 @@ impl ToolServerHandle {
         Ok(entry)
     }
 
-    fn write<R>(&self, change: impl FnOnce(&mut Table) -> R) -> R {
+    /// Runs `change` on a copy of the table and swaps the copy in when `change` reports that
+    /// it changed something.
+    fn write<R: TableChange>(&self, change: impl FnOnce(&mut Table) -> R) -> R {
         let _writer = self
             .shared
             .write
@@ -473,8 +504,57 @@ impl ToolServerHandle {
             .unwrap_or_else(PoisonError::into_inner);
         let mut table = Table::clone(&self.shared.tools.load());
         let out = change(&mut table);
-        self.shared.tools.store(Arc::new(table));
+        if out.changed() {
+            self.shared.tools.store(Arc::new(table));
+            self.shared.changes.send_modify(|count| *count += 1);
+        }
         out
+    }
+
+    /// A receiver that wakes each time the set of tools changes (a tool added, replaced or
+    /// removed; plugins loaded, reloaded or unloaded). Its value counts the changes. This is
+    /// what an MCP server needs to send `notifications/tools/list_changed`.
+    ///
+    /// ```
+    /// # use aleph_tools::AlephToolServer;
+    /// let server = AlephToolServer::new();
+    /// let mut changes = server.watch_tools();
+    /// server.remove_tool("nothing");
+    /// assert!(!changes.has_changed().unwrap());
+    /// ```
+    pub fn watch_tools(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.changes.subscribe()
+    }
+
+    /// Removes the tools named in `remove` and adds `add`, as one change: calls see either
+    /// the old set or the new one. Nothing changes when one of `add` cannot be served or its
+    /// name is taken by a tool not in `remove`.
+    #[cfg(feature = "plugins")]
+    pub(crate) fn swap_tools(
+        &self,
+        remove: &[String],
+        add: Vec<Arc<dyn AlephToolDyn>>,
+    ) -> Result<(), RegistryError> {
+        let entries = add
+            .into_iter()
+            .map(|tool| self.checked_entry(tool))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.write(|table| {
+            if let Some(taken) = entries.iter().find(|entry| {
+                table.contains_key(&entry.name) && !remove.iter().any(|r| **r == *entry.name)
+            }) {
+                return Err(RegistryError::AlreadyServed {
+                    name: taken.name.to_string(),
+                });
+            }
+            for name in remove {
+                table.remove(name.as_str());
+            }
+            for entry in entries {
+                table.insert(Arc::clone(&entry.name), Arc::new(entry));
+            }
+            Ok(())
+        })
     }
 
     /// Adds a tool.
@@ -528,10 +608,12 @@ impl ToolServerHandle {
         let entry = self.checked_entry(tool)?;
         let tool_name = entry.name.to_string();
         let was_replaced = self.write(|table| {
-            table
-                .insert(Arc::clone(&entry.name), Arc::new(entry))
-                .is_some()
-        });
+            Ok::<_, RegistryError>(
+                table
+                    .insert(Arc::clone(&entry.name), Arc::new(entry))
+                    .is_some(),
+            )
+        })?;
         Ok(ReplaceInfo {
             tool_name,
             was_replaced,

@@ -1,0 +1,275 @@
+//! The `[extensions]` settings: where plugins live, hot reload, and the sandbox limits.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Settings for plugins, in the shape of an `[extensions]` table:
+///
+/// ```toml
+/// [extensions]
+/// enabled = true
+/// search_paths = ["~/.aleph/plugins", "./plugins"]
+/// hot_reload = true
+///
+/// [extensions.runtimes.wasm]
+/// enabled = true
+/// memory_limit = "256MB"
+/// timeout_ms = 30000
+/// fuel = 10000000000
+/// pool_size = 2
+/// max_output = "16MB"
+/// ```
+///
+/// Every key may be left out; [`Default`] gives the values above except `search_paths`,
+/// which defaults to the three standard directories ([`ExtensionsConfig::standard_paths`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ExtensionsConfig {
+    /// Whether plugins load at all.
+    pub enabled: bool,
+    /// Directories searched for plugins, each holding one directory per plugin. A leading
+    /// `~/` is the user's home directory; relative paths are taken from the current directory.
+    pub search_paths: Vec<PathBuf>,
+    /// Whether [`ExtensionManager::watch`](super::ExtensionManager::watch) reloads plugins
+    /// whose files change.
+    pub hot_reload: bool,
+    /// Settings per runtime.
+    pub runtimes: RuntimesConfig,
+}
+
+impl Default for ExtensionsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            search_paths: Self::standard_paths(),
+            hot_reload: true,
+            runtimes: RuntimesConfig::default(),
+        }
+    }
+}
+
+impl ExtensionsConfig {
+    /// The three standard places, in the order they are searched: the user's plugins
+    /// (`~/.aleph/plugins`), the system's (`/usr/local/share/aleph/plugins`) and the
+    /// project's (`./plugins`). A plugin id found twice loads from the first place only.
+    pub fn standard_paths() -> Vec<PathBuf> {
+        vec![
+            PathBuf::from("~/.aleph/plugins"),
+            PathBuf::from("/usr/local/share/aleph/plugins"),
+            PathBuf::from("./plugins"),
+        ]
+    }
+
+    /// Settings that search only `paths`, with every other value at its default.
+    pub fn with_search_paths(paths: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
+        Self {
+            search_paths: paths.into_iter().map(Into::into).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Reads the settings from TOML text holding an `[extensions]` table (other tables are
+    /// ignored, so a whole application config file may be passed).
+    ///
+    /// # Errors
+    ///
+    /// The TOML error, with line and column, when the text is not valid TOML or a key has the
+    /// wrong type or an unknown name.
+    pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
+        #[derive(Deserialize)]
+        struct Root {
+            #[serde(default)]
+            extensions: ExtensionsConfig,
+        }
+        toml::from_str::<Root>(text).map(|root| root.extensions)
+    }
+
+    /// The search paths with `~/` expanded to the home directory. A `~/` path is left out when
+    /// there is no `HOME`.
+    pub fn resolved_search_paths(&self) -> Vec<PathBuf> {
+        self.search_paths
+            .iter()
+            .filter_map(|path| match path.strip_prefix("~") {
+                Ok(rest) => std::env::var_os("HOME").map(|home| PathBuf::from(home).join(rest)),
+                Err(_) => Some(path.clone()),
+            })
+            .collect()
+    }
+}
+
+/// Settings per runtime: `[extensions.runtimes.*]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RuntimesConfig {
+    /// `[extensions.runtimes.wasm]`.
+    pub wasm: WasmConfig,
+}
+
+/// The WebAssembly sandbox: `[extensions.runtimes.wasm]`. Every limit applies to every
+/// plugin, whatever its manifest says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct WasmConfig {
+    /// Whether WebAssembly plugins load.
+    pub enabled: bool,
+    /// The most linear memory one plugin instance may grow to (`"256MB"`).
+    pub memory_limit: ByteSize,
+    /// How long one call may run, in milliseconds, before it is interrupted.
+    pub timeout_ms: u64,
+    /// The fuel (roughly, WebAssembly instructions) one call may spend, instantiation
+    /// included. The timeout cannot stop a module's start function; fuel does.
+    pub fuel: u64,
+    /// How many instances of one plugin may run calls at the same time.
+    pub pool_size: usize,
+    /// The largest output a call may return (`"16MB"`).
+    pub max_output: ByteSize,
+}
+
+impl Default for WasmConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            memory_limit: ByteSize::mib(256),
+            timeout_ms: 30_000,
+            fuel: 10_000_000_000,
+            pool_size: 2,
+            max_output: ByteSize::mib(16),
+        }
+    }
+}
+
+impl WasmConfig {
+    /// The per-call timeout as a [`Duration`].
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// A number of bytes, written in config files as `"256MB"`, `"64 KiB"`, `"1GB"` or a plain
+/// number. `KB`, `MB` and `GB` are powers of 1024, as memory sizes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    /// `n` mebibytes.
+    pub const fn mib(n: u64) -> Self {
+        Self(n * 1024 * 1024)
+    }
+
+    /// The number of bytes.
+    pub const fn bytes(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [(&str, u64); 3] = [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)];
+        for (unit, size) in UNITS {
+            if self.0 >= size && self.0.is_multiple_of(size) {
+                return write!(f, "{}{unit}", self.0 / size);
+            }
+        }
+        write!(f, "{}B", self.0)
+    }
+}
+
+impl FromStr for ByteSize {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        let split = text
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let number: u64 = number
+            .parse()
+            .map_err(|_| format!("`{text}` is not a size; write it as `256MB`, `64KB` or `1GB`"))?;
+        let scale: u64 = match unit.trim().to_ascii_uppercase().as_str() {
+            "" | "B" => 1,
+            "K" | "KB" | "KIB" => 1 << 10,
+            "M" | "MB" | "MIB" => 1 << 20,
+            "G" | "GB" | "GIB" => 1 << 30,
+            other => {
+                return Err(format!(
+                    "unknown size unit `{other}` in `{text}`; use B, KB, MB or GB"
+                ));
+            }
+        };
+        number
+            .checked_mul(scale)
+            .map(Self)
+            .ok_or_else(|| format!("`{text}` is too large"))
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Raw::deserialize(deserializer)? {
+            Raw::Number(n) => Ok(Self(n)),
+            Raw::Text(text) => text.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_and_print() {
+        assert_eq!("256MB".parse::<ByteSize>(), Ok(ByteSize::mib(256)));
+        assert_eq!("64 KiB".parse::<ByteSize>(), Ok(ByteSize(64 * 1024)));
+        assert_eq!("12".parse::<ByteSize>(), Ok(ByteSize(12)));
+        assert!(
+            "12 parsecs"
+                .parse::<ByteSize>()
+                .unwrap_err()
+                .contains("parsecs")
+        );
+        assert!("MB".parse::<ByteSize>().is_err());
+        assert!("99999999999999GB".parse::<ByteSize>().is_err());
+        assert_eq!(ByteSize::mib(256).to_string(), "256MB");
+        assert_eq!(ByteSize(1 << 30).to_string(), "1GB");
+        assert_eq!(ByteSize(1000).to_string(), "1000B");
+    }
+
+    #[test]
+    fn the_extensions_table_reads_with_defaults() {
+        let config = ExtensionsConfig::from_toml(
+            "[other]\nx = 1\n[extensions]\nsearch_paths = [\"./p\"]\n[extensions.runtimes.wasm]\nmemory_limit = \"64MB\"\ntimeout_ms = 500\n",
+        )
+        .unwrap();
+        assert_eq!(config.search_paths, vec![PathBuf::from("./p")]);
+        assert_eq!(config.runtimes.wasm.memory_limit, ByteSize::mib(64));
+        assert_eq!(config.runtimes.wasm.timeout(), Duration::from_millis(500));
+        assert_eq!(config.runtimes.wasm.pool_size, 2);
+        let error = ExtensionsConfig::from_toml("[extensions.runtimes.wasm]\nmemroy_limit = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("memroy_limit") && error.contains("line 2"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,54 @@
+//! `PluginError`: why a plugin could not be loaded or managed.
+
+use std::path::PathBuf;
+
+use super::manifest::ManifestError;
+
+/// Why a plugin could not be loaded, reloaded or found. A failure costs only its own plugin:
+/// the manager keeps every other plugin, and a plugin that fails to reload keeps serving its
+/// previous version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PluginError {
+    /// The manifest is missing, malformed or breaks a rule.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+
+    /// The manifest is fine but the plugin cannot run: its code is not WebAssembly, its start
+    /// function fails, it lacks an export its manifest names, its tool names are taken.
+    #[error("plugin `{plugin}` cannot load: {message}")]
+    Load {
+        /// The plugin's id.
+        plugin: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+
+    /// Another directory already holds a plugin with this id.
+    #[error(
+        "plugin id `{id}` is already loaded from `{}`; ids must be unique, so `{}` was skipped",
+        first.display(),
+        second.display()
+    )]
+    DuplicateId {
+        /// The id.
+        id: String,
+        /// The directory it was loaded from.
+        first: PathBuf,
+        /// The directory that was skipped.
+        second: PathBuf,
+    },
+
+    /// No plugin has this id.
+    #[error("no plugin `{0}` is loaded")]
+    NotFound(String),
+
+    /// The watcher could not start.
+    #[error("cannot watch `{}` for changes: {message}", path.display())]
+    Watch {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}

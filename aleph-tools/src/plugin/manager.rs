@@ -1,0 +1,541 @@
+//! `ExtensionManager`: finds plugins, loads them into an [`AlephToolServer`]'s tool set, and
+//! unloads, reloads, enables and disables them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde_json::{Value, json};
+
+use super::config::ExtensionsConfig;
+use super::error::PluginError;
+use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest};
+#[cfg(feature = "wasm")]
+use super::wasm::{WasmPlugin, WasmRuntime};
+use crate::server::ToolServerHandle;
+use crate::tool::AlephToolDyn;
+
+/// Where a plugin is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PluginStatus {
+    /// The manifest was read; nothing runs yet.
+    Loaded,
+    /// Active: its tools are served.
+    Running,
+    /// Disabled: known, but its tools are not served.
+    Stopped,
+    /// The last load or reload failed. When a previous version was running it still is,
+    /// and [`PluginInfo::tools`] lists its tools.
+    Error(String),
+}
+
+impl fmt::Display for PluginStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Loaded => f.write_str("loaded"),
+            Self::Running => f.write_str("running"),
+            Self::Stopped => f.write_str("stopped"),
+            Self::Error(message) => write!(f, "error: {message}"),
+        }
+    }
+}
+
+/// What the manager knows of one plugin.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PluginInfo {
+    /// The plugin's id; the directory's name when the manifest could not be read.
+    pub id: String,
+    /// Its display name.
+    pub name: String,
+    /// Its version, when the manifest could be read.
+    pub version: Option<semver::Version>,
+    /// How it runs, when the manifest could be read.
+    pub kind: Option<PluginKind>,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Where it is in its life.
+    pub status: PluginStatus,
+    /// The tools it serves now, sorted.
+    pub tools: Vec<String>,
+    /// The direct commands it offers.
+    pub commands: Vec<String>,
+}
+
+/// What [`ExtensionManager::load_all`] did.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct LoadReport {
+    /// The plugins now running, by id.
+    pub loaded: Vec<String>,
+    /// The plugins that failed, by directory, with why. Each failure cost only its plugin.
+    pub failed: Vec<(PathBuf, PluginError)>,
+}
+
+/// Loads plugins and serves their tools beside the server's own.
+///
+/// A plugin's tools are served under the names its manifest gives, with category
+/// [`Extension`](crate::ToolCategory::Extension); they go through everything other tools go
+/// through (name repair, filters, argument validation, confirmation, middleware, timeouts).
+/// Loading, reloading and unloading swap a plugin's whole tool set at once; calls already
+/// running finish on the version they started on.
+///
+/// Loading compiles WebAssembly and blocks while it does; from async code, call it inside
+/// `tokio::task::spawn_blocking`. Cloning is cheap and shares the manager.
+#[derive(Clone)]
+pub struct ExtensionManager {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    server: ToolServerHandle,
+    pub(super) config: ExtensionsConfig,
+    #[cfg(feature = "wasm")]
+    runtime: WasmRuntime,
+    /// Plugin directory → what is known of it. One lock serializes every change.
+    slots: Mutex<BTreeMap<PathBuf, Slot>>,
+}
+
+struct Slot {
+    id: String,
+    manifest: Option<Arc<LoadedManifest>>,
+    status: PluginStatus,
+    serving: Option<Serving>,
+}
+
+/// The version of a plugin whose tools are being served.
+struct Serving {
+    manifest: Arc<LoadedManifest>,
+    tools: Vec<String>,
+    #[cfg(feature = "wasm")]
+    code: Option<WasmPlugin>,
+}
+
+impl fmt::Debug for ExtensionManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExtensionManager")
+            .field("plugins", &self.list())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExtensionManager {
+    /// A manager that serves plugin tools through `server` (any handle to it).
+    pub fn new(server: &ToolServerHandle, config: ExtensionsConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                server: server.clone(),
+                #[cfg(feature = "wasm")]
+                runtime: WasmRuntime::new(config.runtimes.wasm.clone()),
+                config,
+                slots: Mutex::new(BTreeMap::new()),
+            }),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ExtensionsConfig {
+        &self.inner.config
+    }
+
+    /// The plugin directories in the search paths, in search order: each directory directly
+    /// inside a search path that holds a manifest. Search paths that do not exist are skipped.
+    pub fn discover(&self) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        for root in self.inner.config.resolved_search_paths() {
+            let Ok(entries) = std::fs::read_dir(&root) else {
+                continue;
+            };
+            let mut dirs: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| has_manifest(path))
+                .collect();
+            dirs.sort();
+            found.extend(dirs);
+        }
+        found
+    }
+
+    /// Loads every plugin [`discover`](Self::discover) finds. A plugin that fails is
+    /// reported and skipped; the others load. Nothing loads when `enabled` is off.
+    pub fn load_all(&self) -> LoadReport {
+        let mut report = LoadReport::default();
+        if !self.inner.config.enabled {
+            return report;
+        }
+        for dir in self.discover() {
+            match self.load(&dir) {
+                Ok(info) => report.loaded.push(info.id),
+                Err(error) => report.failed.push((dir, error)),
+            }
+        }
+        report
+    }
+
+    /// Loads the plugin in `dir`, or reloads it when it is loaded already. Its tools are
+    /// served once this returns.
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError`] saying what to fix. The failure is also kept as the plugin's status;
+    /// when a previous version was serving, it keeps serving.
+    pub fn load(&self, dir: &Path) -> Result<PluginInfo, PluginError> {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let mut slots = self.slots();
+        let result = self.inner.prepare(&dir, &slots).and_then(|prepared| {
+            let old = slots.get(&dir).and_then(|slot| slot.serving.as_ref());
+            self.inner.activate(prepared, old)
+        });
+        let slot = slots.entry(dir.clone()).or_insert_with(|| Slot {
+            id: dir_name(&dir),
+            manifest: None,
+            status: PluginStatus::Loaded,
+            serving: None,
+        });
+        match result {
+            Ok(serving) => {
+                slot.id.clone_from(&serving.manifest.manifest.plugin.id);
+                slot.manifest = Some(Arc::clone(&serving.manifest));
+                slot.status = PluginStatus::Running;
+                slot.serving = Some(serving);
+                tracing::info!(plugin = %slot.id, dir = %dir.display(), "plugin loaded");
+                Ok(slot.info(&dir))
+            }
+            Err(error) => {
+                let message = match &slot.serving {
+                    Some(serving) => format!(
+                        "{error} (still serving version {})",
+                        serving.manifest.manifest.plugin.version
+                    ),
+                    None => error.to_string(),
+                };
+                tracing::warn!(plugin = %slot.id, dir = %dir.display(), "{message}");
+                slot.status = PluginStatus::Error(message);
+                Err(error)
+            }
+        }
+    }
+
+    /// Reloads the plugin `id` from its directory.
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::NotFound`], or why the new version cannot load (the previous one keeps
+    /// serving).
+    pub fn reload(&self, id: &str) -> Result<PluginInfo, PluginError> {
+        let dir = self.dir_of(id)?;
+        self.load(&dir)
+    }
+
+    /// Stops serving the plugin `id`'s tools and forgets it.
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::NotFound`].
+    pub fn unload(&self, id: &str) -> Result<(), PluginError> {
+        let dir = self.dir_of(id)?;
+        self.unload_dir(&dir);
+        Ok(())
+    }
+
+    /// Stops serving the plugin `id`'s tools, keeping it listed as
+    /// [`Stopped`](PluginStatus::Stopped) until [`enable`](Self::enable).
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::NotFound`].
+    pub fn disable(&self, id: &str) -> Result<PluginInfo, PluginError> {
+        let dir = self.dir_of(id)?;
+        let mut slots = self.slots();
+        let slot = slots
+            .get_mut(&dir)
+            .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
+        if let Some(serving) = slot.serving.take() {
+            self.inner.withdraw(&serving);
+        }
+        slot.status = PluginStatus::Stopped;
+        Ok(slot.info(&dir))
+    }
+
+    /// Loads a disabled (or failed) plugin `id` again from its directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`reload`](Self::reload).
+    pub fn enable(&self, id: &str) -> Result<PluginInfo, PluginError> {
+        self.reload(id)
+    }
+
+    /// Every plugin the manager knows, sorted by id.
+    pub fn list(&self) -> Vec<PluginInfo> {
+        let slots = self.slots();
+        let mut list: Vec<PluginInfo> = slots.iter().map(|(dir, slot)| slot.info(dir)).collect();
+        list.sort_by(|a, b| a.id.cmp(&b.id));
+        list
+    }
+
+    /// The plugin `id`.
+    pub fn get(&self, id: &str) -> Option<PluginInfo> {
+        self.list().into_iter().find(|info| info.id == id)
+    }
+
+    /// Runs the direct command `command` of plugin `id` with `input` (JSON), without a
+    /// model: the handler export gets the input as JSON and returns JSON.
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::NotFound`] for an unknown or stopped plugin; [`PluginError::Load`]
+    /// naming the commands there are, for an unknown command; the call's failure otherwise.
+    pub async fn run_command(
+        &self,
+        id: &str,
+        command: &str,
+        input: &Value,
+    ) -> Result<Value, PluginError> {
+        #[cfg(feature = "wasm")]
+        {
+            let (code, handler) = {
+                let slots = self.slots();
+                let serving = slots
+                    .values()
+                    .find(|slot| slot.id == id)
+                    .and_then(|slot| slot.serving.as_ref())
+                    .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
+                let manifest = &serving.manifest.manifest;
+                let Some(section) = manifest.commands.iter().find(|c| c.name == command) else {
+                    let known: Vec<&str> =
+                        manifest.commands.iter().map(|c| c.name.as_str()).collect();
+                    return Err(PluginError::Load {
+                        plugin: id.to_owned(),
+                        message: format!(
+                            "no command `{command}`; it has: {}",
+                            if known.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                known.join(", ")
+                            }
+                        ),
+                    });
+                };
+                (serving.code.clone(), section.handler.clone())
+            };
+            let Some(code) = code else {
+                return Err(PluginError::NotFound(id.to_owned()));
+            };
+            let fail = |message: String| PluginError::Load {
+                plugin: id.to_owned(),
+                message,
+            };
+            let input = serde_json::to_vec(input).map_err(|e| fail(e.to_string()))?;
+            let output = code
+                .call(&handler, input, &crate::CancellationToken::new())
+                .await
+                .map_err(|e| fail(format!("command `{command}` failed: {e}")))?;
+            super::tool::parse_output(id, &output).map_err(|e| fail(e.to_string()))
+        }
+        #[cfg(not(feature = "wasm"))]
+        {
+            let _ = (command, input);
+            Err(PluginError::NotFound(id.to_owned()))
+        }
+    }
+
+    pub(super) fn unload_dir(&self, dir: &Path) -> bool {
+        let mut slots = self.slots();
+        let Some(slot) = slots.remove(dir) else {
+            return false;
+        };
+        if let Some(serving) = &slot.serving {
+            self.inner.withdraw(serving);
+        }
+        tracing::info!(plugin = %slot.id, dir = %dir.display(), "plugin unloaded");
+        true
+    }
+
+    pub(super) fn knows_dir(&self, dir: &Path) -> bool {
+        self.slots().contains_key(dir)
+    }
+
+    fn dir_of(&self, id: &str) -> Result<PathBuf, PluginError> {
+        self.slots()
+            .iter()
+            .find(|(_, slot)| slot.id == id)
+            .map(|(dir, _)| dir.clone())
+            .ok_or_else(|| PluginError::NotFound(id.to_owned()))
+    }
+
+    fn slots(&self) -> MutexGuard<'_, BTreeMap<PathBuf, Slot>> {
+        self.inner
+            .slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A plugin read and built, not yet served.
+struct Prepared {
+    manifest: Arc<LoadedManifest>,
+    tools: Vec<Arc<dyn AlephToolDyn>>,
+    #[cfg(feature = "wasm")]
+    code: Option<WasmPlugin>,
+}
+
+impl Inner {
+    /// Reads the manifest and builds the plugin's code and tools.
+    fn prepare(
+        &self,
+        dir: &Path,
+        slots: &BTreeMap<PathBuf, Slot>,
+    ) -> Result<Prepared, PluginError> {
+        let manifest = Arc::new(PluginManifest::read_dir(dir)?);
+        let id = &manifest.manifest.plugin.id;
+        if let Some((first, _)) = slots
+            .iter()
+            .find(|(other, slot)| other.as_path() != dir && slot.id == *id)
+        {
+            return Err(PluginError::DuplicateId {
+                id: id.clone(),
+                first: first.clone(),
+                second: dir.to_path_buf(),
+            });
+        }
+        let fail = |message: String| PluginError::Load {
+            plugin: id.clone(),
+            message,
+        };
+        match manifest.manifest.plugin.kind {
+            PluginKind::Static => Ok(Prepared {
+                manifest,
+                tools: Vec::new(),
+                #[cfg(feature = "wasm")]
+                code: None,
+            }),
+            PluginKind::Nodejs => Err(fail(
+                "`nodejs` plugins are not supported by this host; build the plugin as WebAssembly (`kind = \"wasm\"`)".into(),
+            )),
+            PluginKind::Wasm => self.prepare_wasm(manifest),
+        }
+    }
+
+    #[cfg(feature = "wasm")]
+    fn prepare_wasm(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
+        if !self.config.runtimes.wasm.enabled {
+            return Err(PluginError::Load {
+                plugin: manifest.manifest.plugin.id.clone(),
+                message: "WebAssembly plugins are turned off (`[extensions.runtimes.wasm] enabled = false`)".into(),
+            });
+        }
+        let code = self.runtime.load(&manifest)?;
+        let tools = super::build::wasm_tools(&manifest, &code)?;
+        Ok(Prepared {
+            manifest,
+            tools,
+            code: Some(code),
+        })
+    }
+
+    #[cfg(not(feature = "wasm"))]
+    #[allow(clippy::unused_self)]
+    fn prepare_wasm(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
+        Err(PluginError::Load {
+            plugin: manifest.manifest.plugin.id.clone(),
+            message:
+                "this build has no WebAssembly runtime; enable the `wasm` feature of aleph-tools"
+                    .into(),
+        })
+    }
+
+    /// Serves a prepared plugin in place of `old` (its previous version), in one change.
+    fn activate(&self, prepared: Prepared, old: Option<&Serving>) -> Result<Serving, PluginError> {
+        let id = &prepared.manifest.manifest.plugin.id;
+        let remove = old.map(|o| o.tools.clone()).unwrap_or_default();
+        let mut tools: Vec<String> = prepared.tools.iter().map(|t| t.name().to_owned()).collect();
+        tools.sort();
+        self.server
+            .swap_tools(&remove, prepared.tools)
+            .map_err(|error| {
+                let key = match &error {
+                    crate::RegistryError::AlreadyServed { name } => prepared
+                        .manifest
+                        .manifest
+                        .tools
+                        .iter()
+                        .position(|t| t.name == *name)
+                        .map(|i| format!(" (`tools[{i}].name`)"))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                PluginError::Load {
+                    plugin: id.clone(),
+                    message: format!("{error}{key}; rename the plugin's tool"),
+                }
+            })?;
+        Ok(Serving {
+            manifest: prepared.manifest,
+            tools,
+            #[cfg(feature = "wasm")]
+            code: prepared.code,
+        })
+    }
+
+    fn withdraw(&self, serving: &Serving) {
+        // Only this plugin's own tools: one replaced by hand since is left alone.
+        let _ = self.server.swap_tools(&serving.tools, Vec::new());
+    }
+}
+
+impl Slot {
+    fn info(&self, dir: &Path) -> PluginInfo {
+        let manifest = self
+            .serving
+            .as_ref()
+            .map(|s| &s.manifest)
+            .or(self.manifest.as_ref())
+            .map(|m| &m.manifest);
+        PluginInfo {
+            id: self.id.clone(),
+            name: manifest
+                .and_then(|m| m.plugin.name.clone())
+                .unwrap_or_else(|| self.id.clone()),
+            version: manifest.map(|m| m.plugin.version.clone()),
+            kind: manifest.map(|m| m.plugin.kind),
+            dir: dir.to_path_buf(),
+            status: self.status.clone(),
+            tools: self
+                .serving
+                .as_ref()
+                .map(|s| s.tools.clone())
+                .unwrap_or_default(),
+            commands: manifest
+                .map(|m| m.commands.iter().map(|c| c.name.clone()).collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Whether `dir` holds a plugin manifest (for `package.json`, one with `alephPlugin`).
+pub(super) fn has_manifest(dir: &Path) -> bool {
+    MANIFEST_FILES.iter().any(|name| {
+        let file = dir.join(name);
+        if *name == "package.json" {
+            std::fs::read_to_string(file).is_ok_and(|text| text.contains("\"alephPlugin\""))
+        } else {
+            file.is_file()
+        }
+    })
+}
+
+fn dir_name(dir: &Path) -> String {
+    dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// The schema of a tool that declares none: any object.
+pub(super) fn open_schema() -> Value {
+    json!({ "type": "object", "properties": {}, "additionalProperties": true })
+}

@@ -1,0 +1,132 @@
+//! `PluginWatcher`: hot reload. A debounced watch on the search paths; a plugin whose files
+//! change is reloaded, a new plugin directory is loaded, a removed one is unloaded.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+
+use super::error::PluginError;
+use super::manager::{ExtensionManager, has_manifest};
+
+/// Watches the plugin directories while it lives; drop it to stop.
+pub struct PluginWatcher {
+    _debouncer: Debouncer<RecommendedWatcher>,
+    roots: Vec<PathBuf>,
+}
+
+impl std::fmt::Debug for PluginWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginWatcher")
+            .field("roots", &self.roots)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PluginWatcher {
+    /// The directories watched.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+}
+
+impl ExtensionManager {
+    /// Starts hot reload with a 300 ms debounce; see [`watch_with`](Self::watch_with).
+    ///
+    /// # Errors
+    ///
+    /// As [`watch_with`](Self::watch_with).
+    pub fn watch(&self) -> Result<PluginWatcher, PluginError> {
+        self.watch_with(Duration::from_millis(300))
+    }
+
+    /// Starts hot reload: every search path that exists is watched, and once its files have
+    /// been quiet for `debounce`, a plugin directory that changed is reloaded (a new one
+    /// loaded, a removed one unloaded and its tools withdrawn). A bad update keeps the
+    /// previous version serving and puts the error in the plugin's status. Reloading runs on
+    /// the watcher's thread, never on the caller's.
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::Watch`] when the operating system refuses the watch.
+    pub fn watch_with(&self, debounce: Duration) -> Result<PluginWatcher, PluginError> {
+        let roots: Vec<PathBuf> = self
+            .config()
+            .resolved_search_paths()
+            .into_iter()
+            .filter_map(|root| std::fs::canonicalize(root).ok())
+            .filter(|root| root.is_dir())
+            .collect();
+        let manager = self.clone();
+        let watched = roots.clone();
+        let mut debouncer = new_debouncer(debounce, move |events: DebounceEventResult| {
+            let events = match events {
+                Ok(events) => events,
+                Err(error) => {
+                    tracing::warn!("plugin watcher: {error}");
+                    return;
+                }
+            };
+            let dirs: BTreeSet<PathBuf> = events
+                .iter()
+                .filter_map(|event| plugin_dir_of(&watched, &event.path))
+                .collect();
+            for dir in dirs {
+                manager.sync(&dir);
+            }
+        })
+        .map_err(|e| PluginError::Watch {
+            path: PathBuf::new(),
+            message: e.to_string(),
+        })?;
+        for root in &roots {
+            debouncer
+                .watcher()
+                .watch(root, RecursiveMode::Recursive)
+                .map_err(|e| PluginError::Watch {
+                    path: root.clone(),
+                    message: e.to_string(),
+                })?;
+        }
+        Ok(PluginWatcher {
+            _debouncer: debouncer,
+            roots,
+        })
+    }
+
+    /// Brings the plugin in `dir` in line with the disk.
+    fn sync(&self, dir: &Path) {
+        if has_manifest(dir) {
+            // A failure is kept in the plugin's status (and logged) by `load`.
+            let _ = self.load(dir);
+        } else if self.knows_dir(dir) {
+            self.unload_dir(dir);
+        }
+    }
+}
+
+/// The plugin directory `path` is in: the directory directly under one of `roots`.
+fn plugin_dir_of(roots: &[PathBuf], path: &Path) -> Option<PathBuf> {
+    roots.iter().find_map(|root| {
+        let first = path.strip_prefix(root).ok()?.components().next()?;
+        Some(root.join(first))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_map_to_their_plugin_directory() {
+        let roots = vec![PathBuf::from("/p"), PathBuf::from("/q")];
+        assert_eq!(
+            plugin_dir_of(&roots, Path::new("/q/echo/src/lib.rs")),
+            Some(PathBuf::from("/q/echo"))
+        );
+        assert_eq!(plugin_dir_of(&roots, Path::new("/p")), None);
+        assert_eq!(plugin_dir_of(&roots, Path::new("/elsewhere/x")), None);
+    }
+}
