@@ -1,5 +1,58 @@
 //! End-to-end tests of aleph-tools; the tests live under `tests/`, the book is compiled here.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The example plugins' directory (`examples/plugins`), each plugin's module built beside its
+/// manifest. The first call in a process runs `examples/plugins/build.sh`, which installs the
+/// `wasm32-unknown-unknown` target when it is missing; cargo makes later builds no-ops.
+///
+/// # Panics
+///
+/// When the plugins cannot be built, with the build's output.
+pub fn example_plugins() -> PathBuf {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/plugins");
+    let built = BUILT.get_or_init(|| {
+        let output = Command::new("bash")
+            .arg(dir.join("build.sh"))
+            .output()
+            .map_err(|e| format!("cannot run bash: {e}"))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "examples/plugins/build.sh failed:\n{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ))
+        }
+    });
+    if let Err(message) = built {
+        panic!("{message}");
+    }
+    dir.canonicalize().expect("examples/plugins exists")
+}
+
+/// Copies the directory `from` into `to` (created), files and subdirectories.
+///
+/// # Panics
+///
+/// On any I/O error.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create the copy's directory");
+    for entry in std::fs::read_dir(from).expect("read the directory") {
+        let entry = entry.expect("read an entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy a file");
+        }
+    }
+}
+
 /// The guide's pages, compiled and run as doctests: every Rust snippet in `book/` must work.
 #[cfg(doctest)]
 mod book {
