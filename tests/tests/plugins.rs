@@ -68,7 +68,10 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     assert_eq!(word_count.annotations.read_only, Some(true));
     assert!(word_count.tags.contains(&"plugin:text-tools".to_owned()));
     let slugify = server.get_definition("slugify").unwrap();
-    assert_eq!(slugify.parameters["properties"]["separator"]["maxLength"], 3);
+    assert_eq!(
+        slugify.parameters["properties"]["separator"]["maxLength"],
+        3
+    );
     let echo = server.get_definition("echo").unwrap();
     assert_eq!(echo.parameters["additionalProperties"], true);
     let fetch = server.get_definition("fetch").unwrap();
@@ -84,7 +87,9 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
         counted.output,
         json!({ "words": 4, "lines": 2, "characters": 15 })
     );
-    let repaired = server.call("Slugify", json!({ "text": "Hello, World!" })).await;
+    let repaired = server
+        .call("Slugify", json!({ "text": "Hello, World!" }))
+        .await;
     assert_eq!(repaired.output, json!("hello-world"));
     let invalid = server
         .call("slugify", json!({ "text": "x", "separator": "-----" }))
@@ -94,7 +99,11 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     let refused = server.call("slugify", json!({ "text": "!!!" })).await;
     assert!(!refused.success);
     assert!(
-        refused.error.as_deref().unwrap().contains("no letters or digits"),
+        refused
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("no letters or digits"),
         "{refused:?}"
     );
     // The instance that returned an error is still good.
@@ -104,9 +113,7 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     assert_eq!(echoed.output, json!({ "any": [1, "two"] }));
 
     // A filter applies to plugin tools like any other.
-    server
-        .set_filter(ToolFilter::new().block("echo"))
-        .unwrap();
+    server.set_filter(ToolFilter::new().block("echo")).unwrap();
     assert!(!server.call("echo", json!({})).await.success);
     server.set_filter(ToolFilter::new()).unwrap();
 
@@ -125,7 +132,10 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     // Disable, enable, unload.
     let changes = server.watch_tools();
     manager.disable("text-tools").unwrap();
-    assert_eq!(manager.get("text-tools").unwrap().status, PluginStatus::Stopped);
+    assert_eq!(
+        manager.get("text-tools").unwrap().status,
+        PluginStatus::Stopped
+    );
     assert!(!server.contains("word_count"));
     manager.enable("text-tools").unwrap();
     assert!(server.contains("word_count"));
@@ -133,7 +143,10 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     assert!(manager.get("text-tools").is_none());
     assert_eq!(server.tool_names(), ["add", "fetch"]);
     assert!(changes.has_changed().unwrap());
-    assert_eq!(server.call("add", json!({ "a": 1, "b": 2 })).await.output, 3);
+    assert_eq!(
+        server.call("add", json!({ "a": 1, "b": 2 })).await.output,
+        3
+    );
     assert!(matches!(
         manager.unload("text-tools"),
         Err(aleph_tools::plugin::PluginError::NotFound(_))
@@ -171,7 +184,10 @@ where
 /// Serves one HTTP request on loopback and hands back the request's text.
 fn one_shot_server() -> (String, mpsc::Receiver<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://127.0.0.1:{}/status", listener.local_addr().unwrap().port());
+    let url = format!(
+        "http://127.0.0.1:{}/status",
+        listener.local_addr().unwrap().port()
+    );
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let Ok((mut stream, _)) = listener.accept() else {
@@ -180,9 +196,8 @@ fn one_shot_server() -> (String, mpsc::Receiver<String>) {
         let mut request = vec![0; 8192];
         let n = stream.read(&mut request).unwrap_or(0);
         let _ = tx.send(String::from_utf8_lossy(&request[..n]).into_owned());
-        let _ = stream.write_all(
-            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-        );
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
     });
     (url, rx)
 }
@@ -215,11 +230,7 @@ async fn network_is_granted_per_host() {
     // Without the permission the same module reaches nothing.
     let manifest = root.path().join("http-fetch/aleph_plugin.json");
     let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(
-        &manifest,
-        text.replace("\"connect:http://127.0.0.1\"", ""),
-    )
-    .unwrap();
+    std::fs::write(&manifest, text.replace("\"connect:http://127.0.0.1\"", "")).unwrap();
     manager.reload("http-fetch").unwrap();
     let (url, _requests) = one_shot_server();
     let refused = server.call("fetch", json!({ "url": url })).await;
@@ -302,5 +313,10 @@ async fn an_in_flight_call_finishes_on_the_version_it_started_on() {
     let result = slow.await.unwrap();
     assert!(result.success, "{result:?}");
     assert_eq!(result.output["words"], 400_000);
-    assert!(!server.call("word_count", json!({ "text": "x" })).await.success);
+    assert!(
+        !server
+            .call("word_count", json!({ "text": "x" }))
+            .await
+            .success
+    );
 }

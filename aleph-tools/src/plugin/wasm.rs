@@ -286,11 +286,13 @@ impl Pool {
             .with_fuel_limit(self.fuel)
             .with_cache_disabled()
             .build()
-            .map_err(|e| {
-                fail(format!(
-                    "not a usable WebAssembly module: {}",
-                    root_cause(&e)
-                ))
+            .map_err(|e| match self.classify(&e) {
+                // Compiling failed: the bytes are not a module Extism can run.
+                WasmCallError::Crashed(cause) if !cause.contains("wasm trap") => {
+                    fail(format!("not a usable WebAssembly module: {cause}"))
+                }
+                // The start function ran and failed.
+                error => fail(format!("the module cannot start: {error}")),
             })?;
         // Instantiation is lazy in Extism; asking for a function nobody exports runs the
         // start function now, so a module that cannot start fails here, not on a call.
