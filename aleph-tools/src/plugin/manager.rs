@@ -185,10 +185,15 @@ impl ExtensionManager {
     pub fn load(&self, dir: &Path) -> Result<PluginInfo, PluginError> {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let mut slots = self.slots();
-        let result = self.inner.prepare(&dir, &slots).and_then(|prepared| {
-            let old = slots.get(&dir).and_then(|slot| slot.serving.as_ref());
-            self.inner.activate(prepared, old)
-        });
+        let manifest = PluginManifest::read_dir(&dir).map(Arc::new);
+        let read_id = manifest.as_ref().ok().map(|m| m.manifest.plugin.id.clone());
+        let result = manifest
+            .map_err(PluginError::from)
+            .and_then(|manifest| self.inner.prepare(manifest, &dir, &slots))
+            .and_then(|prepared| {
+                let old = slots.get(&dir).and_then(|slot| slot.serving.as_ref());
+                self.inner.activate(prepared, old)
+            });
         let slot = slots.entry(dir.clone()).or_insert_with(|| Slot {
             id: dir_name(&dir),
             manifest: None,
@@ -205,6 +210,12 @@ impl ExtensionManager {
                 Ok(slot.info(&dir))
             }
             Err(error) => {
+                if let Some(id) = read_id
+                    && slot.serving.is_none()
+                    && !matches!(error, PluginError::DuplicateId { .. })
+                {
+                    slot.id = id;
+                }
                 let message = match &slot.serving {
                     Some(serving) => format!(
                         "{error} (still serving version {})",
@@ -384,13 +395,13 @@ struct Prepared {
 }
 
 impl Inner {
-    /// Reads the manifest and builds the plugin's code and tools.
+    /// Builds the plugin's code and tools.
     fn prepare(
         &self,
+        manifest: Arc<LoadedManifest>,
         dir: &Path,
         slots: &BTreeMap<PathBuf, Slot>,
     ) -> Result<Prepared, PluginError> {
-        let manifest = Arc::new(PluginManifest::read_dir(dir)?);
         let id = &manifest.manifest.plugin.id;
         if let Some((first, _)) = slots
             .iter()

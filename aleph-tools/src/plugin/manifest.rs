@@ -708,13 +708,19 @@ fn toml_position(text: &str, key: &str) -> Option<(usize, usize)> {
             Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<usize>().ok()),
             None => (part, None),
         };
-        let (_, found) = table?.iter().find(|(k, _)| k.get_ref().as_ref() == name)?;
+        // A key that is missing is placed at the table that should hold it.
+        let Some((_, found)) =
+            table.and_then(|table| table.iter().find(|(k, _)| k.get_ref().as_ref() == name))
+        else {
+            break;
+        };
         let mut value = found;
         if let Some(index) = index {
             let DeValue::Array(items) = found.get_ref() else {
-                return None;
+                break;
             };
-            value = items.get(index)?;
+            let Some(item) = items.get(index) else { break };
+            value = item;
         }
         span = value.span();
         table = match value.get_ref() {
@@ -848,10 +854,12 @@ impl LoadedManifest {
                     "is empty; say what the tool does, for the model".into(),
                 );
             }
-            if !is_valid_export(tool.handler()) {
+            if let Some(handler) = &tool.handler
+                && !is_valid_export(handler)
+            {
                 add(
                     format!("{key}.handler"),
-                    format!("`{}` is not a function name", tool.handler()),
+                    format!("`{handler}` is not a function name"),
                 );
             }
             if let Some(path) = &tool.instruction_file {
@@ -1035,7 +1043,9 @@ mod tests {
         let text = "[plugin]\nid = \"x\"\n\n[[tools]]\nname = \"a\"\n\n[[tools]]\nname = \"b b\"\n";
         assert_eq!(toml_position(text, "plugin.id"), Some((2, 6)));
         assert_eq!(toml_position(text, "tools[1].name"), Some((8, 8)));
-        assert_eq!(toml_position(text, "tools[7].name"), None);
+        // Missing keys are placed at the nearest table that exists.
+        assert_eq!(toml_position(text, "plugin.entry"), Some((1, 1)));
+        assert!(toml_position(text, "tools[7].name").is_some());
     }
 
     #[test]

@@ -1,0 +1,537 @@
+//! Manifests: the three formats and their order, every section of a complete manifest, and
+//! one broken manifest per rule, each error naming the file, the key and what to fix.
+
+use std::path::Path;
+
+use aleph_tools::plugin::{
+    ExtensionManager, ExtensionsConfig, HookKind, HookPriority, PluginKind, PluginManifest,
+    PluginStatus, PromptScope, SchemaSource,
+};
+use aleph_tools::prelude::*;
+
+/// A manifest with every section, as a plugin author would write it.
+const COMPLETE: &str = r#"
+[plugin]
+id = "my-plugin"
+name = "My Plugin"
+version = "1.2.3"
+description = "Does something useful"
+author = "Someone"
+kind = "static"
+api_version = ">=1.0, <2"
+
+[permissions]
+network = ["connect:https://*"]
+filesystem = ["read:./data", "write:./output"]
+env = ["API_KEY", "DEBUG"]
+
+[prompt]
+file = "SKILL.md"
+scope = "tool"
+
+[[hooks]]
+event = "before_tool_call"
+kind = "interceptor"
+priority = "high"
+handler = "onBeforeTool"
+
+[[hooks]]
+event = "after_tool_call"
+kind = "observer"
+priority = "low"
+handler = "onAfterTool"
+
+[[commands]]
+name = "ping"
+description = "Check the plugin answers"
+handler = "handlePing"
+
+[[services]]
+name = "sync-daemon"
+description = "Background sync"
+start_handler = "startSync"
+stop_handler = "stopSync"
+auto_start = false
+
+[[channels]]
+name = "chat"
+description = "A chat bridge"
+connect_handler = "connect"
+disconnect_handler = "disconnect"
+send_handler = "send"
+
+[[providers]]
+name = "local-llama"
+description = "A local model server"
+list_models_handler = "listModels"
+chat_handler = "handleChat"
+stream_handler = "handleStream"
+
+[[http_routes]]
+method = "POST"
+path = "/webhooks/github"
+handler = "handleGithubWebhook"
+"#;
+
+fn plugin_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_complete_manifest_reads_every_section() {
+    let dir = plugin_dir(&[("aleph_plugin.toml", COMPLETE), ("SKILL.md", "Be brief.")]);
+    let loaded = PluginManifest::read_dir(dir.path()).unwrap();
+    let m = &loaded.manifest;
+    assert_eq!(m.plugin.id, "my-plugin");
+    assert_eq!(m.plugin.version, semver::Version::new(1, 2, 3));
+    assert_eq!(m.plugin.kind, PluginKind::Static);
+    assert_eq!(m.permissions.allowed_hosts(), ["*"]);
+    let mounts = m.permissions.mounts(dir.path());
+    assert!(mounts[0].read_only && !mounts[1].read_only);
+    assert_eq!(mounts[1].guest, Path::new("/output"));
+    assert_eq!(m.prompt.as_ref().unwrap().scope, PromptScope::Tool);
+    assert_eq!(m.hooks[0].kind, HookKind::Interceptor);
+    assert_eq!(m.hooks[0].priority, HookPriority::High);
+    assert!(m.hooks[0].priority.value() < m.hooks[1].priority.value());
+    assert_eq!(m.commands[0].name, "ping");
+    assert_eq!(m.services[0].stop_handler, "stopSync");
+    assert_eq!(m.channels[0].send_handler, "send");
+    assert_eq!(m.providers[0].embed_handler, None);
+    assert_eq!(m.http_routes[0].path, "/webhooks/github");
+    assert_eq!(loaded.file, dir.path().join("aleph_plugin.toml"));
+
+    // The same manifest as JSON reads the same.
+    let json = serde_json::to_string(m).unwrap();
+    assert_eq!(&PluginManifest::from_json(&json).unwrap(), m);
+}
+
+#[test]
+fn toml_comes_first_then_json_then_package_json() {
+    let toml = "[plugin]\nid = \"from-toml\"\nversion = \"1.0.0\"\nkind = \"static\"\n";
+    let json = r#"{ "plugin": { "id": "from-json", "version": "1.0.0", "kind": "static" } }"#;
+    let package = r#"{ "name": "from-package", "version": "2.0.0", "alephPlugin": { "plugin": { "kind": "static" } } }"#;
+    let all = plugin_dir(&[
+        ("aleph_plugin.toml", toml),
+        ("aleph_plugin.json", json),
+        ("package.json", package),
+    ]);
+    let id = |dir: &Path| PluginManifest::read_dir(dir).unwrap().manifest.plugin.id;
+    assert_eq!(id(all.path()), "from-toml");
+    std::fs::remove_file(all.path().join("aleph_plugin.toml")).unwrap();
+    assert_eq!(id(all.path()), "from-json");
+    std::fs::remove_file(all.path().join("aleph_plugin.json")).unwrap();
+    // `id` and `version` come from the package when the section leaves them out.
+    let from_package = PluginManifest::read_dir(all.path()).unwrap().manifest;
+    assert_eq!(from_package.plugin.id, "from-package");
+    assert_eq!(from_package.plugin.version.major, 2);
+
+    let plain_package = plugin_dir(&[("package.json", r#"{ "name": "x" }"#)]);
+    let error = PluginManifest::read_dir(plain_package.path()).unwrap_err();
+    assert!(error.to_string().contains("no manifest"), "{error}");
+    assert!(PluginManifest::read_dir(Path::new("/no/such/plugin")).is_err());
+}
+
+/// `(what, manifest, extra files, the key the error names, words it must contain)`.
+type Case = (
+    &'static str,
+    String,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+    &'static str,
+);
+
+fn wasm_manifest(extra_plugin: &str, rest: &str) -> String {
+    format!(
+        "[plugin]\nid = \"p\"\nversion = \"1.0.0\"\nkind = \"wasm\"\nentry = \"p.wasm\"\n{extra_plugin}\n{rest}"
+    )
+}
+
+fn tool(fields: &str) -> String {
+    format!("[[tools]]\nname = \"t\"\ndescription = \"does t\"\n{fields}\n")
+}
+
+fn cases() -> Vec<Case> {
+    let wasm: &[(&str, &str)] = &[("p.wasm", "(module)")];
+    vec![
+        (
+            "missing id",
+            "[plugin]\nversion = \"1.0.0\"\nkind = \"static\"\n".into(),
+            &[],
+            "",
+            "missing field `id`",
+        ),
+        (
+            "bad id",
+            "[plugin]\nid = \"My Plugin\"\nversion = \"1.0.0\"\nkind = \"static\"\n".into(),
+            &[],
+            "plugin.id",
+            "lowercase letter",
+        ),
+        (
+            "bad version",
+            "[plugin]\nid = \"p\"\nversion = \"1.0\"\nkind = \"static\"\n".into(),
+            &[],
+            "",
+            "version",
+        ),
+        (
+            "bad kind",
+            "[plugin]\nid = \"p\"\nversion = \"1.0.0\"\nkind = \"python\"\n".into(),
+            &[],
+            "",
+            "unknown variant `python`",
+        ),
+        (
+            "api too new",
+            wasm_manifest("api_version = \"^2\"", ""),
+            wasm,
+            "plugin.api_version",
+            "this host implements 1.0.0",
+        ),
+        (
+            "no entry",
+            "[plugin]\nid = \"p\"\nversion = \"1.0.0\"\nkind = \"wasm\"\n".into(),
+            &[],
+            "plugin.entry",
+            "needs `entry`",
+        ),
+        (
+            "entry missing",
+            wasm_manifest("", ""),
+            &[],
+            "plugin.entry",
+            "does not exist",
+        ),
+        (
+            "entry outside",
+            "[plugin]\nid = \"p\"\nversion = \"1.0.0\"\nkind = \"wasm\"\nentry = \"../p.wasm\"\n"
+                .into(),
+            &[],
+            "plugin.entry",
+            "outside the plugin's directory",
+        ),
+        (
+            "static with entry",
+            "[plugin]\nid = \"p\"\nversion = \"1.0.0\"\nkind = \"static\"\nentry = \"p.wasm\"\n"
+                .into(),
+            wasm,
+            "plugin.entry",
+            "runs no code",
+        ),
+        (
+            "static with tools",
+            format!(
+                "[plugin]\nid = \"p\"\nversion = \"1.0.0\"\nkind = \"static\"\n{}",
+                tool("")
+            ),
+            &[],
+            "tools",
+            "cannot serve tools",
+        ),
+        (
+            "unknown key",
+            wasm_manifest("", &tool("handlr = \"x\"")),
+            wasm,
+            "",
+            "unknown field `handlr`",
+        ),
+        (
+            "bad tool name",
+            wasm_manifest("", "[[tools]]\nname = \"no spaces\"\ndescription = \"d\"\n"),
+            wasm,
+            "tools[0].name",
+            "not a valid tool name",
+        ),
+        (
+            "same tool twice",
+            wasm_manifest("", &format!("{}{}", tool(""), tool(""))),
+            wasm,
+            "tools[1].name",
+            "declared twice",
+        ),
+        (
+            "empty description",
+            wasm_manifest("", "[[tools]]\nname = \"t\"\ndescription = \" \"\n"),
+            wasm,
+            "tools[0].description",
+            "is empty",
+        ),
+        (
+            "bad handler",
+            wasm_manifest("", &tool("handler = \"two words\"")),
+            wasm,
+            "tools[0].handler",
+            "not a function name",
+        ),
+        (
+            "schema not an object",
+            wasm_manifest("", &tool("input_schema = { type = \"string\" }")),
+            wasm,
+            "tools[0].input_schema",
+            "must describe an object",
+        ),
+        (
+            "schema file missing",
+            wasm_manifest("", &tool("input_schema = \"schemas/t.json\"")),
+            wasm,
+            "tools[0].input_schema",
+            "cannot read",
+        ),
+        (
+            "schema file not JSON",
+            wasm_manifest("", &tool("input_schema = \"t.json\"")),
+            &[("p.wasm", "(module)"), ("t.json", "{ nope")],
+            "tools[0].input_schema",
+            "is not JSON",
+        ),
+        (
+            "instructions missing",
+            wasm_manifest("", &tool("instruction_file = \"docs/t.md\"")),
+            wasm,
+            "tools[0].instruction_file",
+            "does not exist",
+        ),
+        (
+            "network rule",
+            wasm_manifest(
+                "",
+                "[permissions]\nnetwork = [\"https://api.example.com\"]\n",
+            ),
+            wasm,
+            "permissions.network[0]",
+            "must start with `connect:`",
+        ),
+        (
+            "filesystem rule",
+            wasm_manifest("", "[permissions]\nfilesystem = [\"./data\"]\n"),
+            wasm,
+            "permissions.filesystem[0]",
+            "`read:` or `write:`",
+        ),
+        (
+            "filesystem escape",
+            wasm_manifest("", "[permissions]\nfilesystem = [\"read:../../etc\"]\n"),
+            wasm,
+            "permissions.filesystem[0]",
+            "leaves the plugin's directory",
+        ),
+        (
+            "env name",
+            wasm_manifest("", "[permissions]\nenv = [\"API-KEY\"]\n"),
+            wasm,
+            "permissions.env[0]",
+            "not an environment variable name",
+        ),
+        (
+            "prompt missing",
+            wasm_manifest("", "[prompt]\nfile = \"SKILL.md\"\n"),
+            wasm,
+            "prompt.file",
+            "does not exist",
+        ),
+        (
+            "prompt scope",
+            wasm_manifest("", "[prompt]\nfile = \"SKILL.md\"\nscope = \"always\"\n"),
+            wasm,
+            "",
+            "unknown variant `always`",
+        ),
+        (
+            "hook event",
+            wasm_manifest(
+                "",
+                "[[hooks]]\nevent = \"on_everything\"\nhandler = \"h\"\n",
+            ),
+            wasm,
+            "",
+            "unknown variant `on_everything`",
+        ),
+        (
+            "same command twice",
+            wasm_manifest(
+                "",
+                "[[commands]]\nname = \"c\"\nhandler = \"h\"\n[[commands]]\nname = \"c\"\nhandler = \"h\"\n",
+            ),
+            wasm,
+            "commands[1].name",
+            "declared twice",
+        ),
+        (
+            "service handler",
+            wasm_manifest(
+                "",
+                "[[services]]\nname = \"s\"\nstart_handler = \"\"\nstop_handler = \"stop\"\n",
+            ),
+            wasm,
+            "services[0].start_handler",
+            "not a function name",
+        ),
+        (
+            "route method",
+            wasm_manifest(
+                "",
+                "[[http_routes]]\nmethod = \"FETCH\"\npath = \"/x\"\nhandler = \"h\"\n",
+            ),
+            wasm,
+            "http_routes[0].method",
+            "not one of GET",
+        ),
+        (
+            "route path",
+            wasm_manifest(
+                "",
+                "[[http_routes]]\nmethod = \"GET\"\npath = \"x\"\nhandler = \"h\"\n",
+            ),
+            wasm,
+            "http_routes[0].path",
+            "must start with `/`",
+        ),
+    ]
+}
+
+#[test]
+fn each_broken_rule_is_named_with_its_key_and_place() {
+    for (what, manifest, files, key, words) in cases() {
+        let mut all = vec![("aleph_plugin.toml", manifest.as_str())];
+        all.extend_from_slice(files);
+        let dir = plugin_dir(&all);
+        let error = PluginManifest::read_dir(dir.path()).unwrap_err();
+        assert_eq!(error.file, dir.path().join("aleph_plugin.toml"), "{what}");
+        let text = error.to_string();
+        assert!(text.contains(words), "{what}: {text}");
+        let problem = error
+            .problems
+            .iter()
+            .find(|p| p.message.contains(words))
+            .unwrap_or_else(|| panic!("{what}: {text}"));
+        assert_eq!(problem.key, key, "{what}: {text}");
+        // TOML problems carry their line and column.
+        assert!(problem.position.is_some(), "{what}: {text}");
+    }
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let manifest = "[plugin]\nid = \"Bad\"\nversion = \"1.0.0\"\nkind = \"wasm\"\n\n[[tools]]\nname = \"a b\"\ndescription = \"\"\n";
+    let dir = plugin_dir(&[("aleph_plugin.toml", manifest)]);
+    let error = PluginManifest::read_dir(dir.path()).unwrap_err();
+    let keys: Vec<&str> = error.problems.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "plugin.id",
+            "plugin.entry",
+            "tools[0].name",
+            "tools[0].description"
+        ]
+    );
+    assert_eq!(error.problems[2].position, Some((7, 8)));
+    let text = error.to_string();
+    assert!(text.contains("4 problems"), "{text}");
+    assert!(text.contains("line 7, column 8: `tools[0].name`"), "{text}");
+}
+
+#[test]
+fn json_errors_say_where() {
+    let dir = plugin_dir(&[(
+        "aleph_plugin.json",
+        "{\n  \"plugin\": {\n    \"id\": 7\n  }\n}",
+    )]);
+    let error = PluginManifest::read_dir(dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("aleph_plugin.json"), "{error}");
+    assert!(error.contains("line 3"), "{error}");
+}
+
+#[test]
+fn bad_plugins_cost_only_themselves() {
+    let root = tempfile::tempdir().unwrap();
+    let good = "[plugin]\nid = \"good\"\nversion = \"1.0.0\"\nkind = \"static\"\n";
+    let node =
+        "[plugin]\nid = \"node\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n";
+    for (name, files) in [
+        ("a-broken", vec![("aleph_plugin.toml", "[plugin")]),
+        ("b-good", vec![("aleph_plugin.toml", good)]),
+        (
+            "c-node",
+            vec![("aleph_plugin.toml", node), ("index.js", "")],
+        ),
+        ("d-same-id", vec![("aleph_plugin.toml", good)]),
+        ("e-not-a-plugin", vec![("README.md", "")]),
+    ] {
+        for (file, text) in files {
+            let path = root.path().join(name).join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+    }
+    let server = AlephToolServer::new();
+    let manager =
+        ExtensionManager::new(&server, ExtensionsConfig::with_search_paths([root.path()]));
+    assert_eq!(manager.discover().len(), 4);
+    let report = manager.load_all();
+    assert_eq!(report.loaded, ["good"]);
+    let errors: Vec<String> = report.failed.iter().map(|(_, e)| e.to_string()).collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(
+        errors[0].contains("aleph_plugin.toml") && errors[0].contains("line 1"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[1].contains("`nodejs` plugins are not supported"),
+        "{}",
+        errors[1]
+    );
+    assert!(
+        errors[2].contains("plugin id `good` is already loaded"),
+        "{}",
+        errors[2]
+    );
+
+    let list = manager.list();
+    let status = |id: &str| list.iter().find(|p| p.id == id).unwrap().status.clone();
+    assert_eq!(status("good"), PluginStatus::Running);
+    assert!(matches!(status("a-broken"), PluginStatus::Error(_)));
+    assert!(matches!(status("node"), PluginStatus::Error(m) if m.contains("nodejs")));
+
+    // Turned off, nothing loads.
+    let mut off = ExtensionsConfig::with_search_paths([root.path()]);
+    off.enabled = false;
+    let report = ExtensionManager::new(&server, off).load_all();
+    assert!(report.loaded.is_empty() && report.failed.is_empty());
+}
+
+#[test]
+fn schemas_may_be_files() {
+    let source: SchemaSource = serde_json::from_str("\"schemas/a.json\"").unwrap();
+    assert!(matches!(source, SchemaSource::File(_)));
+    let source: SchemaSource = serde_json::from_str("{\"type\":\"object\"}").unwrap();
+    assert!(matches!(source, SchemaSource::Inline(_)));
+}
+
+#[test]
+fn the_extensions_config_reads_from_an_application_config() {
+    let config = ExtensionsConfig::from_toml(
+        "[extensions]\nenabled = true\nsearch_paths = [\"~/.aleph/plugins\", \"./plugins\"]\nhot_reload = true\n\n[extensions.runtimes.wasm]\nenabled = true\nmemory_limit = \"256MB\"\ntimeout_ms = 30000\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config,
+        ExtensionsConfig::with_search_paths(["~/.aleph/plugins", "./plugins"])
+    );
+    assert_eq!(
+        ExtensionsConfig::default().search_paths,
+        ExtensionsConfig::standard_paths()
+    );
+    let bad = ExtensionsConfig::from_toml("[extensions.runtimes.wasm]\nmemory_limit = \"lots\"\n")
+        .unwrap_err();
+    assert!(bad.to_string().contains("not a size"), "{bad}");
+}
