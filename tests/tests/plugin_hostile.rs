@@ -1,6 +1,7 @@
 //! Hostile plugins, written as WAT: every one fails its own call, with a message that says
 //! what happened, while the host and the plugin beside it keep serving.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -79,9 +80,10 @@ fn manifest(id: &str, entry: &str, tools: &[&str]) -> String {
         "[plugin]\nid = \"{id}\"\nversion = \"0.1.0\"\nkind = \"wasm\"\nentry = \"{entry}\"\n"
     );
     for tool in tools {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "\n[[tools]]\nname = \"{tool}\"\ndescription = \"Misbehaves: {tool}\"\n"
-        ));
+        );
     }
     text
 }
@@ -200,8 +202,8 @@ async fn a_timeout_never_fails_a_call_running_beside_it() {
         );
         calls += 1;
     }
-    let spun = spin.await.unwrap();
-    assert_eq!(spun.error_kind, Some(ToolErrorKind::Timeout));
+    let interrupted = spin.await.unwrap();
+    assert_eq!(interrupted.error_kind, Some(ToolErrorKind::Timeout));
     assert!(calls > 1, "{calls}");
 }
 

@@ -156,6 +156,7 @@ fn tool(fields: &str) -> String {
     format!("[[tools]]\nname = \"t\"\ndescription = \"does t\"\n{fields}\n")
 }
 
+#[allow(clippy::too_many_lines, reason = "a table: one entry per rule")]
 fn cases() -> Vec<Case> {
     let wasm: &[(&str, &str)] = &[("p.wasm", "(module)")];
     vec![

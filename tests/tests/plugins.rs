@@ -168,9 +168,9 @@ async fn parallel_calls_share_the_pool() {
     }
 }
 
-async fn futures_join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
+async fn futures_join_all<F>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
 where
-    F: Send + 'static,
+    F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
