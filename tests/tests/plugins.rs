@@ -223,7 +223,11 @@ async fn network_is_granted_per_host() {
         .await;
     assert!(!denied.success);
     assert!(
-        denied.error.as_deref().unwrap().contains("not allowed"),
+        denied
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("the plugin was refused: HTTP request to http://localhost:9/ is not allowed"),
         "{denied:?}"
     );
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::config::ExtensionsConfig;
 use super::error::PluginError;
@@ -300,6 +300,13 @@ impl ExtensionManager {
     ///
     /// [`PluginError::NotFound`] for an unknown or stopped plugin; [`PluginError::Load`]
     /// naming the commands there are, for an unknown command; the call's failure otherwise.
+    #[cfg_attr(
+        not(feature = "wasm"),
+        allow(
+            clippy::unused_async,
+            reason = "awaits the plugin with the `wasm` feature"
+        )
+    )]
     pub async fn run_command(
         &self,
         id: &str,
@@ -449,7 +456,11 @@ impl Inner {
     }
 
     #[cfg(not(feature = "wasm"))]
-    #[allow(clippy::unused_self)]
+    #[allow(
+        clippy::unused_self,
+        clippy::needless_pass_by_value,
+        reason = "the same signature as with the `wasm` feature"
+    )]
     fn prepare_wasm(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
         Err(PluginError::Load {
             plugin: manifest.manifest.plugin.id.clone(),
@@ -544,9 +555,4 @@ fn dir_name(dir: &Path) -> String {
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
-}
-
-/// The schema of a tool that declares none: any object.
-pub(super) fn open_schema() -> Value {
-    json!({ "type": "object", "properties": {}, "additionalProperties": true })
 }

@@ -165,6 +165,12 @@ pub enum WasmCallError {
         /// The limit.
         limit: ByteSize,
     },
+    /// The plugin asked for something its permissions do not grant, such as an HTTP request
+    /// to a host its manifest does not list.
+    #[error(
+        "the plugin was refused: {0}; the plugin's manifest must list it under `[permissions]`"
+    )]
+    Denied(String),
     /// The plugin does not export the function.
     #[error("the plugin exports no function `{0}`")]
     MissingExport(String),
@@ -377,6 +383,8 @@ impl Pool {
             WasmCallError::OutOfMemory(self.memory_limit)
         } else if cause.contains("fuel") {
             WasmCallError::OutOfFuel
+        } else if cause.contains("is not allowed") {
+            WasmCallError::Denied(truncate(&cause))
         } else {
             WasmCallError::Crashed(truncate(&cause))
         }

@@ -1,0 +1,139 @@
+//! The "Plugins" chapter: a host that loads the example plugins in `examples/plugins/`,
+//! serves their tools beside its own, and reloads one when its files change.
+//!
+//! Build the plugins first: `bash examples/plugins/build.sh`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use aleph_tools::plugin::{ExtensionManager, ExtensionsConfig, PluginStatus};
+use aleph_tools::prelude::*;
+use aleph_tools::provider::Provider;
+use serde_json::json;
+
+/// Add two integers.
+#[tool(read_only)]
+fn add(
+    /// First addend
+    a: i64,
+    /// Second addend
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins");
+    if !examples.join("text-tools/text_tools.wasm").exists() {
+        return Err(
+            "the example plugins are not built; run `bash examples/plugins/build.sh`".into(),
+        );
+    }
+    // Work on a copy, so the hot-reload demo below never touches the repository.
+    let plugins = std::env::temp_dir().join(format!("aleph-plugins-{}", std::process::id()));
+    for name in ["text-tools", "http-fetch"] {
+        copy_dir(&examples.join(name), &plugins.join(name))?;
+    }
+
+    let server = AlephToolServer::from_registry()?;
+    let mut config = ExtensionsConfig::with_search_paths([&plugins]);
+    config.runtimes.wasm.timeout_ms = 5_000;
+    let manager = ExtensionManager::new(&server, config);
+    let report = manager.load_all();
+    for (dir, error) in &report.failed {
+        println!("skipped {}: {error}", dir.display());
+    }
+    for plugin in manager.list() {
+        println!(
+            "{} {} [{}]: {}",
+            plugin.id,
+            plugin.version.map(|v| v.to_string()).unwrap_or_default(),
+            plugin.status,
+            plugin.tools.join(", ")
+        );
+    }
+    println!("served: {}", server.tool_names().join(", "));
+    let tools = server.tools_for(Provider::Anthropic)?;
+    let word_count = tools
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == "word_count"))
+        .ok_or("word_count is not offered")?;
+    println!("word_count as Anthropic sees it: {word_count}");
+
+    for (name, args) in [
+        ("word_count", json!({ "text": "plugins are sandboxed" })),
+        ("WordCount", json!({ "text": "repaired name" })),
+        ("slugify", json!({ "text": "Hello, Plugins!" })),
+        ("slugify", json!({ "text": "?!" })),
+        ("slugify", json!({ "txt": "typo" })),
+        ("fetch", json!({ "url": "http://example.com/" })),
+        ("add", json!({ "a": 2, "b": 40 })),
+    ] {
+        let result = server.call(name, args).await;
+        match result.error {
+            None => println!("{name} -> {}", result.output),
+            Some(error) => println!("{name} failed: {}", error.lines().next().unwrap_or("")),
+        }
+    }
+    let version = manager
+        .run_command("text-tools", "version", &json!({}))
+        .await?;
+    println!("command text-tools/version -> {version}");
+
+    // Hot reload: change a description on disk and watch the served definition follow.
+    let _watcher = manager.watch_with(Duration::from_millis(100))?;
+    let manifest = plugins.join("text-tools/aleph_plugin.toml");
+    let text = std::fs::read_to_string(&manifest)?;
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "Turn a title into a URL slug.",
+            "Make a URL slug (reloaded).",
+        ),
+    )?;
+    let start = Instant::now();
+    while server
+        .get_definition("slugify")
+        .is_none_or(|d| !d.description.contains("reloaded"))
+    {
+        if start.elapsed() > Duration::from_secs(20) {
+            return Err("the plugin was not reloaded".into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!(
+        "reloaded: slugify is now \"{}\"",
+        server
+            .get_definition("slugify")
+            .map(|d| d.description.clone())
+            .unwrap_or_default()
+    );
+    std::fs::write(&manifest, "[plugin")?;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    if let Some(PluginStatus::Error(message)) = manager.get("text-tools").map(|p| p.status) {
+        println!("broken update: {}", message.lines().next().unwrap_or(""));
+    }
+    let still = server
+        .call("slugify", json!({ "text": "Still Serving" }))
+        .await;
+    println!("slugify after the broken update -> {}", still.output);
+
+    manager.unload("text-tools")?;
+    println!("after unload: {}", server.tool_names().join(", "));
+    std::fs::remove_dir_all(&plugins)?;
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
