@@ -85,6 +85,9 @@ mod book {
 
     #[doc = include_str!("../../book/src/providers.md")]
     mod providers {}
+
+    #[doc = include_str!("../../book/src/plugins.md")]
+    mod plugins {}
 }
 
 /// The README's quick start, compiled and run like the guide.

@@ -26,7 +26,10 @@ pub fn fetch(Json(args): Json<FetchArgs>) -> FnResult<Json<Fetched>> {
         request = request.with_header("Authorization", format!("Bearer {token}"));
     }
     let response = http::request::<()>(&request, None)?;
-    let body = String::from_utf8_lossy(&response.body()).chars().take(2_000).collect();
+    let body = String::from_utf8_lossy(&response.body())
+        .chars()
+        .take(2_000)
+        .collect();
     Ok(Json(Fetched {
         status: response.status_code(),
         body,

@@ -5,6 +5,7 @@ use extism_pdk::{FnResult, Json, WithReturnCode, plugin_fn};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+// ANCHOR: args
 #[derive(Deserialize)]
 struct CountArgs {
     text: String,
@@ -16,7 +17,9 @@ struct Counts {
     lines: usize,
     characters: usize,
 }
+// ANCHOR_END: args
 
+// ANCHOR: word_count
 /// `word_count`: its schema is written in the manifest.
 #[plugin_fn]
 pub fn word_count(Json(args): Json<CountArgs>) -> FnResult<Json<Counts>> {
@@ -26,6 +29,7 @@ pub fn word_count(Json(args): Json<CountArgs>) -> FnResult<Json<Counts>> {
         characters: args.text.chars().count(),
     }))
 }
+// ANCHOR_END: word_count
 
 #[derive(Deserialize)]
 struct SlugArgs {
@@ -63,6 +67,7 @@ pub fn echo(Json(args): Json<Value>) -> FnResult<Json<Value>> {
     Ok(Json(args))
 }
 
+// ANCHOR: describe
 /// The schemas of the tools whose manifest entry has none.
 #[plugin_fn]
 pub fn describe() -> FnResult<Json<Value>> {
@@ -82,9 +87,12 @@ pub fn describe() -> FnResult<Json<Value>> {
         }
     })))
 }
+// ANCHOR_END: describe
 
 /// The `version` command, run directly by a user.
 #[plugin_fn]
 pub fn version(Json(_input): Json<Value>) -> FnResult<Json<Value>> {
-    Ok(Json(json!({ "plugin": "text-tools", "version": env!("CARGO_PKG_VERSION") })))
+    Ok(Json(
+        json!({ "plugin": "text-tools", "version": env!("CARGO_PKG_VERSION") }),
+    ))
 }
