@@ -317,3 +317,31 @@ async fn an_unused_network_grant_changes_nothing() {
         .await;
     assert_eq!(result.output, json!("granted-unused"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_module_that_imports_wasi_links_without_any_grant() {
+    let (root, server, manager) = setup(limits());
+    let module = r#"(module
+  (import "wasi_snapshot_preview1" "random_get" (func $random (param i32 i32) (result i32)))
+  (import "extism:host/env" "output_set" (func $output_set (param i64 i64)))
+  (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
+  (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
+  (memory (export "memory") 1)
+  (func (export "roll") (result i32)
+    (local $offs i64)
+    (drop (call $random (i32.const 0) (i32.const 1)))
+    (local.set $offs (call $alloc (i64.const 1)))
+    (call $store_u8 (local.get $offs) (i32.const 55))
+    (call $output_set (local.get $offs) (i64.const 1))
+    (i32.const 0)))"#;
+    write_plugin(
+        root.path(),
+        "dice",
+        "dice.wat",
+        module.as_bytes(),
+        &manifest("dice", "dice.wat", &["roll"]),
+    );
+    manager.load(&root.path().join("dice")).unwrap();
+    let rolled = server.call("roll", json!({})).await;
+    assert_eq!(rolled.output, json!(7), "{rolled:?}");
+}

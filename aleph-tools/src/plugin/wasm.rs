@@ -102,11 +102,14 @@ impl WasmRuntime {
                 manifest = manifest.with_config_key(name, value);
             }
         }
+        // WASI grants no directory beyond the mounts and no environment; a module built for
+        // `wasm32-wasip1` needs it to link at all.
+        let wasi = !mounts.is_empty() || imports_wasi(&wasm);
         let pool = Pool {
             id: id.to_owned(),
             wasm,
             manifest,
-            wasi: !mounts.is_empty(),
+            wasi,
             fuel: self.config.fuel,
             timeout: self.config.timeout(),
             memory_limit: self.config.memory_limit,
@@ -405,6 +408,19 @@ fn truncate(text: &str) -> String {
         Some((end, _)) => format!("{}… (cut at {MAX_ERROR_CHARS} characters)", &text[..end]),
         None => text.to_owned(),
     }
+}
+
+/// Whether the module imports WASI functions.
+fn imports_wasi(wasm: &[u8]) -> bool {
+    wasmparser::Parser::new(0)
+        .parse_all(wasm)
+        .any(|payload| match payload {
+            Ok(wasmparser::Payload::ImportSection(section)) => section
+                .into_imports()
+                .flatten()
+                .any(|import| import.module.starts_with("wasi_")),
+            _ => false,
+        })
 }
 
 /// The functions the module exports that Extism can call: no parameters, no result or one
