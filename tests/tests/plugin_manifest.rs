@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
+use aleph_tools::middleware::HookPriority;
 use aleph_tools::plugin::{
-    ExtensionManager, ExtensionsConfig, HookKind, HookPriority, PluginKind, PluginManifest,
-    PluginStatus, PromptScope, SchemaSource,
+    ExtensionManager, ExtensionsConfig, HookKind, PluginKind, PluginManifest, PluginStatus,
+    PromptScope, SchemaSource,
 };
 use aleph_tools::prelude::*;
 

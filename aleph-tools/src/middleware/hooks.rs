@@ -22,8 +22,22 @@ use crate::result::ToolOutput;
 use crate::tool::BoxFuture;
 
 /// Where a hook runs among hooks of its kind: `System` first, `Low` last. Hooks of one
-/// priority run in the order they were added.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// priority run in the order they were added. Written in plugin manifests in lowercase
+/// (`priority = "high"`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum HookPriority {
     /// Hooks the host itself depends on, such as security checks.
     System,
@@ -34,6 +48,18 @@ pub enum HookPriority {
     Normal,
     /// Hooks that should see the call after all others.
     Low,
+}
+
+impl HookPriority {
+    /// The number hooks are ordered by, lower first: -1000, -100, 0 and 100.
+    pub const fn value(self) -> i32 {
+        match self {
+            Self::System => -1000,
+            Self::High => -100,
+            Self::Normal => 0,
+            Self::Low => 100,
+        }
+    }
 }
 
 /// Names a hook added to a server, to remove it later.

@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::middleware::HookPriority;
 use crate::tool::is_valid_tool_name;
 
 /// The version of the plugin interface this host implements. A manifest may ask for a range
@@ -363,34 +364,6 @@ pub enum HookKind {
     Observer,
     /// In turn; the first answer wins.
     Resolver,
-}
-
-/// When a hook runs among the others; lower runs first.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum HookPriority {
-    /// -1000: the host's own hooks.
-    System,
-    /// -100: security checks and validation.
-    High,
-    /// 0.
-    #[default]
-    Normal,
-    /// 100: logging and clean-up.
-    Low,
-}
-
-impl HookPriority {
-    /// The number hooks are ordered by.
-    pub const fn value(self) -> i32 {
-        match self {
-            Self::System => -1000,
-            Self::High => -100,
-            Self::Normal => 0,
-            Self::Low => 100,
-        }
-    }
 }
 
 /// `[[commands]]`: a command a user runs directly, without a model.

@@ -32,10 +32,10 @@ pub use config::{ByteSize, ExtensionsConfig, RuntimesConfig, WasmConfig};
 pub use error::PluginError;
 pub use manager::{ExtensionManager, LoadReport, PluginInfo, PluginStatus};
 pub use manifest::{
-    ChannelSection, CommandSection, HookEvent, HookKind, HookPriority, HookSection,
-    HttpRouteSection, LoadedManifest, MANIFEST_FILES, ManifestError, ManifestProblem, Mount,
-    PLUGIN_API_VERSION, Permissions, PluginInfoSection, PluginKind, PluginManifest, PromptScope,
-    PromptSection, ProviderSection, SchemaSource, ServiceSection, ToolSection,
+    ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,
+    LoadedManifest, MANIFEST_FILES, ManifestError, ManifestProblem, Mount, PLUGIN_API_VERSION,
+    Permissions, PluginInfoSection, PluginKind, PluginManifest, PromptScope, PromptSection,
+    ProviderSection, SchemaSource, ServiceSection, ToolSection,
 };
 #[cfg(feature = "wasm")]
 pub use wasm::{WasmCallError, WasmPlugin, WasmRuntime};

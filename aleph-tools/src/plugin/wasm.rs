@@ -104,12 +104,12 @@ impl WasmRuntime {
         }
         // WASI grants no directory beyond the mounts and no environment; a module built for
         // `wasm32-wasip1` needs it to link at all.
-        let wasi = !mounts.is_empty() || imports_wasi(&wasm);
+        let needs_wasi = !mounts.is_empty() || imports_wasi(&wasm);
         let pool = Pool {
             id: id.to_owned(),
             wasm,
             manifest,
-            wasi,
+            wasi: needs_wasi,
             fuel: self.config.fuel,
             timeout: self.config.timeout(),
             memory_limit: self.config.memory_limit,
