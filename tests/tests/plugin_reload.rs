@@ -182,3 +182,21 @@ async fn plugins_reload_from_disk_while_calls_run() {
     // Each reload, load and unload was one change to the tool list.
     assert!(*changes.borrow() - changes_before >= 5);
 }
+
+#[test]
+fn with_hot_reload_off_nothing_is_watched() {
+    let root = tempfile::tempdir().unwrap();
+    let server = AlephToolServer::new();
+    let mut config = ExtensionsConfig::with_search_paths([root.path()]);
+    assert_eq!(
+        ExtensionManager::new(&server, config.clone())
+            .watch()
+            .unwrap()
+            .roots()
+            .len(),
+        1
+    );
+    config.hot_reload = false;
+    let watcher = ExtensionManager::new(&server, config).watch().unwrap();
+    assert!(watcher.roots().is_empty());
+}

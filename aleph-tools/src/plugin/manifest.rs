@@ -546,7 +546,13 @@ impl LoadedManifest {
         match source {
             SchemaSource::Inline(schema) => Ok(schema.clone()),
             SchemaSource::File(path) => {
-                let full = self.resolve(path);
+                let relative = inside(path).ok_or_else(|| {
+                    format!(
+                        "`{}` is outside the plugin's directory; name a file inside it",
+                        path.display()
+                    )
+                })?;
+                let full = self.dir.join(relative);
                 let text = std::fs::read_to_string(&full)
                     .map_err(|e| format!("cannot read `{}`: {e}", full.display()))?;
                 serde_json::from_str(&text)

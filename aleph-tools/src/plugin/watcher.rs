@@ -42,7 +42,8 @@ impl ExtensionManager {
         self.watch_with(Duration::from_millis(300))
     }
 
-    /// Starts hot reload: every search path that exists is watched, and once its files have
+    /// Starts hot reload: every search path that exists is watched (none when the config's
+    /// `hot_reload` is off), and once its files have
     /// been quiet for `debounce`, a plugin directory that changed is reloaded (a new one
     /// loaded, a removed one unloaded and its tools withdrawn). A bad update keeps the
     /// previous version serving and puts the error in the plugin's status. Reloading runs on
@@ -52,9 +53,13 @@ impl ExtensionManager {
     ///
     /// [`PluginError::Watch`] when the operating system refuses the watch.
     pub fn watch_with(&self, debounce: Duration) -> Result<PluginWatcher, PluginError> {
-        let roots: Vec<PathBuf> = self
-            .config()
-            .resolved_search_paths()
+        let config = self.config();
+        let search_paths = if config.hot_reload {
+            config.resolved_search_paths()
+        } else {
+            Vec::new()
+        };
+        let roots: Vec<PathBuf> = search_paths
             .into_iter()
             .filter_map(|root| std::fs::canonicalize(root).ok())
             .filter(|root| root.is_dir())
