@@ -39,6 +39,17 @@ pub enum PluginError {
         second: PathBuf,
     },
 
+    /// A direct command is unknown or failed.
+    #[error("plugin `{plugin}`, command `{command}`: {message}")]
+    Command {
+        /// The plugin's id.
+        plugin: String,
+        /// The command's name.
+        command: String,
+        /// What went wrong.
+        message: String,
+    },
+
     /// No plugin has this id.
     #[error("no plugin `{0}` is loaded")]
     NotFound(String),

@@ -298,8 +298,8 @@ impl ExtensionManager {
     ///
     /// # Errors
     ///
-    /// [`PluginError::NotFound`] for an unknown or stopped plugin; [`PluginError::Load`]
-    /// naming the commands there are, for an unknown command; the call's failure otherwise.
+    /// [`PluginError::NotFound`] for an unknown or stopped plugin; [`PluginError::Command`]
+    /// for an unknown command (naming the commands there are) or a failed one.
     #[cfg_attr(
         not(feature = "wasm"),
         allow(
@@ -326,10 +326,11 @@ impl ExtensionManager {
                 let Some(section) = manifest.commands.iter().find(|c| c.name == command) else {
                     let known: Vec<&str> =
                         manifest.commands.iter().map(|c| c.name.as_str()).collect();
-                    return Err(PluginError::Load {
+                    return Err(PluginError::Command {
                         plugin: id.to_owned(),
+                        command: command.to_owned(),
                         message: format!(
-                            "no command `{command}`; it has: {}",
+                            "no such command; it has: {}",
                             if known.is_empty() {
                                 "none".to_owned()
                             } else {
@@ -343,15 +344,16 @@ impl ExtensionManager {
             let Some(code) = code else {
                 return Err(PluginError::NotFound(id.to_owned()));
             };
-            let fail = |message: String| PluginError::Load {
+            let fail = |message: String| PluginError::Command {
                 plugin: id.to_owned(),
+                command: command.to_owned(),
                 message,
             };
             let input = serde_json::to_vec(input).map_err(|e| fail(e.to_string()))?;
             let output = code
                 .call(&handler, input, &crate::CancellationToken::new())
                 .await
-                .map_err(|e| fail(format!("command `{command}` failed: {e}")))?;
+                .map_err(|e| fail(e.to_string()))?;
             super::tool::parse_output(id, &output).map_err(|e| fail(e.to_string()))
         }
         #[cfg(not(feature = "wasm"))]
