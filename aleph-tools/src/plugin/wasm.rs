@@ -104,10 +104,10 @@ impl WasmRuntime {
         }
         // WASI grants no directory beyond the mounts and no environment; a module built for
         // `wasm32-wasip1` needs it to link at all.
-        let needs_wasi = !mounts.is_empty() || imports_wasi(&wasm);
+        let shape = ModuleShape::read(&wasm);
+        let needs_wasi = !mounts.is_empty() || shape.imports_wasi;
         let pool = Pool {
             id: id.to_owned(),
-            wasm,
             manifest,
             wasi: needs_wasi,
             fuel: self.config.fuel,
@@ -118,7 +118,12 @@ impl WasmRuntime {
             permits: Arc::new(Semaphore::new(self.config.pool_size.max(1))),
         };
         let first = pool.instantiate()?;
-        let exports = first.exports.clone();
+        // Callable by Extism: no parameters, no result or one `i32`.
+        let exports = shape
+            .functions
+            .into_iter()
+            .filter(|name| first.function_exists(name))
+            .collect();
         pool.give_back(first);
         Ok(WasmPlugin {
             pool: Arc::new(pool),
@@ -267,25 +272,19 @@ impl WasmPlugin {
 
 struct Pool {
     id: String,
-    wasm: Vec<u8>,
     manifest: Manifest,
     wasi: bool,
     fuel: u64,
     timeout: Duration,
     memory_limit: ByteSize,
     max_output: ByteSize,
-    idle: Mutex<Vec<Instance>>,
+    idle: Mutex<Vec<Plugin>>,
     permits: Arc<Semaphore>,
-}
-
-struct Instance {
-    plugin: Plugin,
-    exports: Vec<String>,
 }
 
 impl Pool {
     /// Compiles the module into an engine of its own and runs its start function.
-    fn instantiate(&self) -> Result<Instance, PluginError> {
+    fn instantiate(&self) -> Result<Plugin, PluginError> {
         let fail = |message: String| PluginError::Load {
             plugin: self.id.clone(),
             message,
@@ -313,11 +312,10 @@ impl Pool {
             }
             Ok(_) => {}
         }
-        let exports = exports_of(&plugin, &self.wasm);
-        Ok(Instance { plugin, exports })
+        Ok(plugin)
     }
 
-    fn give_back(&self, instance: Instance) {
+    fn give_back(&self, instance: Plugin) {
         self.idle
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -336,14 +334,11 @@ impl Pool {
                 .instantiate()
                 .map_err(|e| WasmCallError::Crashed(e.to_string()))?,
         };
-        if !stop.arm(instance.plugin.cancel_handle()) {
+        if !stop.arm(instance.cancel_handle()) {
             self.give_back(instance);
             return Err(WasmCallError::Cancelled);
         }
-        let outcome = match instance
-            .plugin
-            .call_get_error_code::<&[u8], &[u8]>(function, input)
-        {
+        let outcome = match instance.call_get_error_code::<&[u8], &[u8]>(function, input) {
             Ok(output) if output.len() as u64 > self.max_output.bytes() => Err((
                 WasmCallError::OutputTooLarge {
                     size: output.len(),
@@ -410,36 +405,42 @@ fn truncate(text: &str) -> String {
     }
 }
 
-/// Whether the module imports WASI functions.
-fn imports_wasi(wasm: &[u8]) -> bool {
-    wasmparser::Parser::new(0)
-        .parse_all(wasm)
-        .any(|payload| match payload {
-            Ok(wasmparser::Payload::ImportSection(section)) => section
-                .into_imports()
-                .flatten()
-                .any(|import| import.module.starts_with("wasi_")),
-            _ => false,
-        })
+/// What loading needs to know of a module, read in one pass: the functions it exports and
+/// whether it imports WASI.
+struct ModuleShape {
+    functions: Vec<String>,
+    imports_wasi: bool,
 }
 
-/// The functions the module exports that Extism can call: no parameters, no result or one
-/// `i32`.
-fn exports_of(plugin: &Plugin, wasm: &[u8]) -> Vec<String> {
-    let mut names = Vec::new();
-    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
-        let Ok(wasmparser::Payload::ExportSection(section)) = payload else {
-            continue;
+impl ModuleShape {
+    fn read(wasm: &[u8]) -> Self {
+        let mut shape = Self {
+            functions: Vec::new(),
+            imports_wasi: false,
         };
-        for export in section.into_iter().flatten() {
-            if export.kind == wasmparser::ExternalKind::Func && plugin.function_exists(export.name)
-            {
-                names.push(export.name.to_owned());
+        for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+            match payload {
+                Ok(wasmparser::Payload::ImportSection(section)) => {
+                    shape.imports_wasi |= section
+                        .into_imports()
+                        .flatten()
+                        .any(|import| import.module.starts_with("wasi_"));
+                }
+                Ok(wasmparser::Payload::ExportSection(section)) => {
+                    shape.functions.extend(
+                        section
+                            .into_iter()
+                            .flatten()
+                            .filter(|export| export.kind == wasmparser::ExternalKind::Func)
+                            .map(|export| export.name.to_owned()),
+                    );
+                }
+                _ => {}
             }
         }
+        shape.functions.sort();
+        shape
     }
-    names.sort();
-    names
 }
 
 /// The link between an async call and the blocking thread running it: a request to stop
