@@ -36,6 +36,16 @@ fn manager(server: &ToolServerHandle, root: &Path) -> ExtensionManager {
     ExtensionManager::new(server, ExtensionsConfig::with_search_paths([root]))
 }
 
+/// A server serving copies of the example plugins named, every one loaded.
+fn serve(names: &[&str]) -> (tempfile::TempDir, AlephToolServer, ExtensionManager) {
+    let root = plugins_dir(names);
+    let server = AlephToolServer::new();
+    let manager = manager(&server, root.path());
+    let report = manager.load_all();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    (root, server, manager)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     let root = plugins_dir(&["text-tools", "http-fetch"]);
@@ -155,9 +165,7 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn parallel_calls_share_the_pool() {
-    let root = plugins_dir(&["text-tools"]);
-    let server = AlephToolServer::new();
-    manager(&server, root.path()).load_all();
+    let (_root, server, _manager) = serve(&["text-tools"]);
     let calls = (0..32).map(|i| {
         let server = server.clone();
         async move { server.call("echo", json!({ "i": i })).await }
@@ -204,10 +212,7 @@ fn one_shot_server() -> (String, mpsc::Receiver<String>) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn network_is_granted_per_host() {
-    let root = plugins_dir(&["http-fetch"]);
-    let server = AlephToolServer::new();
-    let manager = manager(&server, root.path());
-    manager.load_all();
+    let (root, server, manager) = serve(&["http-fetch"]);
 
     // Granted: 127.0.0.1 is in the manifest.
     let (url, requests) = one_shot_server();
@@ -258,10 +263,7 @@ fn granted_environment_variables_reach_the_plugin() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let root = plugins_dir(&["http-fetch"]);
-        let server = AlephToolServer::new();
-        let manager = manager(&server, root.path());
-        manager.load_all();
+        let (root, server, manager) = serve(&["http-fetch"]);
         let (url, requests) = one_shot_server();
         let fetched = server.call("fetch", json!({ "url": url })).await;
         assert_eq!(fetched.output["sent_token"], true, "{fetched:?}");
@@ -303,10 +305,7 @@ fn echo_clash() {}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_in_flight_call_finishes_on_the_version_it_started_on() {
-    let root = plugins_dir(&["text-tools"]);
-    let server = AlephToolServer::new();
-    let manager = manager(&server, root.path());
-    manager.load_all();
+    let (_root, server, manager) = serve(&["text-tools"]);
     let big = "word ".repeat(400_000);
     let slow = {
         let server = server.clone();
