@@ -4,6 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+mod mcp_tools;
+
+pub use mcp_tools::{Weather, mcp_test_server};
+
 /// The example plugins' directory (`examples/plugins`), each plugin's module built beside its
 /// manifest. The first call in a process runs `examples/plugins/build.sh`, which installs the
 /// `wasm32-unknown-unknown` target when it is missing; cargo makes later builds no-ops.
@@ -14,25 +18,45 @@ use std::sync::OnceLock;
 pub fn example_plugins() -> PathBuf {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/plugins");
-    let built = BUILT.get_or_init(|| {
+    run_once(&BUILT, &dir.join("build.sh"));
+    dir.canonicalize().expect("examples/plugins exists")
+}
+
+/// The MCP peers of the interop tests (`tests/interop`): `.venv/bin/python` with the official
+/// Python SDK, and `node_modules` with `@modelcontextprotocol/server-everything`. The first call in a process runs `tests/interop/setup.sh`, which
+/// installs them from the package registries unless the pinned versions are there.
+///
+/// # Panics
+///
+/// When they cannot be installed, with the installer's output.
+pub fn interop_peers() -> PathBuf {
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop");
+    run_once(&INSTALLED, &dir.join("setup.sh"));
+    dir.canonicalize().expect("tests/interop exists")
+}
+
+/// Runs a bash script once per process, panicking with its output if it fails.
+fn run_once(done: &OnceLock<Result<(), String>>, script: &Path) {
+    let outcome = done.get_or_init(|| {
         let output = Command::new("bash")
-            .arg(dir.join("build.sh"))
+            .arg(script)
             .output()
             .map_err(|e| format!("cannot run bash: {e}"))?;
         if output.status.success() {
             Ok(())
         } else {
             Err(format!(
-                "examples/plugins/build.sh failed:\n{}{}",
+                "{} failed:\n{}{}",
+                script.display(),
                 String::from_utf8_lossy(&output.stdout),
                 String::from_utf8_lossy(&output.stderr)
             ))
         }
     });
-    if let Err(message) = built {
+    if let Err(message) = outcome {
         panic!("{message}");
     }
-    dir.canonicalize().expect("examples/plugins exists")
 }
 
 /// Copies the directory `from` into `to` (created), files and subdirectories.

@@ -51,6 +51,8 @@ pub use self::calls::{BadArguments, ProviderCall, ProviderError};
 pub use self::round::ToolRound;
 pub use self::size::{SizeReport, estimate_tokens};
 pub use self::tools::ToolListError;
+#[cfg(feature = "mcp")]
+pub(crate) use self::tools::output_is_wrapped;
 
 use crate::schema::Dialect;
 

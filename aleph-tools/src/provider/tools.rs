@@ -166,7 +166,7 @@ pub(super) fn mcp_output_schema(
 
 /// Whether a tool's structured output is wrapped as `{ "result": … }` for MCP, which wants
 /// an object: true when the output schema's root is not an object.
-pub(super) fn output_is_wrapped(definition: &ToolDefinition) -> bool {
+pub(crate) fn output_is_wrapped(definition: &ToolDefinition) -> bool {
     definition
         .output_schema
         .as_ref()

@@ -529,7 +529,7 @@ impl ToolServerHandle {
     /// Removes the tools named in `remove` and adds `add`, as one change: calls see either
     /// the old set or the new one. Nothing changes when one of `add` cannot be served or its
     /// name is taken by a tool not in `remove`.
-    #[cfg(feature = "plugins")]
+    #[cfg(any(feature = "plugins", feature = "mcp"))]
     pub(crate) fn swap_tools(
         &self,
         remove: &[String],
@@ -727,6 +727,17 @@ impl ToolServerHandle {
     /// progress, extra state). The server's state fills in types the context lacks.
     pub async fn call_with_context(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
         self.run(name, args, Some(ctx)).await.0
+    }
+
+    /// [`call_with_context`](Self::call_with_context), also saying whether the name was
+    /// repaired.
+    pub async fn call_with_context_and_repair(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> (ToolResult, Option<RepairInfo>) {
+        self.run(name, args, Some(ctx)).await
     }
 }
 

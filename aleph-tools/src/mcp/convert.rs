@@ -1,0 +1,119 @@
+//! What maps to what between this crate's tools and results and MCP's.
+
+use std::fmt::Write as _;
+
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use serde_json::{Map, Value};
+
+use crate::provider::{Provider, output_is_wrapped};
+use crate::schema::Dialect;
+use crate::tool::{ToolAnnotations, ToolCategory, ToolDefinition};
+use crate::{ToolError, ToolOutput, ToolResult};
+
+/// A definition as `tools/list` carries it: the MCP provider entry (schema in the MCP
+/// dialect, output schema wrapped when its root is not an object, annotations as hints).
+pub(super) fn tool_to_mcp(definition: &ToolDefinition) -> Result<Tool, String> {
+    let entry = Provider::Mcp
+        .tool_entry(definition, Dialect::MCP)
+        .map_err(|err| err.to_string())?;
+    serde_json::from_value(entry).map_err(|err| format!("`{}`: {err}", definition.name))
+}
+
+/// A result as `tools/call` answers it: the model's text, `isError`, and structured content
+/// shaped by the tool's output schema.
+pub(super) fn result_to_mcp(result: &ToolResult, definition: Option<&ToolDefinition>) -> CallToolResult {
+    let wrap = definition.is_some_and(output_is_wrapped);
+    serde_json::from_value(result.to_mcp(wrap)).unwrap_or_else(|err| {
+        CallToolResult::error(vec![ContentBlock::text(format!(
+            "the tool's result could not be sent over MCP: {err}"
+        ))])
+    })
+}
+
+/// The definition of a wrapped tool: its cleaned `name`, the remote description and
+/// schemas, category [`Mcp`](ToolCategory::Mcp), tag `mcp:<server>`.
+pub(super) fn definition_from_mcp(name: &str, server: &str, tool: &Tool) -> ToolDefinition {
+    let mut description = tool.description.as_deref().unwrap_or_default().trim().to_owned();
+    if description.is_empty() {
+        description = tool.title.clone().unwrap_or_else(|| tool.name.to_string());
+    }
+    let parameters = Value::Object(Map::clone(&tool.input_schema));
+    let mut definition = ToolDefinition::new(name, description, parameters)
+        .with_category(ToolCategory::Mcp)
+        .with_tags([format!("mcp:{server}")]);
+    if let Some(output) = &tool.output_schema {
+        definition = definition.with_output_schema(Value::Object(Map::clone(output)));
+    }
+    if let Some(hints) = &tool.annotations {
+        let mut annotations = ToolAnnotations::default();
+        annotations.read_only = hints.read_only_hint;
+        annotations.destructive = hints.destructive_hint;
+        annotations.idempotent = hints.idempotent_hint;
+        annotations.open_world = hints.open_world_hint;
+        definition = definition.with_annotations(annotations);
+    }
+    definition
+}
+
+/// A remote result as this crate's output: the text blocks joined for the model (other
+/// blocks described in brackets), the structured content as data (or, when there is none
+/// and the result holds more than text, the whole content array). `isError` becomes
+/// [`ToolError::Execution`] with the server's text.
+pub(super) fn output_from_mcp(result: CallToolResult) -> Result<ToolOutput, ToolError> {
+    let mut text = String::new();
+    let mut only_text = true;
+    for block in &result.content {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        match block {
+            ContentBlock::Text(block) => text.push_str(&block.text),
+            other => {
+                only_text = false;
+                describe_block(&mut text, other);
+            }
+        }
+    }
+    if result.is_error == Some(true) {
+        if text.is_empty() {
+            text = "the MCP server reported an error without a message".into();
+        }
+        return Err(ToolError::Execution(text));
+    }
+    let data = match result.structured_content {
+        Some(data) => Some(data),
+        None if !only_text => serde_json::to_value(&result.content).ok(),
+        None => None,
+    };
+    Ok(match data {
+        Some(data) => ToolOutput::new(text, data),
+        None => ToolOutput::text(text),
+    })
+}
+
+fn describe_block(text: &mut String, block: &ContentBlock) {
+    let _ = match block {
+        ContentBlock::Image(image) => write!(
+            text,
+            "[image: {}, {} bytes of base64]",
+            image.mime_type,
+            image.data.len()
+        ),
+        ContentBlock::Audio(audio) => write!(
+            text,
+            "[audio: {}, {} bytes of base64]",
+            audio.mime_type,
+            audio.data.len()
+        ),
+        ContentBlock::ResourceLink(link) => write!(text, "[resource link: {}]", link.uri),
+        ContentBlock::Resource(resource) => match serde_json::to_value(resource) {
+            Ok(value) => write!(
+                text,
+                "[resource: {}]",
+                value["resource"]["uri"].as_str().unwrap_or("(no uri)")
+            ),
+            Err(_) => write!(text, "[resource]"),
+        },
+        _ => write!(text, "[content]"),
+    };
+}

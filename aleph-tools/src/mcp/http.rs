@@ -1,0 +1,139 @@
+//! Serving MCP over streamable HTTP.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{McpError, McpServer};
+
+impl McpServer {
+    /// Serves MCP over streamable HTTP at `http://{addr}/mcp`, for any number of clients at
+    /// once, until the returned [`McpHttpServer`] is shut down or dropped. Port 0 picks a
+    /// free port; [`McpHttpServer::url`] says which.
+    ///
+    /// ```no_run
+    /// use aleph_tools::AlephToolServer;
+    /// use aleph_tools::mcp::McpServer;
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let tools = AlephToolServer::from_registry()?;
+    /// let http = McpServer::new(&tools).serve_http("127.0.0.1:8080").await?;
+    /// println!("MCP at {}", http.url());
+    /// http.wait().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Bind`] when the address cannot be bound.
+    pub async fn serve_http<A>(self, addr: A) -> Result<McpHttpServer, McpError>
+    where
+        A: tokio::net::ToSocketAddrs + fmt::Display,
+    {
+        let listener = TcpListener::bind(&addr).await.map_err(|source| McpError::Bind {
+            addr: addr.to_string(),
+            source,
+        })?;
+        let local = listener.local_addr().map_err(|source| McpError::Bind {
+            addr: addr.to_string(),
+            source,
+        })?;
+        let shutdown = CancellationToken::new();
+        let mut config =
+            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+        if let Some(hosts) = &self.allowed_hosts {
+            config = config.with_allowed_hosts(hosts.iter().cloned());
+        }
+        let service = StreamableHttpService::new(
+            move || Ok(self.session()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let router = axum::Router::new().route_service("/mcp", service);
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await
+        });
+        Ok(McpHttpServer {
+            addr: local,
+            shutdown,
+            task: Some(task),
+        })
+    }
+}
+
+/// A running streamable HTTP MCP server. Dropping it stops the server.
+pub struct McpHttpServer {
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl fmt::Debug for McpHttpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpHttpServer")
+            .field("url", &self.url())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpHttpServer {
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL clients connect to: `http://{addr}/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// Stops accepting clients, ends every session and waits until the server has stopped.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Http`] when the server had already stopped with an error.
+    pub async fn shutdown(mut self) -> Result<(), McpError> {
+        self.shutdown.cancel();
+        self.finish().await
+    }
+
+    /// Serves until [`shutdown`](Self::shutdown) is called elsewhere or the server fails;
+    /// for programs whose whole job is to serve.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Http`] when the server fails.
+    pub async fn wait(mut self) -> Result<(), McpError> {
+        self.finish().await
+    }
+
+    async fn finish(&mut self) -> Result<(), McpError> {
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
+        let outcome = match task.await {
+            Ok(outcome) => outcome,
+            Err(join) => Err(std::io::Error::other(join.to_string())),
+        };
+        outcome.map_err(|source| McpError::Http {
+            addr: self.addr,
+            source,
+        })
+    }
+}
+
+impl Drop for McpHttpServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}

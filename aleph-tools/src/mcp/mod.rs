@@ -1,0 +1,52 @@
+//! MCP both ways: serve a tool server to any MCP client, and wrap any MCP server's tools.
+//!
+//! **Serving.** [`McpServer`] puts an [`AlephToolServer`](crate::AlephToolServer) behind
+//! the Model Context Protocol, over stdio ([`McpServer::serve_stdio`]) or streamable HTTP
+//! ([`McpServer::serve_http`]). `tools/list` lists the tools the filter offers, with their
+//! schemas in the MCP dialect, output schemas and annotations; `tools/call` runs the whole
+//! pipeline (name repair, filter, validation, confirmation, middleware, timeouts). A tool's
+//! failure is a result with `isError: true` and the message the model should read; only
+//! faults of the protocol itself are JSON-RPC errors. Clients hear
+//! `notifications/tools/list_changed` whenever the set of tools changes, progress as
+//! `notifications/progress` when they ask for it, and their `notifications/cancelled`
+//! reaches the running tool.
+//!
+//! **Wrapping.** [`McpConnection`] connects to an MCP server (a command over stdio, or a
+//! streamable HTTP URL, see [`McpEndpoint`]) and serves each of its tools as an
+//! [`McpToolWrapper`], a dynamic tool of category [`Mcp`](crate::ToolCategory::Mcp), named
+//! with a prefix and cleaned to what every provider accepts. The connection follows the
+//! server's `list_changed`; if the server dies its tools answer with an error that says so,
+//! and [`McpConnection::reconnect`] brings them back. Dropping the connection removes them.
+//!
+//! The protocol itself is [`rmcp`]'s, re-exported for handlers that need its types.
+//!
+//! ```no_run
+//! use aleph_tools::AlephToolServer;
+//! use aleph_tools::mcp::{McpConnection, McpEndpoint, McpServer};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = AlephToolServer::from_registry()?;
+//! // Another MCP server's tools, served beside ours as `files_read_file`, ...
+//! let _files = McpConnection::builder(McpEndpoint::command("mcp-server-files"))
+//!     .prefix("files")
+//!     .connect(&server)
+//!     .await?;
+//! // Everything, to any MCP client, over stdio.
+//! McpServer::new(&server).serve_stdio().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod convert;
+mod error;
+mod http;
+mod names;
+mod serve;
+mod wrap;
+
+pub use self::error::McpError;
+pub use self::http::McpHttpServer;
+pub use self::names::clean_tool_name;
+pub use self::serve::McpServer;
+pub use self::wrap::{McpConnection, McpConnectionBuilder, McpEndpoint, McpToolWrapper};
+pub use rmcp;

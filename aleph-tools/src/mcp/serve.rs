@@ -1,0 +1,328 @@
+//! Serving a tool server to MCP clients.
+
+use std::fmt;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, NumberOrString,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::McpError;
+use super::convert::{result_to_mcp, tool_to_mcp};
+use crate::{ProgressEvent, ToolServerHandle};
+
+/// A tool server as an MCP server.
+///
+/// Cheap to clone; every clone serves the same tools. Each connection (a stdio pair, an HTTP
+/// session) sees the tools as they are when it asks, and hears when they change.
+///
+/// ```no_run
+/// use aleph_tools::AlephToolServer;
+/// use aleph_tools::mcp::McpServer;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let tools = AlephToolServer::from_registry()?;
+/// McpServer::new(&tools)
+///     .with_name("weather", "1.2.0")
+///     .with_instructions("Weather for any city; call get_weather.")
+///     .serve_stdio()
+///     .await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    tools: ToolServerHandle,
+    info: Arc<ServerConfig>,
+    pub(super) allowed_hosts: Option<Arc<[String]>>,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.info.server_info.name)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// Serves `tools` (an [`AlephToolServer`](crate::AlephToolServer) or a handle to one),
+    /// introducing itself as `aleph-tools` with this crate's version.
+    pub fn new(tools: &ToolServerHandle) -> Self {
+        Self {
+            tools: tools.clone(),
+            info: Arc::new(server_config(
+                Implementation::new("aleph-tools", env!("CARGO_PKG_VERSION")),
+                None,
+            )),
+            allowed_hosts: None,
+        }
+    }
+
+    /// The name and version the server gives clients in its `initialize` answer.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let instructions = self.info.instructions.clone();
+        self.info = Arc::new(server_config(
+            Implementation::new(name, version),
+            instructions,
+        ));
+        self
+    }
+
+    /// Instructions for the client's model: when to use these tools, how they fit together.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        let implementation = self.info.server_info.clone();
+        self.info = Arc::new(server_config(implementation, Some(instructions.into())));
+        self
+    }
+
+    /// The `Host` headers [`serve_http`](Self::serve_http) accepts (names, or `host:port`).
+    /// The default accepts only loopback names, which keeps web pages from reaching a local
+    /// server through DNS rebinding; a server reachable from elsewhere lists its names here.
+    #[must_use]
+    pub fn with_allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Serves one client over this process's stdin and stdout until the client closes them.
+    /// Nothing else may write to stdout meanwhile; log to stderr.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Session`] when the client breaks off before the handshake ends.
+    pub async fn serve_stdio(self) -> Result<(), McpError> {
+        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves one client over any byte stream pair (a socket's halves, a pipe, an in-memory
+    /// duplex), newline-delimited JSON-RPC as on stdio, until the client closes its side.
+    ///
+    /// # Errors
+    ///
+    /// As [`serve_stdio`](Self::serve_stdio).
+    pub async fn serve<R, W>(self, reader: R, writer: W) -> Result<(), McpError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let running = self
+            .session()
+            .serve((reader, writer))
+            .await
+            .map_err(|err| McpError::Session(err.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|err| McpError::Session(err.to_string()))?;
+        Ok(())
+    }
+
+    /// The handler of one connection.
+    pub(super) fn session(&self) -> Session {
+        let closed = CancellationToken::new();
+        Session {
+            tools: self.tools.clone(),
+            info: Arc::clone(&self.info),
+            _closed_on_drop: closed.clone().drop_guard(),
+            closed,
+        }
+    }
+}
+
+fn server_config(implementation: Implementation, instructions: Option<String>) -> ServerConfig {
+    let capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .build();
+    let config = ServerConfig::new(capabilities).with_server_info(implementation);
+    match instructions {
+        Some(text) => config.with_instructions(text),
+        None => config,
+    }
+}
+
+/// One client's connection: answers its requests from the shared tool server.
+pub(super) struct Session {
+    tools: ToolServerHandle,
+    info: Arc<ServerConfig>,
+    /// Cancelled when the connection ends, which stops its `list_changed` task.
+    closed: CancellationToken,
+    _closed_on_drop: DropGuard,
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::clone(&self.info)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self
+            .tools
+            .list_tools()
+            .iter()
+            .filter_map(|definition| match tool_to_mcp(definition) {
+                Ok(tool) => Some(tool),
+                Err(err) => {
+                    tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");
+                    None
+                }
+            })
+            .collect();
+        // Tools come and go at any time: a client may not cache the list.
+        Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(0))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_else(Map::new));
+        let mut ctx = self.tools.context().with_cancellation(context.ct.clone());
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+        if let Some(forwarder) = &progress {
+            ctx = ctx.with_progress(forwarder.callback());
+        }
+        let (result, repair) = self
+            .tools
+            .call_with_context_and_repair(&request.name, args, ctx)
+            .await;
+        if let Some(forwarder) = progress {
+            forwarder.flush().await;
+        }
+        let ran = repair.map_or_else(|| request.name.to_string(), |r| r.repaired_name);
+        let definition = self.tools.get_definition(&ran);
+        Ok(result_to_mcp(&result, definition.as_deref()).into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Clients that connected with a handshake hear of changes as plain notifications.
+        let peer = context.peer;
+        let mut changes = self.tools.watch_tools();
+        changes.mark_unchanged();
+        let closed = self.closed.clone();
+        tokio::spawn(async move {
+            while next_change(&mut changes, &closed).await {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // Clients without a handshake (2026-07-28) subscribe instead.
+        let mut changes = self.tools.watch_tools();
+        changes.mark_unchanged();
+        let ended = self.closed.child_token();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = next_change(&mut changes, &ended) => {
+                    if !changed || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Waits for the next change to the tool set; false when the connection ended first.
+async fn next_change(changes: &mut watch::Receiver<u64>, closed: &CancellationToken) -> bool {
+    tokio::select! {
+        () = closed.cancelled() => false,
+        changed = changes.changed() => changed.is_ok(),
+    }
+}
+
+/// Sends one call's progress to the client as `notifications/progress`, in order.
+struct ProgressForwarder {
+    events: mpsc::UnboundedSender<Forward>,
+}
+
+enum Forward {
+    Progress(ProgressNotificationParam),
+    Flush(oneshot::Sender<()>),
+}
+
+impl ProgressForwarder {
+    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        let (events, mut queue) = mpsc::unbounded_channel::<Forward>();
+        tokio::spawn(async move {
+            while let Some(event) = queue.recv().await {
+                match event {
+                    Forward::Progress(mut param) => {
+                        param.progress_token = token.clone();
+                        if peer.notify_progress(param).await.is_err() {
+                            break;
+                        }
+                    }
+                    Forward::Flush(done) => {
+                        let _ = done.send(());
+                        break;
+                    }
+                }
+            }
+        });
+        Self { events }
+    }
+
+    /// The context's progress function: reported progress becomes a notification;
+    /// streamed chunks have no MCP counterpart and stay local.
+    fn callback(&self) -> impl Fn(&str, ProgressEvent) + Send + Sync + 'static {
+        let events = self.events.clone();
+        move |_tool, event| {
+            if let ProgressEvent::Progress {
+                progress,
+                total,
+                message,
+            } = event
+            {
+                // The token is filled in by the forwarding task.
+                let mut param =
+                    ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(0)), progress);
+                param.total = total;
+                param.message = message;
+                let _ = events.send(Forward::Progress(param));
+            }
+        }
+    }
+
+    /// Waits until every notification reported so far is sent, so that they reach the
+    /// client before the result.
+    async fn flush(self) {
+        let (done, sent) = oneshot::channel();
+        if self.events.send(Forward::Flush(done)).is_ok() {
+            let _ = sent.await;
+        }
+    }
+}

@@ -1,0 +1,141 @@
+"""An MCP client written with the official Python SDK, run against aleph-tools' MCP server.
+
+    client.py --stdio COMMAND [ARG...] --mode legacy|auto
+    client.py --url URL --mode legacy|auto
+
+Runs every check against the tools of `aleph_tools_tests::mcp_test_server`, prints `ok: …`
+for each and `passed: N` at the end; exits non-zero at the first failure.
+"""
+
+import argparse
+import sys
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+CHECKS = []
+
+
+def ok(name):
+    CHECKS.append(name)
+    print(f"ok: {name}", flush=True)
+
+
+def text_of(result):
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+async def run(server, mode, new_tool):
+    changed = anyio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message, types.ToolListChangedNotification
+        ):
+            changed.set()
+
+    async with Client(server, mode=mode, message_handler=on_message) as client:
+        print(f"protocol: {client.protocol_version}", flush=True)
+
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert {"add", "get_weather", "fail", "slow", "grow"} <= set(listed), sorted(listed)
+        ok("tools/list names")
+
+        weather = listed["get_weather"]
+        assert weather.description == "Current weather for a city.", weather.description
+        assert weather.input_schema["type"] == "object"
+        assert weather.input_schema["required"] == ["city"], weather.input_schema
+        assert "city" in weather.input_schema["properties"]
+        assert weather.output_schema["properties"].keys() >= {"city", "celsius"}
+        assert weather.annotations.read_only_hint is True
+        assert weather.annotations.open_world_hint is True
+        assert listed["fail"].annotations.destructive_hint is True
+        assert listed["add"].output_schema["properties"]["result"]["type"] == "integer"
+        ok("descriptions, schemas, output schemas, annotations")
+
+        added = await client.call_tool("add", {"a": 2, "b": 3})
+        assert not added.is_error, added
+        assert text_of(added) == "5", text_of(added)
+        assert added.structured_content == {"result": 5}, added.structured_content
+        ok("call: text and structured content")
+
+        lisbon = await client.call_tool("get_weather", {"city": "Lisbon"})
+        assert not lisbon.is_error, lisbon
+        assert lisbon.structured_content["city"] == "Lisbon", lisbon.structured_content
+        assert "Lisbon" in text_of(lisbon)
+        ok("call: object output as structured content")
+
+        failed = await client.call_tool("fail", {"message": "no luck today"})
+        assert failed.is_error is True, failed
+        assert "no luck today" in text_of(failed), text_of(failed)
+        ok("tool failure is an isError result with the message")
+
+        wrong = await client.call_tool("add", {"a": "two", "b": 3})
+        assert wrong.is_error is True, wrong
+        assert "`/a`" in text_of(wrong), text_of(wrong)
+        ok("invalid arguments are an isError result naming the argument")
+
+        unknown = await client.call_tool("subtract", {"a": 1, "b": 2})
+        assert unknown.is_error is True, unknown
+        assert "unknown tool" in text_of(unknown), text_of(unknown)
+        ok("unknown tool is an isError result")
+
+        repaired = await client.call_tool("Add", {"a": 20, "b": 22})
+        assert not repaired.is_error and text_of(repaired) == "42", repaired
+        ok("name repair")
+
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append((progress, total, message))
+
+        counted = await client.call_tool("slow", {"steps": 3}, progress_callback=on_progress)
+        assert text_of(counted) == "counted to 3", counted
+        assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")], seen
+        ok("progress notifications")
+
+        if client.protocol_version.startswith("2026"):
+            async with client.listen(tools_list_changed=True) as subscription:
+                grown = await client.call_tool("grow", {"name": new_tool})
+                assert not grown.is_error, grown
+                with anyio.fail_after(10):
+                    async for _event in subscription:
+                        break
+        else:
+            grown = await client.call_tool("grow", {"name": new_tool})
+            assert not grown.is_error, grown
+            with anyio.fail_after(10):
+                await changed.wait()
+        ok("tools/list_changed after a hot add")
+
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert new_tool in names, sorted(names)
+        echoed = await client.call_tool(new_tool, {"text": "hi"})
+        assert echoed.structured_content == {"text": "hi"}, echoed
+        ok("the added tool is listed and answers")
+
+    print(f"passed: {len(CHECKS)}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stdio", nargs="+")
+    parser.add_argument("--url")
+    parser.add_argument("--mode", default="auto")
+    parser.add_argument("--new-tool", default="echo_from_python")
+    args = parser.parse_args()
+    if args.stdio:
+        server = StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
+    else:
+        server = args.url
+    anyio.run(run, server, args.mode, args.new_tool)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as error:  # report the first failed check and fail
+        print(f"FAILED after {len(CHECKS)} checks: {error!r}", file=sys.stderr, flush=True)
+        raise

@@ -1,0 +1,137 @@
+//! The tools the MCP tests serve: one of each shape an MCP client sees.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use aleph_tools::prelude::*;
+use aleph_tools::{AlephToolDyn, BoxFuture, ToolServerHandle};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Add two integers.
+#[tool(read_only, idempotent, register = false)]
+fn add(
+    /// The first number
+    a: i64,
+    /// The second number
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+/// The weather in a city.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Weather {
+    /// The city asked about
+    pub city: String,
+    /// Degrees Celsius
+    pub celsius: f64,
+}
+
+/// Current weather for a city.
+#[tool(read_only, open_world, register = false)]
+fn get_weather(
+    /// City name, such as "Lisbon"
+    city: String,
+) -> Weather {
+    Weather {
+        celsius: 12.5 + city.len() as f64,
+        city,
+    }
+}
+
+/// Fails on purpose, with the message given.
+#[tool(destructive, register = false)]
+fn fail(
+    /// What to say
+    message: String,
+) -> Result<String, String> {
+    Err(message)
+}
+
+/// Counts to `steps`, reporting progress at each step. When the call is cancelled it writes
+/// `cancelled` to `marker`, if given.
+#[tool(register = false)]
+async fn slow(
+    /// How many steps (50 ms each)
+    steps: u32,
+    /// A file to write `cancelled` into when the call is cancelled
+    marker: Option<String>,
+    progress: Progress,
+    cancel: CancellationToken,
+) -> String {
+    for step in 1..=steps {
+        tokio::select! {
+            () = cancel.cancelled() => {
+                if let Some(path) = marker {
+                    let _ = std::fs::write(PathBuf::from(path), "cancelled");
+                }
+                return "cancelled".into();
+            }
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+        progress.report(f64::from(step), Some(f64::from(steps)), Some(&format!("step {step}")));
+    }
+    format!("counted to {steps}")
+}
+
+/// Adds a tool called `name` to this server (it echoes its input), so that clients see the
+/// tool list change.
+#[tool(register = false)]
+fn grow(
+    /// The new tool's name
+    name: String,
+    server: State<ToolServerHandle>,
+) -> Result<String, String> {
+    server
+        .add_tool(Echo { name: name.clone() })
+        .map_err(|e| e.to_string())?;
+    Ok(format!("added {name}"))
+}
+
+/// A tool made at run time: returns its arguments.
+struct Echo {
+    name: String,
+}
+
+impl AlephToolDyn for Echo {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::new(
+            self.name.clone(),
+            "Returns its arguments.",
+            json!({ "type": "object", "properties": { "text": { "type": "string" } } }),
+        )
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { Ok(ToolOutput::json(args)) })
+    }
+}
+
+/// A server with `add`, `get_weather`, `fail`, `slow` and `grow`.
+///
+/// # Panics
+///
+/// Never: the tools are valid.
+pub fn mcp_test_server() -> AlephToolServer {
+    let server = AlephToolServer::new()
+        .with_tool(AddTool)
+        .with_tool(GetWeatherTool)
+        .with_tool(FailTool)
+        .with_tool(SlowTool)
+        .with_tool(GrowTool);
+    let handle = server.handle();
+    server
+        .with_state(handle)
+        .build()
+        .expect("the MCP test tools are valid")
+}
