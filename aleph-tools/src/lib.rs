@@ -31,10 +31,10 @@ mod args;
 mod compress;
 mod context;
 mod error;
-pub mod middleware;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
+pub mod middleware;
 mod patterns;
 #[cfg(feature = "plugins")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plugins")))]

@@ -11,7 +11,6 @@ import argparse
 import sys
 
 import anyio
-import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -31,9 +30,7 @@ async def run(server, mode, new_tool):
     changed = anyio.Event()
 
     async def on_message(message):
-        if isinstance(message, types.ServerNotification) and isinstance(
-            message, types.ToolListChangedNotification
-        ):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
             changed.set()
 
     async with Client(server, mode=mode, message_handler=on_message) as client:

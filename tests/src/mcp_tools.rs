@@ -1,6 +1,7 @@
 //! The tools the MCP tests serve: one of each shape an MCP client sees.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use aleph_tools::prelude::*;
@@ -50,8 +51,8 @@ fn fail(
     Err(message)
 }
 
-/// Counts to `steps`, reporting progress at each step. When the call is cancelled it writes
-/// `cancelled` to `marker`, if given.
+/// Counts to `steps`, reporting progress at each step. When its call is cancelled it stops
+/// and writes `cancelled` to `marker`, if given.
 #[tool(register = false)]
 async fn slow(
     /// How many steps (50 ms each)
@@ -60,20 +61,24 @@ async fn slow(
     marker: Option<String>,
     progress: Progress,
     cancel: CancellationToken,
-) -> String {
+) -> Result<String, String> {
     for step in 1..=steps {
         tokio::select! {
             () = cancel.cancelled() => {
                 if let Some(path) = marker {
                     let _ = std::fs::write(PathBuf::from(path), "cancelled");
                 }
-                return "cancelled".into();
+                return Err("cancelled".into());
             }
             () = tokio::time::sleep(Duration::from_millis(50)) => {}
         }
-        progress.report(f64::from(step), Some(f64::from(steps)), Some(&format!("step {step}")));
+        progress.report(
+            f64::from(step),
+            Some(f64::from(steps)),
+            Some(&format!("step {step}")),
+        );
     }
-    format!("counted to {steps}")
+    Ok(format!("counted to {steps}"))
 }
 
 /// Adds a tool called `name` to this server (it echoes its input), so that clients see the
@@ -82,8 +87,9 @@ async fn slow(
 fn grow(
     /// The new tool's name
     name: String,
-    server: State<ToolServerHandle>,
+    server: State<ServerSlot>,
 ) -> Result<String, String> {
+    let server = server.0.get().ok_or("the server is not built yet")?;
     server
         .add_tool(Echo { name: name.clone() })
         .map_err(|e| e.to_string())?;
@@ -117,21 +123,26 @@ impl AlephToolDyn for Echo {
     }
 }
 
+/// Where `grow` finds the server it adds to, filled in once the server is built.
+#[derive(Clone, Default)]
+pub struct ServerSlot(Arc<OnceLock<ToolServerHandle>>);
+
 /// A server with `add`, `get_weather`, `fail`, `slow` and `grow`.
 ///
 /// # Panics
 ///
 /// Never: the tools are valid.
 pub fn mcp_test_server() -> AlephToolServer {
+    let slot = ServerSlot::default();
     let server = AlephToolServer::new()
         .with_tool(AddTool)
         .with_tool(GetWeatherTool)
         .with_tool(FailTool)
         .with_tool(SlowTool)
-        .with_tool(GrowTool);
-    let handle = server.handle();
-    server
-        .with_state(handle)
+        .with_tool(GrowTool)
+        .with_state(slot.clone())
         .build()
-        .expect("the MCP test tools are valid")
+        .expect("the MCP test tools are valid");
+    let _ = slot.0.set(server.handle());
+    server
 }

@@ -31,7 +31,12 @@ fn stdio(mode: &str) {
     let (python, script) = client();
     let output = std::process::Command::new(python)
         .arg(script)
-        .args(["--mode", mode, "--stdio", env!("CARGO_BIN_EXE_mcp_stdio_server")])
+        .args([
+            "--mode",
+            mode,
+            "--stdio",
+            env!("CARGO_BIN_EXE_mcp_stdio_server"),
+        ])
         .output()
         .expect("run the Python client");
     assert_passed(&output);
@@ -51,7 +56,10 @@ async fn http(mode: &str) {
         .await
         .expect("run the Python client");
     assert_passed(&output);
-    assert!(tools.contains("echo_from_python"), "the hot add happened on this server");
+    assert!(
+        tools.contains("echo_from_python"),
+        "the hot add happened on this server"
+    );
     http.shutdown().await.expect("the server stops cleanly");
 }
 

@@ -44,7 +44,10 @@ fn text(result: &ToolResult) -> String {
 async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !check() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -58,11 +61,21 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
         .await
         .expect("connect to server-everything");
     let names = conn.tools();
-    for expected in ["everything_echo", "everything_get-sum", "everything_get-tiny-image"] {
-        assert!(names.contains(&expected.to_owned()), "{expected} missing from {names:?}");
+    for expected in [
+        "everything_echo",
+        "everything_get-sum",
+        "everything_get-tiny-image",
+    ] {
+        assert!(
+            names.contains(&expected.to_owned()),
+            "{expected} missing from {names:?}"
+        );
     }
     assert!(names.iter().all(|n| aleph_tools::is_valid_tool_name(n)));
-    assert_eq!(conn.remote_name("everything_get-sum").as_deref(), Some("get-sum"));
+    assert_eq!(
+        conn.remote_name("everything_get-sum").as_deref(),
+        Some("get-sum")
+    );
     assert!(conn.is_connected());
 
     let sum = server.get_definition("everything_get-sum").expect("listed");
@@ -71,32 +84,58 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
     assert!(sum.tags.contains(&"mcp:everything".to_owned()));
     assert_eq!(sum.parameters["properties"]["a"]["type"], "number");
 
-    let added = server.call("everything_get-sum", json!({ "a": 2, "b": 3 })).await;
+    let added = server
+        .call("everything_get-sum", json!({ "a": 2, "b": 3 }))
+        .await;
     assert!(added.success, "{added:?}");
     assert!(text(&added).contains('5'), "{}", text(&added));
 
     // Name repair and argument validation happen here, before the remote server.
-    let echoed = server.call("everything_echo", json!({ "message": "hello" })).await;
-    assert!(echoed.success && text(&echoed).contains("hello"), "{echoed:?}");
+    let echoed = server
+        .call("everything_echo", json!({ "message": "hello" }))
+        .await;
+    assert!(
+        echoed.success && text(&echoed).contains("hello"),
+        "{echoed:?}"
+    );
     let (repaired, repair) = server
         .call_with_repair("Everything_Get_Sum", json!({ "a": 1, "b": 1 }))
         .await;
     assert!(repaired.success, "{repaired:?}");
-    assert_eq!(repair.expect("repaired").repaired_name, "everything_get-sum");
-    let wrong = server.call("everything_get-sum", json!({ "a": "two", "b": 3 })).await;
-    assert_eq!(wrong.error_kind, Some(ToolErrorKind::InvalidArgs), "{wrong:?}");
+    assert_eq!(
+        repair.expect("repaired").repaired_name,
+        "everything_get-sum"
+    );
+    let wrong = server
+        .call("everything_get-sum", json!({ "a": "two", "b": 3 }))
+        .await;
+    assert_eq!(
+        wrong.error_kind,
+        Some(ToolErrorKind::InvalidArgs),
+        "{wrong:?}"
+    );
 
     // Content other than text is described for the model and kept whole as data.
     let image = server.call("everything_get-tiny-image", json!({})).await;
     assert!(image.success, "{image:?}");
-    assert!(text(&image).contains("[image: image/png"), "{}", text(&image));
-    assert!(image.output.as_array().is_some_and(|blocks| {
-        blocks.iter().any(|b| b["type"] == "image")
-    }));
+    assert!(
+        text(&image).contains("[image: image/png"),
+        "{}",
+        text(&image)
+    );
+    assert!(
+        image
+            .output
+            .as_array()
+            .is_some_and(|blocks| { blocks.iter().any(|b| b["type"] == "image") })
+    );
 
     // Structured content comes back as the output.
     let structured = server
-        .call("everything_get-structured-content", json!({ "location": "New York" }))
+        .call(
+            "everything_get-structured-content",
+            json!({ "location": "New York" }),
+        )
         .await;
     assert!(structured.success, "{structured:?}");
     assert!(structured.output.is_object(), "{:?}", structured.output);
@@ -105,7 +144,10 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&events);
     let ctx = server.context().with_progress(move |_tool, event| {
-        if let ProgressEvent::Progress { progress, total, .. } = event {
+        if let ProgressEvent::Progress {
+            progress, total, ..
+        } = event
+        {
             seen.lock().unwrap().push((progress, total));
         }
     });
@@ -117,14 +159,26 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
         )
         .await;
     assert!(long.success, "{long:?}");
+    eventually("three progress events arrived", || {
+        events.lock().unwrap().len() == 3
+    })
+    .await;
+    let mut events = events.lock().unwrap().clone();
+    // Each notification is handled on its own task, so they may come in any order.
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert_eq!(
-        *events.lock().unwrap(),
+        events,
         [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
     );
 
     // Removing the connection removes its tools.
     drop(conn);
-    assert!(server.tool_names().iter().all(|n| !n.starts_with("everything_")));
+    assert!(
+        server
+            .tool_names()
+            .iter()
+            .all(|n| !n.starts_with("everything_"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -139,7 +193,9 @@ async fn killing_the_server_mid_call_gives_an_error_result_and_reconnect_brings_
 
     let started = Arc::new(tokio::sync::Notify::new());
     let notify = Arc::clone(&started);
-    let ctx = server.context().with_progress(move |_, _| notify.notify_one());
+    let ctx = server
+        .context()
+        .with_progress(move |_, _| notify.notify_one());
     let call = tokio::spawn({
         let server = server.handle();
         async move {
@@ -168,7 +224,10 @@ async fn killing_the_server_mid_call_gives_an_error_result_and_reconnect_brings_
     // Every later call says so at once; the other tools are untouched.
     eventually("the connection counts as lost", || !conn.is_connected()).await;
     let later = server.call("ev_get-sum", json!({ "a": 1, "b": 2 })).await;
-    assert!(!later.success && text(&later).contains("reconnected"), "{later:?}");
+    assert!(
+        !later.success && text(&later).contains("reconnected"),
+        "{later:?}"
+    );
 
     conn.reconnect().await.expect("reconnect");
     assert!(conn.is_connected());
@@ -189,7 +248,13 @@ async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
         .expect("connect to our stdio server");
     assert_eq!(
         conn.tools(),
-        ["ours_add", "ours_fail", "ours_get_weather", "ours_grow", "ours_slow"]
+        [
+            "ours_add",
+            "ours_fail",
+            "ours_get_weather",
+            "ours_grow",
+            "ours_slow"
+        ]
     );
     let weather = server.get_definition("ours_get_weather").expect("listed");
     assert_eq!(weather.annotations.open_world, Some(true));
@@ -199,7 +264,10 @@ async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
     assert!(sum.success, "{sum:?}");
     assert_eq!(sum.output, json!({ "result": 42 }));
     let failed = server.call("ours_fail", json!({ "message": "nope" })).await;
-    assert!(!failed.success && text(&failed).contains("nope"), "{failed:?}");
+    assert!(
+        !failed.success && text(&failed).contains("nope"),
+        "{failed:?}"
+    );
 
     // The remote server grows a tool and says so; the connection lists again by itself.
     let mut changes = server.watch_tools();
@@ -251,14 +319,20 @@ async fn our_own_server_wrapped_over_http_and_the_server_going_away() {
         .connect(&server)
         .await
         .expect("connect over HTTP");
-    let weather = server.call("web_get_weather", json!({ "city": "Oslo" })).await;
+    let weather = server
+        .call("web_get_weather", json!({ "city": "Oslo" }))
+        .await;
     assert!(weather.success, "{weather:?}");
     assert_eq!(weather.output["city"], "Oslo");
 
     http.shutdown().await.expect("stop the HTTP server");
     let after = server.call("web_add", json!({ "a": 1, "b": 2 })).await;
     assert!(!after.success, "{after:?}");
-    assert_eq!(after.error_kind, Some(ToolErrorKind::Execution), "{after:?}");
+    assert_eq!(
+        after.error_kind,
+        Some(ToolErrorKind::Execution),
+        "{after:?}"
+    );
     drop(conn);
     assert!(server.is_empty());
 }
@@ -271,7 +345,10 @@ async fn bad_endpoints_are_clear_errors() {
         .await
         .expect_err("no such command");
     assert!(matches!(missing, McpError::Spawn { .. }), "{missing:?}");
-    assert!(missing.to_string().contains("no-such-mcp-server-here"), "{missing}");
+    assert!(
+        missing.to_string().contains("no-such-mcp-server-here"),
+        "{missing}"
+    );
 
     let nobody = McpConnection::builder(McpEndpoint::url("http://127.0.0.1:9/mcp"))
         .connect(&server)
@@ -279,7 +356,11 @@ async fn bad_endpoints_are_clear_errors() {
         .expect_err("nothing listens on port 9");
     assert!(matches!(nobody, McpError::Connect { .. }), "{nobody:?}");
 
-    for script in ["exit 0", "echo 'this is not JSON-RPC'; sleep 2", "echo '{\"jsonrpc\":\"2.0\"}'; sleep 2"] {
+    for script in [
+        "exit 0",
+        "echo 'this is not JSON-RPC'; sleep 2",
+        "echo '{\"jsonrpc\":\"2.0\"}'; sleep 2",
+    ] {
         let outcome = tokio::time::timeout(
             Duration::from_secs(20),
             McpConnection::builder(McpEndpoint::command("sh").args(["-c", script]))
@@ -296,7 +377,9 @@ async fn bad_endpoints_are_clear_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_taken_name_skips_that_tool_only() {
     let server = host();
-    server.add_tool(TakenName).expect("add the tool that takes the name");
+    server
+        .add_tool(TakenName)
+        .expect("add the tool that takes the name");
     let conn = McpConnection::builder(ours())
         .prefix("ours")
         .connect(&server)
@@ -320,7 +403,11 @@ impl aleph_tools::AlephToolDyn for TakenName {
     }
 
     fn definition(&self) -> aleph_tools::ToolDefinition {
-        aleph_tools::ToolDefinition::new("ours_add", "Not the remote one.", json!({ "type": "object" }))
+        aleph_tools::ToolDefinition::new(
+            "ours_add",
+            "Not the remote one.",
+            json!({ "type": "object" }),
+        )
     }
 
     fn call<'a>(

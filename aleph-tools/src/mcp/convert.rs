@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, ResultType, Tool};
 use serde_json::{Map, Value};
 
 use crate::provider::{Provider, output_is_wrapped};
@@ -21,19 +21,31 @@ pub(super) fn tool_to_mcp(definition: &ToolDefinition) -> Result<Tool, String> {
 
 /// A result as `tools/call` answers it: the model's text, `isError`, and structured content
 /// shaped by the tool's output schema.
-pub(super) fn result_to_mcp(result: &ToolResult, definition: Option<&ToolDefinition>) -> CallToolResult {
+pub(super) fn result_to_mcp(
+    result: &ToolResult,
+    definition: Option<&ToolDefinition>,
+) -> CallToolResult {
     let wrap = definition.is_some_and(output_is_wrapped);
-    serde_json::from_value(result.to_mcp(wrap)).unwrap_or_else(|err| {
-        CallToolResult::error(vec![ContentBlock::text(format!(
-            "the tool's result could not be sent over MCP: {err}"
-        ))])
-    })
+    let mut out: CallToolResult =
+        serde_json::from_value(result.to_mcp(wrap)).unwrap_or_else(|err| {
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "the tool's result could not be sent over MCP: {err}"
+            ))])
+        });
+    // Required from 2026-07-28 on; the SDK drops it for clients of older versions.
+    out.result_type = Some(ResultType::COMPLETE);
+    out
 }
 
 /// The definition of a wrapped tool: its cleaned `name`, the remote description and
 /// schemas, category [`Mcp`](ToolCategory::Mcp), tag `mcp:<server>`.
 pub(super) fn definition_from_mcp(name: &str, server: &str, tool: &Tool) -> ToolDefinition {
-    let mut description = tool.description.as_deref().unwrap_or_default().trim().to_owned();
+    let mut description = tool
+        .description
+        .as_deref()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
     if description.is_empty() {
         description = tool.title.clone().unwrap_or_else(|| tool.name.to_string());
     }

@@ -37,10 +37,12 @@ impl McpServer {
     where
         A: tokio::net::ToSocketAddrs + fmt::Display,
     {
-        let listener = TcpListener::bind(&addr).await.map_err(|source| McpError::Bind {
-            addr: addr.to_string(),
-            source,
-        })?;
+        let listener = TcpListener::bind(&addr)
+            .await
+            .map_err(|source| McpError::Bind {
+                addr: addr.to_string(),
+                source,
+            })?;
         let local = listener.local_addr().map_err(|source| McpError::Bind {
             addr: addr.to_string(),
             source,

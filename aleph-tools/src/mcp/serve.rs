@@ -91,7 +91,10 @@ impl McpServer {
     /// The default accepts only loopback names, which keeps web pages from reaching a local
     /// server through DNS rebinding; a server reachable from elsewhere lists its names here.
     #[must_use]
-    pub fn with_allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+    pub fn with_allowed_hosts(
+        mut self,
+        hosts: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
         self
     }
@@ -308,8 +311,10 @@ impl ProgressForwarder {
             } = event
             {
                 // The token is filled in by the forwarding task.
-                let mut param =
-                    ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(0)), progress);
+                let mut param = ProgressNotificationParam::new(
+                    ProgressToken(NumberOrString::Number(0)),
+                    progress,
+                );
                 param.total = total;
                 param.message = message;
                 let _ = events.send(Forward::Progress(param));

@@ -4,14 +4,15 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
-    NumberOrString, ProgressNotificationParam, ProgressToken, RequestMetaObject,
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientNotification, ClientRequest, Implementation,
+    NumberOrString, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::NotificationContext;
+use rmcp::service::PeerRequestOptions;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
@@ -156,8 +157,7 @@ impl McpConnectionBuilder {
             remote: Arc::new(Remote {
                 label,
                 link: RwLock::new(None),
-                calls: Mutex::new(HashMap::new()),
-                next_token: AtomicU64::new(1),
+                calls: Arc::default(),
             }),
             endpoint: self.endpoint,
             prefix: self.prefix,
@@ -304,7 +304,14 @@ impl Drop for McpConnection {
         if let Err(err) = self.inner.server.swap_tools(&names, Vec::new()) {
             tracing::warn!(server = %self.inner.remote.label, "could not remove MCP tools: {err}");
         }
-        if let Some(link) = self.inner.remote.link.write().unwrap_or_else(PoisonError::into_inner).take() {
+        if let Some(link) = self
+            .inner
+            .remote
+            .link
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
             link.stop.cancel();
         }
     }
@@ -365,12 +372,18 @@ impl Inner {
                         source,
                     })?;
                 let pid = transport.id();
-                let running = handler.serve(transport).await.map_err(|e| connect_error(&e))?;
+                let running = handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| connect_error(&e))?;
                 (running, pid)
             }
             EndpointKind::Url(url) => {
                 let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-                let running = handler.serve(transport).await.map_err(|e| connect_error(&e))?;
+                let running = handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| connect_error(&e))?;
                 (running, None)
             }
         };
@@ -395,16 +408,25 @@ impl Inner {
             };
             let why = match outcome {
                 Ok(rmcp::service::QuitReason::Cancelled) => "the connection was closed".to_owned(),
-                Ok(rmcp::service::QuitReason::Closed) => "the server closed the connection".to_owned(),
+                Ok(rmcp::service::QuitReason::Closed) => {
+                    "the server closed the connection".to_owned()
+                }
                 Ok(rmcp::service::QuitReason::JoinError(err)) | Err(err) => {
                     format!("the connection failed: {err}")
                 }
                 Ok(_) => "the connection ended".to_owned(),
             };
-            *watched.why_ended.lock().unwrap_or_else(PoisonError::into_inner) = Some(why);
+            *watched
+                .why_ended
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(why);
             watched.ended.cancel();
         });
-        *self.remote.link.write().unwrap_or_else(PoisonError::into_inner) = Some(link);
+        *self
+            .remote
+            .link
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(link);
         Ok(())
     }
 
@@ -423,7 +445,10 @@ impl Inner {
             listed = link.peer.list_all_tools() => listed.map_err(|err| list_error(err.to_string()))?,
             () = link.ended.cancelled() => return Err(list_error(link.why_ended())),
         };
-        let names = local_names(self.prefix.as_deref(), listed.iter().map(|t| t.name.as_ref()));
+        let names = local_names(
+            self.prefix.as_deref(),
+            listed.iter().map(|t| t.name.as_ref()),
+        );
         let mut pending: Vec<McpToolWrapper> = listed
             .iter()
             .zip(names)
@@ -483,8 +508,7 @@ struct Remote {
     label: String,
     link: RwLock<Option<Arc<Link>>>,
     /// Progress token → where the call's progress goes.
-    calls: Mutex<HashMap<String, Progress>>,
-    next_token: AtomicU64,
+    calls: Arc<Mutex<HashMap<String, Progress>>>,
 }
 
 impl Remote {
@@ -496,7 +520,7 @@ impl Remote {
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, Progress>> {
-        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.calls)
     }
 }
 
@@ -620,36 +644,44 @@ impl McpToolWrapper {
             Value::Object(map) => Some(map),
             _ => None,
         };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = match link
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(_) => return Err(self.down("the connection closed")),
+        };
+        // The SDK gives every request a progress token; the server's progress for this call
+        // comes back under it.
         let progress = ctx.progress();
-        let token = progress.is_listening().then(|| {
-            let n = self.remote.next_token.fetch_add(1, Ordering::Relaxed);
-            let token = format!("aleph-{n}");
+        let _forget = progress.is_listening().then(|| {
+            let token = token_key(&handle.progress_token);
             self.remote.calls().insert(token.clone(), progress);
-            token
+            ForgetCall {
+                remote: &self.remote,
+                token,
+            }
         });
-        if let Some(token) = &token {
-            params.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(
-                NumberOrString::String(token.as_str().into()),
-            )));
-        }
-        let _forget = token.map(|token| ForgetCall {
-            remote: &self.remote,
-            token,
-        });
+        let mut abandon = CancelOnDrop {
+            peer: link.peer.clone(),
+            request: Some(handle.id.clone()),
+        };
         let cancel = ctx.cancellation_token();
-        // Dropping the request future sends `notifications/cancelled` to the server.
         let outcome = tokio::select! {
-            outcome = link.peer.call_tool_once(params) => outcome,
+            outcome = handle.await_response() => outcome,
             () = cancel.cancelled() => return Err(ToolError::Cancelled { tool: self.name.clone() }),
             () = link.ended.cancelled() => {
                 return Err(self.down(&format!("{} during the call", link.why_ended())));
             }
         };
+        abandon.request = None;
         match outcome {
-            Ok(CallToolResponse::Complete(result)) => output_from_mcp(result),
+            Ok(ServerResult::CallToolResult(result)) => output_from_mcp(result),
             Ok(_) => Err(ToolError::Execution(format!(
-                "the MCP server `{}` answered `{}` with a request for more input or a task, \
-                 which wrapped tools do not take",
+                "the MCP server `{}` answered `{}` with something other than a tool result \
+                 (a request for more input, or a task), which wrapped tools do not take",
                 self.remote.label, self.remote_name
             ))),
             Err(ServiceError::McpError(error)) => Err(ToolError::Execution(format!(
@@ -667,6 +699,34 @@ impl McpToolWrapper {
     }
 }
 
+/// Tells the server a call was given up (the caller cancelled it, or its timeout struck),
+/// unless the answer came.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    request: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.request.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let param = CancelledNotificationParam::new(
+                Some(id),
+                Some("the caller gave up the call".into()),
+            );
+            let notice =
+                ClientNotification::CancelledNotification(CancelledNotification::new(param));
+            let _ = peer.send_notification(notice).await;
+        });
+    }
+}
+
 /// Stops routing a call's progress when the call ends, however it ends.
 struct ForgetCall<'a> {
     remote: &'a Remote,
@@ -675,8 +735,29 @@ struct ForgetCall<'a> {
 
 impl Drop for ForgetCall<'_> {
     fn drop(&mut self) {
-        self.remote.calls().remove(&self.token);
+        // The SDK hands each notification to its own task, so progress the server sent just
+        // before its result can arrive just after it: keep routing a little longer.
+        let token = std::mem::take(&mut self.token);
+        let calls = Arc::clone(&self.remote.calls);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(LATE_PROGRESS).await;
+                    lock(&calls).remove(&token);
+                });
+            }
+            Err(_) => {
+                lock(&calls).remove(&token);
+            }
+        }
     }
+}
+
+/// How long progress is still routed to a call after its result came.
+const LATE_PROGRESS: std::time::Duration = std::time::Duration::from_millis(200);
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl AlephToolDyn for McpToolWrapper {
