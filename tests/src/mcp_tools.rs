@@ -37,7 +37,7 @@ fn get_weather(
     city: String,
 ) -> Weather {
     Weather {
-        celsius: 12.5 + city.len() as f64,
+        celsius: if city == "Oslo" { 4.0 } else { 19.5 },
         city,
     }
 }

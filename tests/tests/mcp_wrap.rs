@@ -115,6 +115,25 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
         "{wrong:?}"
     );
 
+    // Removing the connection removes its tools.
+    drop(conn);
+    assert!(
+        server
+            .tool_names()
+            .iter()
+            .all(|n| !n.starts_with("everything_"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_servers_images_structured_content_and_progress_come_through() {
+    let server = host();
+    let _conn = McpConnection::builder(everything())
+        .prefix("everything")
+        .connect(&server)
+        .await
+        .expect("connect to server-everything");
+
     // Content other than text is described for the model and kept whole as data.
     let image = server.call("everything_get-tiny-image", json!({})).await;
     assert!(image.success, "{image:?}");
@@ -169,15 +188,6 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
     assert_eq!(
         events,
         [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
-    );
-
-    // Removing the connection removes its tools.
-    drop(conn);
-    assert!(
-        server
-            .tool_names()
-            .iter()
-            .all(|n| !n.starts_with("everything_"))
     );
 }
 
@@ -398,7 +408,7 @@ async fn a_taken_name_skips_that_tool_only() {
 struct TakenName;
 
 impl aleph_tools::AlephToolDyn for TakenName {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "ours_add"
     }
 

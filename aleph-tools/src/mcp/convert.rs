@@ -57,12 +57,12 @@ pub(super) fn definition_from_mcp(name: &str, server: &str, tool: &Tool) -> Tool
         definition = definition.with_output_schema(Value::Object(Map::clone(output)));
     }
     if let Some(hints) = &tool.annotations {
-        let mut annotations = ToolAnnotations::default();
-        annotations.read_only = hints.read_only_hint;
-        annotations.destructive = hints.destructive_hint;
-        annotations.idempotent = hints.idempotent_hint;
-        annotations.open_world = hints.open_world_hint;
-        definition = definition.with_annotations(annotations);
+        definition = definition.with_annotations(ToolAnnotations {
+            read_only: hints.read_only_hint,
+            destructive: hints.destructive_hint,
+            idempotent: hints.idempotent_hint,
+            open_world: hints.open_world_hint,
+        });
     }
     definition
 }

@@ -10,7 +10,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -196,7 +196,7 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = Value::Object(request.arguments.unwrap_or_else(Map::new));
+        let args = Value::Object(request.arguments.unwrap_or_default());
         let mut ctx = self.tools.context().with_cancellation(context.ct.clone());
         let progress = context
             .meta
@@ -249,8 +249,8 @@ impl ServerHandler for Session {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = next_change(&mut changes, &ended) => {
-                    if !changed || context.sink().notify_tool_list_changed().await.is_err() {
+                more = next_change(&mut changes, &ended) => {
+                    if !more || context.sink().notify_tool_list_changed().await.is_err() {
                         return Ok(());
                     }
                 }
@@ -263,7 +263,7 @@ impl ServerHandler for Session {
 async fn next_change(changes: &mut watch::Receiver<u64>, closed: &CancellationToken) -> bool {
     tokio::select! {
         () = closed.cancelled() => false,
-        changed = changes.changed() => changed.is_ok(),
+        outcome = changes.changed() => outcome.is_ok(),
     }
 }
 

@@ -645,13 +645,12 @@ impl McpToolWrapper {
             _ => None,
         };
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = match link
+        let Ok(handle) = link
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-        {
-            Ok(handle) => handle,
-            Err(_) => return Err(self.down("the connection closed")),
+        else {
+            return Err(self.down("the connection closed"));
         };
         // The SDK gives every request a progress token; the server's progress for this call
         // comes back under it.
