@@ -114,6 +114,9 @@ mod book {
     mod plugins {}
 }
 
+#[doc = include_str!("../../book/src/mcp.md")]
+mod mcp {}
+
 /// The README's quick start, compiled and run like the guide.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
