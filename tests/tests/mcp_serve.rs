@@ -82,3 +82,90 @@ async fn python_client_over_http_with_the_handshake() {
 async fn python_client_over_http_negotiating_by_itself() {
     http("auto").await;
 }
+
+/// Bytes no MCP client would send: the server answers what it can, never panics, and ends
+/// cleanly when the input ends.
+#[test]
+fn garbage_on_stdin_never_panics_the_server() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_stdio_server"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the stdio server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let hostile = [
+        "this is not JSON",
+        "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\"",
+        "[1, 2, 3]",
+        "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/call\", \"params\": {\"name\": 7}}",
+        "{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"no/such/method\"}",
+        &"[".repeat(100_000),
+        "\u{0}\u{1}\u{2}",
+    ];
+    for line in hostile {
+        let _ = writeln!(stdin, "{line}");
+    }
+    drop(stdin);
+    let output = child.wait_with_output().expect("the server ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A malformed HTTP request costs only itself: a client connecting next is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_http_requests_leave_the_server_serving() {
+    use aleph_tools::mcp::{McpConnection, McpEndpoint};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let tools = mcp_test_server();
+    let http = McpServer::new(&tools)
+        .serve_http("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let bodies = [
+        "not json at all".to_owned(),
+        "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", \"params\": {}}".to_owned(),
+        "[".repeat(50_000),
+    ];
+    for body in &bodies {
+        let mut socket = tokio::net::TcpStream::connect(http.local_addr())
+            .await
+            .expect("connect");
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(request.as_bytes()).await.expect("send");
+        let mut answer = Vec::new();
+        let _ = socket.read_to_end(&mut answer).await;
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 4"), "a client error: {answer}");
+    }
+    // A `Host` that is not loopback is refused (DNS rebinding).
+    let mut socket = tokio::net::TcpStream::connect(http.local_addr())
+        .await
+        .expect("connect");
+    socket
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        .await
+        .expect("send");
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer).await;
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 4"));
+
+    let agent = aleph_tools::AlephToolServer::new();
+    let _conn = McpConnection::builder(McpEndpoint::url(http.url()))
+        .connect(&agent)
+        .await
+        .expect("the server still serves");
+    let sum = agent
+        .call("add", serde_json::json!({ "a": 1, "b": 2 }))
+        .await;
+    assert!(sum.success, "{sum:?}");
+}
