@@ -10,15 +10,23 @@
 
 #![allow(missing_docs)]
 
-mod support;
-
 use std::hint::black_box;
 
-use aleph_tools::AlephToolServer;
 use aleph_tools::mcp::{McpConnection, McpEndpoint, McpServer};
+use aleph_tools::prelude::*;
 use criterion::Criterion;
 use serde_json::json;
-use support::AddTool;
+
+/// Add two integers.
+#[tool(register = false)]
+fn add(
+    /// First addend
+    a: i64,
+    /// Second addend
+    b: i64,
+) -> i64 {
+    a + b
+}
 
 /// Set in the child: serve `add` over stdio instead of benchmarking.
 const SERVE: &str = "ALEPH_BENCH_SERVE_MCP";

@@ -47,7 +47,7 @@ async fn get_weather(
         "the city is empty; give a city name"
     );
     // A real tool would ask a weather service here.
-    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
     let celsius = 21.5;
     let temperature = match unit {
         Unit::Celsius => celsius,
