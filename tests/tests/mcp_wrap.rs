@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use aleph_tools::mcp::{McpConnection, McpEndpoint, McpError, McpServer};
 use aleph_tools::{
-    AlephToolServer, CancellationToken, ProgressEvent, ToolCategory, ToolErrorKind, ToolResult,
+    AlephToolServer, CancellationToken, ProgressEvent, ToolCategory, ToolErrorKind, ToolFilter,
+    ToolResult,
 };
 use aleph_tools_tests::{interop_peers, mcp_test_server};
 use serde_json::{Value, json};
@@ -329,6 +330,19 @@ async fn our_own_server_wrapped_over_http_and_the_server_going_away() {
         .connect(&server)
         .await
         .expect("connect over HTTP");
+    // The serving side's filter decides what is listed.
+    assert!(conn.tools().contains(&"web_fail".to_owned()));
+    remote
+        .set_filter(ToolFilter::new().block("fail"))
+        .expect("a valid filter");
+    conn.refresh().await.expect("list again");
+    assert!(
+        !conn.tools().contains(&"web_fail".to_owned()),
+        "{:?}",
+        conn.tools()
+    );
+    assert!(!server.contains("web_fail"));
+
     let weather = server
         .call("web_get_weather", json!({ "city": "Oslo" }))
         .await;

@@ -109,8 +109,8 @@ impl McpHttpServer {
         self.finish().await
     }
 
-    /// Serves until [`shutdown`](Self::shutdown) is called elsewhere or the server fails;
-    /// for programs whose whole job is to serve.
+    /// Serves until the server fails or the process ends; for programs whose whole job is
+    /// to serve.
     ///
     /// # Errors
     ///

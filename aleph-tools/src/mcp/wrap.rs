@@ -300,7 +300,11 @@ impl McpConnection {
 
 impl Drop for McpConnection {
     fn drop(&mut self) {
-        let names: Vec<String> = self.inner.served().names.keys().cloned().collect();
+        let mut served = self.inner.served();
+        // A refresh still running (after a `list_changed`) must not serve them again.
+        served.closed = true;
+        let names: Vec<String> = served.names.drain().map(|(local, _)| local).collect();
+        drop(served);
         if let Err(err) = self.inner.server.swap_tools(&names, Vec::new()) {
             tracing::warn!(server = %self.inner.remote.label, "could not remove MCP tools: {err}");
         }
@@ -334,6 +338,8 @@ struct Served {
     /// The definitions served, to skip a refresh that changes nothing.
     definitions: Vec<ToolDefinition>,
     skipped: Vec<String>,
+    /// Set when the connection is dropped: nothing is served any more.
+    closed: bool,
 }
 
 impl Inner {
@@ -460,6 +466,9 @@ impl Inner {
             })
             .collect();
         let mut served = self.served();
+        if served.closed {
+            return Ok(());
+        }
         let definitions: Vec<ToolDefinition> =
             pending.iter().map(|t| t.definition.clone()).collect();
         if definitions == served.definitions && served.skipped.is_empty() {
