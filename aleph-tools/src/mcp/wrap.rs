@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
@@ -232,15 +232,25 @@ impl McpConnection {
 
     /// The names this connection's tools are served under, sorted.
     pub fn tools(&self) -> Vec<String> {
-        let served = self.inner.served();
-        let mut names: Vec<String> = served.names.keys().cloned().collect();
+        let mut names: Vec<String> = self
+            .inner
+            .served()
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
         names.sort_unstable();
         names
     }
 
     /// The remote server's name for the tool served as `local`.
     pub fn remote_name(&self, local: &str) -> Option<String> {
-        self.inner.served().names.get(local).cloned()
+        self.inner
+            .served()
+            .tools
+            .iter()
+            .find(|t| t.name == local)
+            .map(|t| t.remote_name.clone())
     }
 
     /// Tools the remote server lists that are not served, each with the reason (a name
@@ -303,7 +313,7 @@ impl Drop for McpConnection {
         let mut served = self.inner.served();
         // A refresh still running (after a `list_changed`) must not serve them again.
         served.closed = true;
-        let names: Vec<String> = served.names.drain().map(|(local, _)| local).collect();
+        let names: Vec<String> = served.tools.drain(..).map(|t| t.name).collect();
         drop(served);
         if let Err(err) = self.inner.server.swap_tools(&names, Vec::new()) {
             tracing::warn!(server = %self.inner.remote.label, "could not remove MCP tools: {err}");
@@ -333,10 +343,8 @@ struct Inner {
 
 #[derive(Default)]
 struct Served {
-    /// Local name → remote name.
-    names: HashMap<String, String>,
-    /// The definitions served, to skip a refresh that changes nothing.
-    definitions: Vec<ToolDefinition>,
+    /// The tools served (their local and remote names, their definitions).
+    tools: Vec<McpToolWrapper>,
     skipped: Vec<String>,
     /// Set when the connection is dropped: nothing is served any more.
     closed: bool,
@@ -344,7 +352,7 @@ struct Served {
 
 impl Inner {
     fn served(&self) -> std::sync::MutexGuard<'_, Served> {
-        self.served.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.served)
     }
 
     /// Connects (or connects again) and makes the new link current.
@@ -397,7 +405,7 @@ impl Inner {
             peer: running.peer().clone(),
             stop: CancellationToken::new(),
             ended: CancellationToken::new(),
-            why_ended: Mutex::new(None),
+            why_ended: OnceLock::new(),
             pid,
         });
         let watched = Arc::clone(&link);
@@ -422,10 +430,7 @@ impl Inner {
                 }
                 Ok(_) => "the connection ended".to_owned(),
             };
-            *watched
-                .why_ended
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(why);
+            let _ = watched.why_ended.set(why);
             watched.ended.cancel();
         });
         *self
@@ -469,12 +474,15 @@ impl Inner {
         if served.closed {
             return Ok(());
         }
-        let definitions: Vec<ToolDefinition> =
-            pending.iter().map(|t| t.definition.clone()).collect();
-        if definitions == served.definitions && served.skipped.is_empty() {
+        let unchanged = served.skipped.is_empty()
+            && pending.len() == served.tools.len()
+            && pending.iter().zip(&served.tools).all(|(new, old)| {
+                new.remote_name == old.remote_name && new.definition == old.definition
+            });
+        if unchanged {
             return Ok(());
         }
-        let old: Vec<String> = served.names.keys().cloned().collect();
+        let old: Vec<String> = served.tools.iter().map(|t| t.name.clone()).collect();
         let mut skipped = Vec::new();
         loop {
             let tools = pending
@@ -501,11 +509,7 @@ impl Inner {
         for message in &skipped {
             tracing::warn!(server = %self.remote.label, "MCP tool not served: {message}");
         }
-        served.names = pending
-            .iter()
-            .map(|t| (t.name.clone(), t.remote_name.clone()))
-            .collect();
-        served.definitions = definitions;
+        served.tools = pending;
         served.skipped = skipped;
         Ok(())
     }
@@ -540,16 +544,15 @@ struct Link {
     stop: CancellationToken,
     /// Cancelled once the connection has ended, for whatever reason.
     ended: CancellationToken,
-    why_ended: Mutex<Option<String>>,
+    why_ended: OnceLock<String>,
     pid: Option<u32>,
 }
 
 impl Link {
     fn why_ended(&self) -> String {
         self.why_ended
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .get()
+            .cloned()
             .unwrap_or_else(|| "the connection ended".into())
     }
 }
