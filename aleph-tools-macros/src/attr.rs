@@ -46,7 +46,7 @@ const ALL: &[&str] = &[
     "register",
     "crate",
 ];
-const CATEGORIES: &[&str] = &["Builtin", "Mcp", "Extension", "Skill"];
+const CATEGORIES: &[&str] = &["Builtin", "Mcp", "Plugin", "Skill"];
 const CALLERS: &[&str] = &["human", "code_execution"];
 
 /// Everything `#[tool(...)]` said, checked.
@@ -133,7 +133,7 @@ fn example(key: &str) -> &'static str {
         "name" => "`name = \"web_search\"`",
         "description" => "`description = \"What the tool does\"`",
         "tags" => "`tags = [\"web\", \"search\"]`",
-        "category" => "`category = Builtin` (or Mcp, Extension, Skill)",
+        "category" => "`category = Builtin` (or Mcp, Plugin, Skill)",
         "timeout" => "`timeout = \"10s\"` (units: ms, s, m, h)",
         "example" => "`example = r#\"{\"query\": \"rust\"}\"#`",
         "callers" => "`callers = [human, code_execution]`",

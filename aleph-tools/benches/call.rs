@@ -15,6 +15,7 @@
 
 mod support;
 
+use std::future::IntoFuture;
 use std::hint::black_box;
 
 use aleph_tools::prelude::*;
@@ -47,14 +48,18 @@ fn bench_tool(
     floor: fn(Value) -> Value,
     tool: &(impl AlephTool + Copy),
 ) {
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(AddTool)
-        .with_tool(GreetTool);
+        .with_tool(GreetTool)
+        .build()
+        .unwrap();
     let layered = with_audit_and_rate_limit(
-        AlephToolServer::new()
+        AlephToolServer::builder()
             .with_tool(AddTool)
             .with_tool(GreetTool),
-    );
+    )
+    .build()
+    .unwrap();
     let ctx = ToolContext::new();
     let mut group = c.benchmark_group(name);
     group.bench_function("floor", |b| {
@@ -75,7 +80,7 @@ fn bench_tool(
         b.iter_batched(
             || args.clone(),
             |args| {
-                let result = server.call(name, args).now_or_never().unwrap();
+                let result = server.call(name, args).into_future().now_or_never().unwrap();
                 assert!(result.success);
                 black_box(result)
             },
@@ -86,7 +91,7 @@ fn bench_tool(
         b.iter_batched(
             || args.clone(),
             |args| {
-                let result = layered.call(name, args).now_or_never().unwrap();
+                let result = layered.call(name, args).into_future().now_or_never().unwrap();
                 assert!(result.success);
                 black_box(result)
             },

@@ -22,6 +22,7 @@
 
 mod support;
 
+use std::future::IntoFuture;
 use std::hint::black_box;
 
 use aleph_tools::prelude::*;
@@ -35,8 +36,10 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
-    let server = AlephToolServer::new().with_tool(AddTool);
-    let layered = with_audit_and_rate_limit(AlephToolServer::new().with_tool(AddTool));
+    let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
+    let layered = with_audit_and_rate_limit(AlephToolServer::builder().with_tool(AddTool))
+        .build()
+        .unwrap();
     let ctx = ToolContext::new();
     let args = json!({ "a": 20, "b": 22 });
     let paths: Vec<&str> = match &path {
@@ -56,9 +59,9 @@ fn main() {
                         .unwrap()
                         .unwrap(),
                 )),
-                "server" => drop(black_box(server.call("add", args).now_or_never().unwrap())),
+                "server" => drop(black_box(server.call("add", args).into_future().now_or_never().unwrap())),
                 "layered" => {
-                    let result = layered.call("add", args).now_or_never().unwrap();
+                    let result = layered.call("add", args).into_future().now_or_never().unwrap();
                     assert!(result.success);
                     drop(black_box(result));
                 }

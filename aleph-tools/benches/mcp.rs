@@ -32,7 +32,7 @@ fn add(
 const SERVE: &str = "ALEPH_BENCH_SERVE_MCP";
 
 fn server() -> AlephToolServer {
-    AlephToolServer::new()
+    AlephToolServer::builder()
         .with_tool(AddTool)
         .build()
         .expect("add is a valid tool")

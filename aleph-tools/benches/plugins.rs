@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use aleph_tools::CancellationToken;
-use aleph_tools::plugin::{ExtensionManager, ExtensionsConfig, WasmConfig, WasmRuntime};
+use aleph_tools::plugin::{PluginManager, PluginsConfig, WasmConfig, WasmRuntime};
 use aleph_tools::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
@@ -32,9 +32,9 @@ fn plugins_dir() -> PathBuf {
 
 fn server_with(pool_size: usize) -> AlephToolServer {
     let server = AlephToolServer::new();
-    let mut config = ExtensionsConfig::with_search_paths([plugins_dir()]);
+    let mut config = PluginsConfig::with_search_paths([plugins_dir()]);
     config.runtimes.wasm.pool_size = pool_size;
-    let report = ExtensionManager::new(&server, config).load_all();
+    let report = PluginManager::new(&server, config).load_all();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     server
 }

@@ -15,6 +15,7 @@
 #[allow(dead_code, reason = "this benchmark uses only the tool")]
 mod support;
 
+use std::future::IntoFuture;
 use std::hint::black_box;
 
 use aleph_tools::prelude::*;
@@ -82,12 +83,13 @@ fn response(provider: Provider) -> Value {
 }
 
 fn round_trip(c: &mut Criterion) {
-    let server = AlephToolServer::new().with_tool(AddTool);
+    let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
     let mut group = c.benchmark_group("round_trip");
     group.bench_function("server_call", |b| {
         b.iter(|| {
             let result = server
                 .call("add", json!({ "a": 2, "b": 40 }))
+                .into_future()
                 .now_or_never()
                 .unwrap();
             black_box(result)
@@ -110,9 +112,11 @@ fn round_trip(c: &mut Criterion) {
 }
 
 fn tool_lists(c: &mut Criterion) {
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(AddTool)
-        .with_tool(SearchTool);
+        .with_tool(SearchTool)
+        .build()
+        .unwrap();
     let mut group = c.benchmark_group("tools_for");
     for provider in Provider::ALL {
         group.bench_function(provider.name(), |b| {

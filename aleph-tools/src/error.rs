@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::patterns::PatternError;
+
 /// Why a tool call failed.
 ///
 /// `Display` is written for the model: it says what went wrong and, where it can, what to do
@@ -325,8 +327,17 @@ pub enum RegistryError {
         second: String,
     },
 
+    /// Two tools given to one builder share a name.
+    #[error(
+        "two tools are named `{name}`; a server serves each name once: rename one (`#[tool(name = \"...\")]`) or give the builder only one"
+    )]
+    DuplicateTool {
+        /// The shared name.
+        name: String,
+    },
+
     /// A tool of this name is already served.
-    #[error("a tool named `{name}` is already served; use `replace_tool` to swap it")]
+    #[error("a tool named `{name}` is already served; use `replace` to swap it")]
     AlreadyServed {
         /// The name in use.
         name: String,
@@ -334,7 +345,7 @@ pub enum RegistryError {
 
     /// A tool takes `State<T>` and the server has no `T`.
     #[error(
-        "tool `{name}` takes `State<{type_name}>`, but the server has no `{type_name}`; give it one with `with_state` before `build`"
+        "tool `{name}` takes `State<{type_name}>`, but the server has no `{type_name}`; give the builder one with `with_state`"
     )]
     MissingState {
         /// The tool's name.
@@ -351,4 +362,8 @@ pub enum RegistryError {
         /// What to fix.
         reason: String,
     },
+
+    /// The filter given to the builder has a pattern that is not a valid glob.
+    #[error(transparent)]
+    Filter(#[from] PatternError),
 }

@@ -35,6 +35,7 @@ mod error;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod middleware;
+mod names;
 mod patterns;
 #[cfg(feature = "plugins")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plugins")))]
@@ -44,6 +45,7 @@ mod registry;
 mod result;
 pub mod schema;
 mod server;
+mod sync;
 mod tool;
 
 #[doc(hidden)]
@@ -68,7 +70,7 @@ pub mod __private;
 /// - The function's `#[cfg]` attributes apply to everything generated; the generated types
 ///   have the function's visibility.
 ///
-/// Keys: `name`, `description`, `tags = [...]`, `category = Builtin | Mcp | Extension |
+/// Keys: `name`, `description`, `tags = [...]`, `category = Builtin | Mcp | Plugin |
 /// Skill`, `confirm`, `read_only`, `destructive`, `idempotent`, `open_world`, `timeout =
 /// "10s"`, `example = "..."` (repeatable), `callers = [human, code_execution]`, `strict`,
 /// `register = false`, `crate = path`. The guide's "Writing tools" chapter covers each.
@@ -104,15 +106,14 @@ pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
 pub use registry::{SourceLocation, ToolRegistration, registered_tools};
 pub use result::{IntoToolOutput, ToolOutput, ToolResult};
 pub use schema::{Coercion, CoercionKind};
+pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
+pub use patterns::PatternError;
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
-    RepairInfo, RepairStep, ReplaceInfo, ToolFilter, ToolProgressCallback, ToolServerHandle,
-    set_tool_progress_handler,
+    RepairInfo, RepairStep, ReplaceInfo, ToolCallRequest, ToolFilter, ToolProgressHandler,
+    ToolServerBuilder, set_tool_progress_handler,
 };
-pub use tool::{
-    AlephTool, AlephToolDyn, BoxFuture, ToolAnnotations, ToolCategory, ToolDefinition,
-    is_valid_tool_name,
-};
+pub use tool::{AlephTool, AlephToolDyn, BoxFuture, ToolAnnotations, ToolCategory, ToolDefinition};
 
 /// The names most programs need: `use aleph_tools::prelude::*;`.
 ///

@@ -3,7 +3,18 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::server::FilterError;
+/// A glob pattern that cannot be compiled, in a tool filter or a middleware layer's list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the `{list}` pattern `{pattern}` is not a valid glob: {reason}")]
+#[non_exhaustive]
+pub struct PatternError {
+    /// The list it is in (`blocked`, `allowed`, `redact`, …).
+    pub list: &'static str,
+    /// The pattern.
+    pub pattern: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
 
 /// Compiled glob patterns that remember their source text.
 #[derive(Debug, Default)]
@@ -17,7 +28,7 @@ impl Patterns {
     pub(crate) fn new<'a>(
         list: &'static str,
         patterns: impl IntoIterator<Item = &'a String>,
-    ) -> Result<Self, FilterError> {
+    ) -> Result<Self, PatternError> {
         Self::build(list, patterns, false)
     }
 
@@ -25,7 +36,7 @@ impl Patterns {
     pub(crate) fn case_insensitive<'a>(
         list: &'static str,
         patterns: impl IntoIterator<Item = &'a String>,
-    ) -> Result<Self, FilterError> {
+    ) -> Result<Self, PatternError> {
         Self::build(list, patterns, true)
     }
 
@@ -33,21 +44,21 @@ impl Patterns {
         list: &'static str,
         patterns: impl IntoIterator<Item = &'a String>,
         case_insensitive: bool,
-    ) -> Result<Self, FilterError> {
+    ) -> Result<Self, PatternError> {
         let sources: Vec<String> = patterns.into_iter().cloned().collect();
         let mut builder = GlobSetBuilder::new();
         for pattern in &sources {
             let glob = GlobBuilder::new(pattern)
                 .case_insensitive(case_insensitive)
                 .build()
-                .map_err(|e| FilterError::Pattern {
+                .map_err(|e| PatternError {
                     list,
                     pattern: pattern.clone(),
                     reason: e.kind().to_string(),
                 })?;
             builder.add(glob);
         }
-        let set = builder.build().map_err(|e| FilterError::Pattern {
+        let set = builder.build().map_err(|e| PatternError {
             list,
             pattern: sources.join(", "),
             reason: e.to_string(),

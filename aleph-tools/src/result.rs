@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::error::{ToolError, ToolErrorKind};
 use crate::schema::Coercion;
+use crate::server::RepairInfo;
 
 /// A tool's answer: text for the model, structured data for programs, or both.
 ///
@@ -128,10 +129,14 @@ pub struct ToolResult {
     /// Wall time of the call in milliseconds.
     pub duration_ms: u64,
     /// What argument repair changed in the arguments before the tool ran (see
-    /// [`AlephToolServer::with_argument_repair`](crate::AlephToolServer::with_argument_repair));
+    /// [`ToolServerBuilder::with_argument_repair`](crate::ToolServerBuilder::with_argument_repair));
     /// empty when nothing was repaired.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coercions: Vec<Coercion>,
+    /// The name the caller sent, when it was not the tool's and name repair found the tool
+    /// (`WebSearch` for `web_search`); `None` when the name was exact or no tool was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairInfo>,
 }
 
 impl ToolResult {
@@ -151,6 +156,7 @@ impl ToolResult {
             error_kind: None,
             duration_ms: millis(duration),
             coercions: Vec::new(),
+            repair: None,
         }
     }
 
@@ -164,6 +170,7 @@ impl ToolResult {
             error_kind: Some(error.kind()),
             duration_ms: millis(duration),
             coercions: Vec::new(),
+            repair: None,
         }
     }
 

@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use aleph_tools::prelude::*;
-use aleph_tools::{AlephToolDyn, BoxFuture, ToolServerHandle};
+use aleph_tools::{AlephToolDyn, BoxFuture, AlephToolServer};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -91,7 +91,7 @@ fn grow(
 ) -> Result<String, String> {
     let server = server.0.get().ok_or("the server is not built yet")?;
     server
-        .add_tool(Echo { name: name.clone() })
+        .add(Echo { name: name.clone() })
         .map_err(|e| e.to_string())?;
     Ok(format!("added {name}"))
 }
@@ -125,7 +125,7 @@ impl AlephToolDyn for Echo {
 
 /// Where `grow` finds the server it adds to, filled in once the server is built.
 #[derive(Clone, Default)]
-pub struct ServerSlot(Arc<OnceLock<ToolServerHandle>>);
+pub struct ServerSlot(Arc<OnceLock<AlephToolServer>>);
 
 /// A server with `add`, `get_weather`, `fail`, `slow` and `grow`.
 ///
@@ -134,7 +134,7 @@ pub struct ServerSlot(Arc<OnceLock<ToolServerHandle>>);
 /// Never: the tools are valid.
 pub fn mcp_test_server() -> AlephToolServer {
     let slot = ServerSlot::default();
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(AddTool)
         .with_tool(GetWeatherTool)
         .with_tool(FailTool)
@@ -143,6 +143,6 @@ pub fn mcp_test_server() -> AlephToolServer {
         .with_state(slot.clone())
         .build()
         .expect("the MCP test tools are valid");
-    let _ = slot.0.set(server.handle());
+    let _ = slot.0.set(server.clone());
     server
 }

@@ -32,9 +32,11 @@ fn list_files(
 }
 
 fn repairing() -> AlephToolServer {
-    AlephToolServer::new()
+    AlephToolServer::builder()
         .with_tool(ListFilesTool)
         .with_argument_repair(true)
+        .build()
+        .unwrap()
 }
 
 fn kinds(coercions: &[Coercion]) -> Vec<(&str, CoercionKind)> {
@@ -46,7 +48,7 @@ fn kinds(coercions: &[Coercion]) -> Vec<(&str, CoercionKind)> {
 
 #[tokio::test]
 async fn repair_is_off_unless_asked_for() {
-    let plain = AlephToolServer::new().with_tool(ListFilesTool);
+    let plain = AlephToolServer::builder().with_tool(ListFilesTool).build().unwrap();
     let result = plain
         .call(
             "list_files",
@@ -230,9 +232,11 @@ async fn ambiguous_keys_are_left_alone() {
     ) -> Value {
         json!([small, large])
     }
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(PickTool)
-        .with_argument_repair(true);
+        .with_argument_repair(true)
+        .build()
+        .unwrap();
     let result = s.call("pick", json!({ "MAX_SIZE": 1 })).await;
     assert!(result.success, "{result:?}");
     assert_eq!(result.output, json!([null, null]));

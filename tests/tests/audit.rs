@@ -59,10 +59,12 @@ async fn every_call_is_recorded_with_secrets_redacted() {
         .with_ansi(false)
         .finish()
         .set_default();
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(LoginTool)
         .with_tool(BrokenTool)
-        .with_middleware(Audit::new().redact(["*ssn*"]).unwrap());
+        .with_middleware(Audit::new().redact(["*ssn*"]).unwrap())
+        .build()
+        .unwrap();
     let ok = s
         .call(
             "login",

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use aleph_tools::prelude::*;
-use aleph_tools::{ProgressEvent, ToolErrorKind};
+use aleph_tools::ToolServerBuilder;
+use aleph_tools::{ProgressEvent, RegistryError, ToolErrorKind};
 use serde_json::{Value, json};
 
 /// Add two integers.
@@ -107,7 +108,11 @@ fn explode(message: String) -> u8 {
 }
 
 fn server() -> AlephToolServer {
-    AlephToolServer::new()
+    builder().build().unwrap()
+}
+
+fn builder() -> ToolServerBuilder {
+    AlephToolServer::builder()
         .with_tool(AddTool)
         .with_tool(DivideTool)
         .with_tool(ReadConfigTool)
@@ -213,11 +218,14 @@ async fn state_and_context_are_injected() {
     assert_ne!(first.output["call_id"], second.output["call_id"]);
 }
 
-#[tokio::test]
-async fn missing_state_is_a_clear_error() {
-    let bare = AlephToolServer::new().with_tool(BumpTool);
-    let (message, kind) = failure(&bare.call("bump", json!({})).await);
-    assert_eq!(kind, ToolErrorKind::MissingState);
+#[test]
+fn missing_state_is_a_clear_error() {
+    let err = AlephToolServer::builder()
+        .with_tool(BumpTool)
+        .build()
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, RegistryError::MissingState { .. }));
     assert!(
         message.contains("calls::Counter") && message.contains("with_state"),
         "{message}"
@@ -229,10 +237,9 @@ async fn progress_reaches_the_context_listener() {
     let s = server();
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    let ctx = s
-        .context()
+    let ctx = ToolContext::new()
         .with_progress(move |tool, event| sink.lock().unwrap().push((tool.to_owned(), event)));
-    let result = s.call_with_context("stream", json!({}), ctx).await;
+    let result = s.call("stream", json!({})).context(ctx).await;
     assert_eq!(result.output, json!("done"));
     let seen = seen.lock().unwrap();
     assert_eq!(
@@ -262,11 +269,11 @@ async fn progress_reaches_the_context_listener() {
 async fn cancellation_reaches_a_running_tool() {
     let s = server();
     let token = CancellationToken::new();
-    let ctx = s.context().with_cancellation(token.clone());
-    let handle = s.handle();
+    let ctx = ToolContext::new().with_cancellation(token.clone());
+    let handle = s.clone();
     let call = tokio::spawn(async move {
         handle
-            .call_with_context("wait_for_cancel", json!({}), ctx)
+            .call("wait_for_cancel", json!({})).context(ctx)
             .await
     });
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -290,9 +297,11 @@ async fn the_server_default_timeout_applies_to_tools_without_one() {
     async fn nap() {
         tokio::time::sleep(Duration::from_secs(30)).await;
     }
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(NapTool)
-        .with_default_timeout(Duration::from_millis(20));
+        .with_default_timeout(Duration::from_millis(20))
+        .build()
+        .unwrap();
     assert_eq!(
         failure(&s.call("nap", json!({})).await).1,
         ToolErrorKind::Timeout
@@ -431,7 +440,7 @@ async fn errors_inside_nested_arguments_name_the_exact_position() {
     fn sum(points: Vec<Point>) -> i32 {
         points.iter().map(|p| p.x + p.y).sum()
     }
-    let s = AlephToolServer::new().with_tool(SumTool);
+    let s = AlephToolServer::builder().with_tool(SumTool).build().unwrap();
     let ok = s
         .call(
             "sum",
@@ -457,14 +466,14 @@ async fn strict_tools_reject_unknown_arguments_by_name() {
     fn only_x(x: i32) -> i32 {
         x
     }
-    let s = AlephToolServer::new().with_tool(OnlyXTool);
+    let s = AlephToolServer::builder().with_tool(OnlyXTool).build().unwrap();
     let (message, _) = failure(&s.call("only_x", json!({ "x": 1, "a/b~c": 2 })).await);
     assert!(
         message.contains("`/a~1b~0c`: expected one of the arguments `x`, received an unknown key"),
         "{message}"
     );
     // Non-strict tools ignore extra keys, as models often send them.
-    let lenient = AlephToolServer::new().with_tool(AddTool);
+    let lenient = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
     assert!(
         lenient
             .call("add", json!({ "a": 1, "b": 2, "note": "extra" }))
@@ -481,14 +490,16 @@ async fn a_call_context_state_wins_over_the_server_state_and_the_server_fills_th
     fn labels(label: State<Label>, counter: State<Counter>) -> String {
         format!("{}:{}", label.0, counter.0.load(Ordering::SeqCst))
     }
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(LabelsTool)
         .with_state(Label("server"))
-        .with_state(Counter(AtomicUsize::new(7)));
+        .with_state(Counter(AtomicUsize::new(7)))
+        .build()
+        .unwrap();
     assert_eq!(s.call("labels", json!({})).await.output, json!("server:7"));
     let ctx = ToolContext::new().with_state(Label("call"));
     assert_eq!(
-        s.call_with_context("labels", json!({}), ctx).await.output,
+        s.call("labels", json!({})).context(ctx).await.output,
         json!("call:7")
     );
 }
@@ -500,21 +511,23 @@ async fn the_working_directory_reaches_the_tool() {
     fn where_am_i(ctx: &ToolContext) -> Option<String> {
         ctx.working_dir().map(|dir| dir.display().to_string())
     }
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(WhereAmITool)
-        .with_working_dir("/srv/work");
+        .with_working_dir("/srv/work")
+        .build()
+        .unwrap();
     assert_eq!(
         s.call("where_am_i", json!({})).await.output,
         json!("/srv/work")
     );
     let ctx = ToolContext::new().with_working_dir("/elsewhere");
     assert_eq!(
-        s.call_with_context("where_am_i", json!({}), ctx)
+        s.call("where_am_i", json!({})).context(ctx)
             .await
             .output,
         json!("/elsewhere")
     );
-    let bare = AlephToolServer::new().with_tool(WhereAmITool);
+    let bare = AlephToolServer::builder().with_tool(WhereAmITool).build().unwrap();
     assert_eq!(bare.call("where_am_i", json!({})).await.output, Value::Null);
 }
 
@@ -540,7 +553,7 @@ async fn custom_injected_parameters_and_the_caller() {
     fn tagged(#[arg(inject)] tag: RequestTag, caller: Caller) -> String {
         format!("{} {caller:?}", tag.0)
     }
-    let s = AlephToolServer::new().with_tool(TaggedTool);
+    let s = AlephToolServer::builder().with_tool(TaggedTool).build().unwrap();
     assert!(
         TaggedTool.definition().parameters["properties"]
             .as_object()
@@ -556,8 +569,8 @@ async fn custom_injected_parameters_and_the_caller() {
         human.output.as_str().unwrap().ends_with(" Human"),
         "{human:?}"
     );
-    let ctx = s.context().with_caller(Caller::CodeExecution);
-    let (message, kind) = failure(&s.call_with_context("tagged", json!({}), ctx).await);
+    let ctx = ToolContext::new().with_caller(Caller::CodeExecution);
+    let (message, kind) = failure(&s.call("tagged", json!({})).context(ctx).await);
     assert_eq!(kind, ToolErrorKind::PermissionDenied);
     assert_eq!(message, "permission denied for `tagged`: humans only");
 }
@@ -570,11 +583,13 @@ async fn allowed_callers_are_enforced() {
     /// For both.
     #[tool(register = false, callers = [human, code_execution])]
     fn anyone() {}
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(SandboxOnlyTool)
         .with_tool(AnyoneTool)
-        .with_tool(AddTool);
-    let code = || s.context().with_caller(Caller::CodeExecution);
+        .with_tool(AddTool)
+        .build()
+        .unwrap();
+    let code = || ToolContext::new().with_caller(Caller::CodeExecution);
 
     let (message, kind) = failure(&s.call("sandbox_only", json!({})).await);
     assert_eq!(kind, ToolErrorKind::PermissionDenied);
@@ -583,13 +598,13 @@ async fn allowed_callers_are_enforced() {
         "permission denied for `sandbox_only`: it may not be called by the model in conversation"
     );
     assert!(
-        s.call_with_context("sandbox_only", json!({}), code())
+        s.call("sandbox_only", json!({})).context(code())
             .await
             .success
     );
 
     let args = json!({ "a": 1, "b": 2 });
-    let (message, _) = failure(&s.call_with_context("add", args.clone(), code()).await);
+    let (message, _) = failure(&s.call("add", args.clone()).context(code()).await);
     assert!(
         message.ends_with("it may not be called by code running in a sandbox"),
         "{message}"
@@ -598,7 +613,7 @@ async fn allowed_callers_are_enforced() {
 
     assert!(s.call("anyone", json!({})).await.success);
     assert!(
-        s.call_with_context("anyone", json!({}), code())
+        s.call("anyone", json!({})).context(code())
             .await
             .success
     );

@@ -127,10 +127,12 @@ mod served {
 
     #[tokio::test]
     async fn the_server_limits_what_the_model_reads_and_keeps_the_data_whole() {
-        let server = AlephToolServer::new()
+        let server = AlephToolServer::builder()
             .with_tool(NumbersTool)
             .with_tool(EssayTool)
-            .with_output_limit(50);
+            .with_output_limit(50)
+        .build()
+        .unwrap();
         let result = server.call("numbers", json!({ "count": 1000 })).await;
         assert!(result.success);
         assert_eq!(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use aleph_tools::prelude::*;
-use aleph_tools::{ConfirmationRequest, FilterError, ToolErrorKind};
+use aleph_tools::{ConfirmationRequest, FilterError, PatternError, ToolErrorKind, ToolServerBuilder};
 use serde_json::json;
 
 /// Read a file.
@@ -42,7 +42,11 @@ fn wipe(
 }
 
 fn server() -> AlephToolServer {
-    AlephToolServer::new()
+    builder().build().unwrap()
+}
+
+fn builder() -> ToolServerBuilder {
+    AlephToolServer::builder()
         .with_tool(FileReadTool)
         .with_tool(FileWriteTool)
         .with_tool(MemoryStoreTool)
@@ -150,13 +154,14 @@ fn the_config_shape_loads_and_bad_filters_say_why() {
 
 #[tokio::test]
 async fn filtered_tools_leave_listings_and_calls_to_them_are_refused() {
-    let s = server()
+    let s = builder()
         .with_filter(
             ToolFilter::new()
                 .allow("file_*")
                 .allow("memory_*")
                 .block("file_write"),
         )
+        .build()
         .unwrap();
     assert_eq!(
         s.tool_names(),
@@ -164,7 +169,7 @@ async fn filtered_tools_leave_listings_and_calls_to_them_are_refused() {
     );
     let listed: Vec<String> = s.list_tools().iter().map(|d| d.name.clone()).collect();
     assert_eq!(listed, s.tool_names());
-    assert!(s.get_definition("bash").is_none());
+    assert!(s.definition("bash").is_none());
     assert!(s.contains("bash"), "still served, only not offered");
 
     let blocked = s.call("file_write", json!({ "path": "x" })).await;
@@ -179,9 +184,8 @@ async fn filtered_tools_leave_listings_and_calls_to_them_are_refused() {
         Some("permission denied for `bash`: it is not in the tool filter's allowed list")
     );
     // Repair never leads to a hidden tool, and suggestions never name one.
-    let (repaired, repair) = s
-        .call_with_repair("FileWrite", json!({ "path": "x" }))
-        .await;
+    let repaired = s.call("FileWrite", json!({ "path": "x" })).await;
+    let repair = repaired.repair.clone();
     assert_eq!(repair, None);
     assert_eq!(repaired.error_kind, Some(ToolErrorKind::NotFound));
     assert!(!repaired.error.unwrap().contains("file_write"));
@@ -191,7 +195,7 @@ async fn filtered_tools_leave_listings_and_calls_to_them_are_refused() {
 #[tokio::test]
 async fn the_filter_changes_while_serving() {
     let s = server();
-    let handle = s.handle();
+    let handle = s.clone();
     assert!(s.call("bash", json!({})).await.success);
     handle.set_filter(ToolFilter::new().block("bash")).unwrap();
     assert!(!s.call("bash", json!({})).await.success);
@@ -200,7 +204,7 @@ async fn the_filter_changes_while_serving() {
     assert!(
         matches!(
             err,
-            FilterError::Pattern {
+            PatternError {
                 list: "blocked",
                 ..
             }
@@ -227,9 +231,8 @@ async fn confirmation_without_a_handler_is_refused() {
 async fn confirmation_approve_and_deny() {
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&asked);
-    let s = server()
+    let s = builder()
         .with_filter(ToolFilter::new().confirm("file_*"))
-        .unwrap()
         .with_confirmation_handler(move |request: ConfirmationRequest| {
             counter.fetch_add(1, Ordering::SeqCst);
             async move {
@@ -241,7 +244,9 @@ async fn confirmation_approve_and_deny() {
                     Confirmation::Approve
                 }
             }
-        });
+        })
+        .build()
+        .unwrap();
     let approved = s.call("wipe", json!({ "target": "cache" })).await;
     assert_eq!(approved.output, json!("wiped cache"));
     let denied = s.call("wipe", json!({ "target": "disk" })).await;
@@ -250,8 +255,8 @@ async fn confirmation_approve_and_deny() {
         Some("permission denied for `wipe`: the user declined: not that one")
     );
     // The filter's list asks too, and listings say so.
-    assert!(s.get_definition("file_read").unwrap().requires_confirmation);
-    assert!(!s.get_definition("bash").unwrap().requires_confirmation);
+    assert!(s.definition("file_read").unwrap().requires_confirmation);
+    assert!(!s.definition("bash").unwrap().requires_confirmation);
     let denied = s.call("file_read", json!({ "path": "/etc/passwd" })).await;
     assert!(!denied.success);
     assert!(
@@ -267,10 +272,13 @@ async fn confirmation_approve_and_deny() {
 async fn arguments_are_validated_before_anyone_is_asked() {
     let asked = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&asked);
-    let s = server().with_confirmation_handler(move |_request: ConfirmationRequest| {
-        counter.fetch_add(1, Ordering::SeqCst);
-        async { Confirmation::Approve }
-    });
+    let s = builder()
+        .with_confirmation_handler(move |_request: ConfirmationRequest| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { Confirmation::Approve }
+        })
+        .build()
+        .unwrap();
     let result = s.call("wipe", json!({ "target": 5 })).await;
     assert_eq!(result.error_kind, Some(ToolErrorKind::InvalidArgs));
     assert!(

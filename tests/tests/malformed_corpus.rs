@@ -231,7 +231,7 @@ fn outline(args: &Value) -> String {
 
 #[tokio::test]
 async fn every_malformed_call_fails_cleanly_and_names_its_argument() {
-    let s = AlephToolServer::new().with_tool(BookFlightTool);
+    let s = AlephToolServer::builder().with_tool(BookFlightTool).build().unwrap();
     let cases = corpus();
     assert!(cases.len() >= 200, "only {} cases", cases.len());
     for (args, needles) in &cases {
@@ -268,9 +268,11 @@ async fn every_malformed_call_fails_cleanly_and_names_its_argument() {
     );
 
     // With repair on, nothing panics either: each call is repaired or refused.
-    let repairing = AlephToolServer::new()
+    let repairing = AlephToolServer::builder()
         .with_tool(BookFlightTool)
-        .with_argument_repair(true);
+        .with_argument_repair(true)
+        .build()
+        .unwrap();
     for (args, _) in &cases {
         let result = repairing.call("book_flight", args.clone()).await;
         assert!(
@@ -287,7 +289,7 @@ async fn every_malformed_call_fails_cleanly_and_names_its_argument() {
 
 #[tokio::test]
 async fn malformed_names_fail_cleanly() {
-    let s = AlephToolServer::new().with_tool(BookFlightTool);
+    let s = AlephToolServer::builder().with_tool(BookFlightTool).build().unwrap();
     let long = "x".repeat(10_000);
     for name in [
         "",

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use aleph_tools::mcp::{McpConnection, McpEndpoint, McpError, McpServer};
 use aleph_tools::{
+    ToolContext,
     AlephToolServer, CancellationToken, ProgressEvent, ToolCategory, ToolErrorKind, ToolFilter,
     ToolResult,
 };
@@ -31,7 +32,7 @@ fn ours() -> McpEndpoint {
 
 /// A server whose calls give up after 60 s, so a test that would hang fails instead.
 fn host() -> AlephToolServer {
-    AlephToolServer::new()
+    AlephToolServer::builder()
         .with_default_timeout(Duration::from_secs(60))
         .build()
         .expect("an empty server builds")
@@ -79,7 +80,7 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
     );
     assert!(conn.is_connected());
 
-    let sum = server.get_definition("everything_get-sum").expect("listed");
+    let sum = server.definition("everything_get-sum").expect("listed");
     assert_eq!(sum.category, ToolCategory::Mcp);
     assert_eq!(sum.annotations.read_only, Some(true));
     assert!(sum.tags.contains(&"mcp:everything".to_owned()));
@@ -99,9 +100,8 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
         echoed.success && text(&echoed).contains("hello"),
         "{echoed:?}"
     );
-    let (repaired, repair) = server
-        .call_with_repair("Everything_Get_Sum", json!({ "a": 1, "b": 1 }))
-        .await;
+    let repaired = server.call("Everything_Get_Sum", json!({ "a": 1, "b": 1 })).await;
+    let repair = repaired.repair.clone();
     assert!(repaired.success, "{repaired:?}");
     assert_eq!(
         repair.expect("repaired").repaired_name,
@@ -163,7 +163,7 @@ async fn everything_servers_images_structured_content_and_progress_come_through(
     // Progress from the remote server reaches the caller.
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&events);
-    let ctx = server.context().with_progress(move |_tool, event| {
+    let ctx = ToolContext::new().with_progress(move |_tool, event| {
         if let ProgressEvent::Progress {
             progress, total, ..
         } = event
@@ -172,11 +172,7 @@ async fn everything_servers_images_structured_content_and_progress_come_through(
         }
     });
     let long = server
-        .call_with_context(
-            "everything_trigger-long-running-operation",
-            json!({ "duration": 0.3, "steps": 3 }),
-            ctx,
-        )
+        .call("everything_trigger-long-running-operation", json!({ "duration": 0.3, "steps": 3 })).context(ctx)
         .await;
     assert!(long.success, "{long:?}");
     eventually("three progress events arrived", || {
@@ -204,18 +200,13 @@ async fn killing_the_server_mid_call_gives_an_error_result_and_reconnect_brings_
 
     let started = Arc::new(tokio::sync::Notify::new());
     let notify = Arc::clone(&started);
-    let ctx = server
-        .context()
+    let ctx = ToolContext::new()
         .with_progress(move |_, _| notify.notify_one());
     let call = tokio::spawn({
-        let server = server.handle();
+        let server = server.clone();
         async move {
             server
-                .call_with_context(
-                    "ev_trigger-long-running-operation",
-                    json!({ "duration": 30, "steps": 30 }),
-                    ctx,
-                )
+                .call("ev_trigger-long-running-operation", json!({ "duration": 30, "steps": 30 })).context(ctx)
                 .await
         }
     });
@@ -267,7 +258,7 @@ async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
             "ours_slow"
         ]
     );
-    let weather = server.get_definition("ours_get_weather").expect("listed");
+    let weather = server.definition("ours_get_weather").expect("listed");
     assert_eq!(weather.annotations.open_world, Some(true));
     assert!(weather.output_schema.is_some());
 
@@ -298,16 +289,11 @@ async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
     let marker = tempfile::NamedTempFile::new().expect("temp file");
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    let ctx = server
-        .context()
+    let ctx = ToolContext::new()
         .with_cancellation(cancel)
         .with_progress(move |_, _| trigger.cancel());
     let slow = server
-        .call_with_context(
-            "ours_slow",
-            json!({ "steps": 200, "marker": marker.path().display().to_string() }),
-            ctx,
-        )
+        .call("ours_slow", json!({ "steps": 200, "marker": marker.path().display().to_string() })).context(ctx)
         .await;
     assert_eq!(slow.error_kind, Some(ToolErrorKind::Cancelled), "{slow:?}");
     eventually("the remote tool saw the cancellation", || {
@@ -402,7 +388,7 @@ async fn bad_endpoints_are_clear_errors() {
 async fn a_taken_name_skips_that_tool_only() {
     let server = host();
     server
-        .add_tool(TakenName)
+        .add(TakenName)
         .expect("add the tool that takes the name");
     let conn = McpConnection::builder(ours())
         .prefix("ours")
@@ -437,7 +423,7 @@ impl aleph_tools::AlephToolDyn for TakenName {
     fn call<'a>(
         &'a self,
         _args: Value,
-        _ctx: &'a aleph_tools::ToolContext,
+        _ctx: &'a ToolContext,
     ) -> aleph_tools::BoxFuture<'a, Result<aleph_tools::ToolOutput, aleph_tools::ToolError>> {
         Box::pin(async { Ok(aleph_tools::ToolOutput::text("mine")) })
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use aleph_tools::ToolErrorKind;
 use aleph_tools::middleware::{
+    Hook,
     self, ConcurrencyLimit, HookPriority, Middleware, Next, ObservedCall, Permission, Rate,
     RateLimit, ToolCall,
 };
@@ -65,18 +66,20 @@ fn entries(log: &Log) -> Vec<String> {
 async fn layers_run_in_the_order_added_and_unwind_in_reverse() {
     let log = Log::default();
     let tool_log = Arc::clone(&log);
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
         .with_middleware(recorder("a", &log))
         .with_middleware(recorder("b", &log))
-        .with_middleware(recorder("c", &log));
-    s.add_interceptor(HookPriority::Normal, move |call: ToolCall| {
+        .with_middleware(recorder("c", &log))
+        .build()
+        .unwrap();
+    s.add_hook(Hook::interceptor(HookPriority::Normal, move |call: ToolCall| {
         let log = Arc::clone(&tool_log);
         async move {
             log.lock().unwrap().push("hook".to_owned());
             Ok(call)
         }
-    });
+    }));
     let result = s.call("echo", json!({ "text": "hi" })).await;
     assert!(result.success);
     assert_eq!(entries(&log), ["a>", "b>", "c>", "hook", "<c", "<b", "<a"]);
@@ -84,7 +87,7 @@ async fn layers_run_in_the_order_added_and_unwind_in_reverse() {
 
 #[tokio::test]
 async fn a_layer_can_change_the_arguments_or_answer_itself() {
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
         .with_middleware(middleware::from_fn(
             |mut call: ToolCall, next: Next| async move {
@@ -98,7 +101,9 @@ async fn a_layer_can_change_the_arguments_or_answer_itself() {
                 call.arguments_mut()["text"] = Value::String(shouted);
                 next.run(call).await
             },
-        ));
+        ))
+        .build()
+        .unwrap();
     assert_eq!(
         s.call("echo", json!({ "text": "hi" })).await.output,
         json!("HI")
@@ -113,12 +118,14 @@ async fn a_layer_can_change_the_arguments_or_answer_itself() {
 async fn calls_with_bad_arguments_never_reach_the_middleware() {
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&seen);
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
         .with_middleware(middleware::from_fn(move |call: ToolCall, next: Next| {
             counter.fetch_add(1, Ordering::SeqCst);
             next.run(call)
-        }));
+        }))
+        .build()
+        .unwrap();
     let bad = s.call("echo", json!({ "text": 5 })).await;
     assert_eq!(bad.error_kind, Some(ToolErrorKind::InvalidArgs));
     let unknown = s.call("nope", json!({})).await;
@@ -130,14 +137,16 @@ async fn calls_with_bad_arguments_never_reach_the_middleware() {
 
 #[tokio::test]
 async fn a_panicking_layer_costs_only_its_call() {
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
         .with_middleware(middleware::from_fn(
             |call: ToolCall, next: Next| async move {
                 assert_ne!(call.arguments()["text"], "boom", "layer gave up");
                 next.run(call).await
             },
-        ));
+        ))
+        .build()
+        .unwrap();
     let result = s.call("echo", json!({ "text": "boom" })).await;
     assert_eq!(result.error_kind, Some(ToolErrorKind::Panicked));
     assert!(result.error.unwrap().contains("layer gave up"));
@@ -148,7 +157,7 @@ async fn a_panicking_layer_costs_only_its_call() {
 
 #[tokio::test]
 async fn permission_requires_capabilities_by_name_and_by_tag() {
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
         .with_tool(DeleteFileTool)
         .with_middleware(
@@ -156,7 +165,9 @@ async fn permission_requires_capabilities_by_name_and_by_tag() {
                 .require("audit:echo", ["ec*"])
                 .unwrap()
                 .require_for_tag("fs:write", "fs"),
-        );
+        )
+        .build()
+        .unwrap();
     let denied = s.call("delete_file", json!({ "path": "x" })).await;
     assert_eq!(denied.error_kind, Some(ToolErrorKind::PermissionDenied));
     assert_eq!(
@@ -167,16 +178,16 @@ async fn permission_requires_capabilities_by_name_and_by_tag() {
     );
     let granted = ToolContext::new().with_capabilities(["fs:write"]);
     let ok = s
-        .call_with_context("delete_file", json!({ "path": "x" }), granted.clone())
+        .call("delete_file", json!({ "path": "x" })).context(granted.clone())
         .await;
     assert!(ok.success, "{ok:?}");
     let echo = s
-        .call_with_context("echo", json!({ "text": "x" }), granted)
+        .call("echo", json!({ "text": "x" })).context(granted)
         .await;
     assert!(echo.error.unwrap().contains("`audit:echo`"));
     let both = ToolContext::new().with_capabilities(["fs:write", "audit:echo"]);
     assert!(
-        s.call_with_context("echo", json!({ "text": "x" }), both)
+        s.call("echo", json!({ "text": "x" })).context(both)
             .await
             .success
     );
@@ -190,10 +201,12 @@ fn permission_patterns_are_checked_when_built() {
 
 #[tokio::test]
 async fn the_rate_limit_refuses_past_the_limit_with_a_clear_error() {
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
         .with_tool(DeleteFileTool)
-        .with_middleware(RateLimit::new().tool("echo", Rate::per_minute(3)));
+        .with_middleware(RateLimit::new().tool("echo", Rate::per_minute(3)))
+        .build()
+        .unwrap();
     for _ in 0..3 {
         assert!(s.call("echo", json!({ "text": "x" })).await.success);
     }
@@ -215,14 +228,16 @@ async fn the_rate_limit_refuses_past_the_limit_with_a_clear_error() {
 
 #[tokio::test]
 async fn per_tool_and_global_rates_count_separately() {
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
         .with_tool(DeleteFileTool)
         .with_middleware(
             RateLimit::new()
                 .per_tool(Rate::per_hour(2))
                 .global(Rate::per_hour(3)),
-        );
+        )
+        .build()
+        .unwrap();
     assert!(s.call("echo", json!({ "text": "1" })).await.success);
     assert!(s.call("echo", json!({ "text": "2" })).await.success);
     let third = s.call("echo", json!({ "text": "3" })).await;
@@ -239,11 +254,13 @@ async fn per_tool_and_global_rates_count_separately() {
 
 #[tokio::test]
 async fn a_huge_rate_never_refuses() {
-    let s = AlephToolServer::new().with_tool(EchoTool).with_middleware(
+    let s = AlephToolServer::builder().with_tool(EchoTool).with_middleware(
         RateLimit::new()
             .global(Rate::per_second(u32::MAX))
             .per_tool(Rate::new(u32::MAX, Duration::from_nanos(1))),
-    );
+    )
+        .build()
+        .unwrap();
     for _ in 0..1_000 {
         assert!(s.call("echo", json!({ "text": "x" })).await.success);
     }
@@ -251,9 +268,11 @@ async fn a_huge_rate_never_refuses() {
 
 #[tokio::test]
 async fn a_zero_rate_allows_no_calls() {
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
-        .with_middleware(RateLimit::new().tool("echo", Rate::per_second(0)));
+        .with_middleware(RateLimit::new().tool("echo", Rate::per_second(0)))
+        .build()
+        .unwrap();
     let refused = s.call("echo", json!({ "text": "x" })).await;
     assert_eq!(refused.error_kind, Some(ToolErrorKind::RateLimited));
     assert!(
@@ -265,7 +284,7 @@ async fn a_zero_rate_allows_no_calls() {
 }
 
 fn gauged(limit: ConcurrencyLimit) -> AlephToolServer {
-    AlephToolServer::new()
+    AlephToolServer::builder()
         .with_tool(SlowTool)
         .with_tool(EchoTool)
         .with_state(Gauge::default())
@@ -279,7 +298,7 @@ async fn the_concurrency_limit_bounds_calls_at_once() {
     let s = gauged(ConcurrencyLimit::new().tool("slow", 2));
     let calls: Vec<_> = (0..8)
         .map(|_| {
-            let s = s.handle();
+            let s = s.clone();
             tokio::spawn(async move { s.call("slow", json!({ "ms": 30 })).await })
         })
         .collect();
@@ -294,17 +313,17 @@ async fn the_concurrency_limit_bounds_calls_at_once() {
 async fn the_global_limit_covers_every_tool() {
     let s = gauged(ConcurrencyLimit::new().global(1));
     let slow = {
-        let s = s.handle();
+        let s = s.clone();
         tokio::spawn(async move { s.call("slow", json!({ "ms": 200 })).await })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
     // The one place is taken: a cancelled waiter gives up without running.
     let token = CancellationToken::new();
     let waiter = {
-        let s = s.handle();
+        let s = s.clone();
         let ctx = ToolContext::new().with_cancellation(token.clone());
         tokio::spawn(async move {
-            s.call_with_context("echo", json!({ "text": "x" }), ctx)
+            s.call("echo", json!({ "text": "x" })).context(ctx)
                 .await
         })
     };
@@ -335,7 +354,7 @@ async fn a_zero_concurrency_limit_refuses() {
 
 #[tokio::test]
 async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
-    let s = AlephToolServer::new().with_tool(EchoTool);
+    let s = AlephToolServer::builder().with_tool(EchoTool).build().unwrap();
     for (priority, tag) in [
         (HookPriority::Low, "low"),
         (HookPriority::Normal, "normal-1"),
@@ -343,11 +362,11 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         (HookPriority::Normal, "normal-2"),
         (HookPriority::High, "high"),
     ] {
-        s.add_interceptor(priority, move |mut call: ToolCall| async move {
+        s.add_hook(Hook::interceptor(priority, move |mut call: ToolCall| async move {
             let text = format!("{} {tag}", call.arguments()["text"].as_str().unwrap());
             call.arguments_mut()["text"] = Value::String(text);
             Ok(call)
-        });
+        }));
     }
     let result = s.call("echo", json!({ "text": "start" })).await;
     assert_eq!(
@@ -355,7 +374,7 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         json!("start system high normal-1 normal-2 low")
     );
 
-    let blocker = s.add_interceptor(HookPriority::System, |call: ToolCall| async move {
+    let blocker = s.add_hook(Hook::interceptor(HookPriority::System, |call: ToolCall| async move {
         if call.arguments()["text"]
             .as_str()
             .is_some_and(|t| t.starts_with("forbidden"))
@@ -367,7 +386,7 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         } else {
             Ok(call)
         }
-    });
+    }));
     let refused = s.call("echo", json!({ "text": "forbidden" })).await;
     assert_eq!(
         refused.error.as_deref(),
@@ -380,16 +399,16 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
 
 #[tokio::test]
 async fn the_first_resolver_with_an_answer_wins_and_the_tool_does_not_run() {
-    let s = AlephToolServer::new().with_tool(EchoTool);
-    s.add_resolver(HookPriority::Normal, |call: &ToolCall| {
+    let s = AlephToolServer::builder().with_tool(EchoTool).build().unwrap();
+    s.add_hook(Hook::resolver(HookPriority::Normal, |call: &ToolCall| {
         let hit = call.arguments()["text"] == "cached";
         async move { hit.then(|| ToolOutput::text("from normal")) }
-    });
-    s.add_resolver(HookPriority::High, |call: &ToolCall| {
+    }));
+    s.add_hook(Hook::resolver(HookPriority::High, |call: &ToolCall| {
         let hit = call.arguments()["text"] == "cached";
         async move { hit.then(|| ToolOutput::text("from high")) }
-    });
-    s.add_resolver(HookPriority::System, |_: &ToolCall| async { None });
+    }));
+    s.add_hook(Hook::resolver(HookPriority::System, |_: &ToolCall| async { None }));
     assert_eq!(
         s.call("echo", json!({ "text": "cached" })).await.output,
         json!("from high")
@@ -404,10 +423,12 @@ async fn the_first_resolver_with_an_answer_wins_and_the_tool_does_not_run() {
 async fn observers_hear_every_outcome_and_their_failures_go_nowhere() {
     let heard: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
     let sink = Arc::clone(&heard);
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(EchoTool)
-        .with_tool(DeleteFileTool);
-    s.add_observer(HookPriority::Normal, move |call: Arc<ObservedCall>| {
+        .with_tool(DeleteFileTool)
+        .build()
+        .unwrap();
+    s.add_hook(Hook::observer(HookPriority::Normal, move |call: Arc<ObservedCall>| {
         let sink = Arc::clone(&sink);
         async move {
             sink.lock()
@@ -415,20 +436,20 @@ async fn observers_hear_every_outcome_and_their_failures_go_nowhere() {
                 .push((call.tool.clone(), call.outcome.is_ok()));
             Ok(())
         }
-    });
-    s.add_observer(HookPriority::Normal, |_: Arc<ObservedCall>| async {
+    }));
+    s.add_hook(Hook::observer(HookPriority::Normal, |_: Arc<ObservedCall>| async {
         Err("the observer's backend is down".into())
-    });
-    s.add_observer(HookPriority::Low, |_: Arc<ObservedCall>| async {
+    }));
+    s.add_hook(Hook::observer(HookPriority::Low, |_: Arc<ObservedCall>| async {
         panic!("an observer that panics");
-    });
-    s.add_interceptor(HookPriority::Normal, |call: ToolCall| async move {
+    }));
+    s.add_hook(Hook::interceptor(HookPriority::Normal, |call: ToolCall| async move {
         if call.name() == "delete_file" {
             Err(ToolError::permission_denied(call.name(), "not today"))
         } else {
             Ok(call)
         }
-    });
+    }));
     assert!(s.call("echo", json!({ "text": "a" })).await.success);
     assert!(!s.call("delete_file", json!({ "path": "a" })).await.success);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

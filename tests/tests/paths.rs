@@ -188,10 +188,12 @@ async fn tools_resolve_paths_against_the_server_settings() {
         std::fs::read_to_string(path).map_err(ToolError::execution)
     }
     let s = sandbox();
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(ReadTool)
         .with_working_dir(&s.root)
-        .with_allowed_paths([&s.root]);
+        .with_allowed_paths([&s.root])
+        .build()
+        .unwrap();
     assert_eq!(
         server
             .call("read", json!({ "path": "docs/readme.md" }))

@@ -5,9 +5,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use aleph_tools::plugin::{ExtensionManager, ExtensionsConfig, PluginStatus, WasmConfig};
-use aleph_tools::prelude::*;
-use aleph_tools::{ToolErrorKind, ToolServerHandle};
+use aleph_tools::plugin::{PluginManager, PluginsConfig, PluginStatus, WasmConfig};
+use aleph_tools::{ToolErrorKind, AlephToolServer};
 use aleph_tools_tests::{copy_dir, example_plugins};
 use serde_json::json;
 
@@ -96,14 +95,14 @@ fn write_plugin(root: &Path, id: &str, entry: &str, module: &[u8], manifest_text
 }
 
 /// `text-tools` and the hostile plugin side by side, with tight limits.
-fn setup(wasm: WasmConfig) -> (tempfile::TempDir, ToolServerHandle, ExtensionManager) {
+fn setup(wasm: WasmConfig) -> (tempfile::TempDir, AlephToolServer, PluginManager) {
     setup_on(&AlephToolServer::new(), wasm)
 }
 
 fn setup_on(
     server: &AlephToolServer,
     wasm: WasmConfig,
-) -> (tempfile::TempDir, ToolServerHandle, ExtensionManager) {
+) -> (tempfile::TempDir, AlephToolServer, PluginManager) {
     let root = tempfile::tempdir().unwrap();
     copy_dir(
         &example_plugins().join("text-tools"),
@@ -116,10 +115,10 @@ fn setup_on(
         HOSTILE.as_bytes(),
         &manifest("hostile", "hostile.wat", &TOOLS),
     );
-    let mut config = ExtensionsConfig::with_search_paths([root.path()]);
+    let mut config = PluginsConfig::with_search_paths([root.path()]);
     config.runtimes.wasm = wasm;
-    let server = server.handle();
-    let manager = ExtensionManager::new(&server, config);
+    let server = server.clone();
+    let manager = PluginManager::new(&server, config);
     let report = manager.load_all();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     (root, server, manager)
@@ -132,7 +131,7 @@ fn limits() -> WasmConfig {
     wasm
 }
 
-async fn neighbour_still_serves(server: &ToolServerHandle) {
+async fn neighbour_still_serves(server: &AlephToolServer) {
     let echoed = server.call("echo", json!({ "still": "here" })).await;
     assert_eq!(echoed.output, json!({ "still": "here" }), "{echoed:?}");
     let ok = server.call("ok", json!({})).await;
@@ -214,7 +213,7 @@ async fn the_server_timeout_and_cancellation_stop_a_running_plugin() {
     wasm.pool_size = 1;
     // The server's own timeout drops the call; the plugin is interrupted, so the one
     // instance of the pool is free again long before the plugin's 60 s.
-    let server = AlephToolServer::new().with_default_timeout(Duration::from_millis(300));
+    let server = AlephToolServer::builder().with_default_timeout(Duration::from_millis(300)).build().unwrap();
     let (_root, server, _manager) = setup_on(&server, wasm);
     let timed_out = server.call("spin", json!({})).await;
     assert_eq!(timed_out.error_kind, Some(ToolErrorKind::Timeout));
@@ -308,9 +307,9 @@ async fn an_unused_network_grant_changes_nothing() {
         ),
     )
     .unwrap();
-    let server = AlephToolServer::new().handle();
+    let server = AlephToolServer::new().clone();
     let manager =
-        ExtensionManager::new(&server, ExtensionsConfig::with_search_paths([root.path()]));
+        PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
     manager.load(&dir).unwrap();
     let result = server
         .call("slugify", json!({ "text": "Granted, unused" }))

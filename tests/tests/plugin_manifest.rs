@@ -5,7 +5,7 @@ use std::path::Path;
 
 use aleph_tools::middleware::HookPriority;
 use aleph_tools::plugin::{
-    ExtensionManager, ExtensionsConfig, HookKind, PluginKind, PluginManifest, PluginStatus,
+    PluginManager, PluginsConfig, HookKind, PluginKind, PluginManifest, PluginStatus,
     PromptScope, SchemaSource,
 };
 use aleph_tools::prelude::*;
@@ -248,7 +248,7 @@ fn cases() -> Vec<Case> {
             wasm_manifest("", "[[tools]]\nname = \"no spaces\"\ndescription = \"d\"\n"),
             wasm,
             "tools[0].name",
-            "not a valid tool name",
+            "is not a tool name model providers accept: use 1 to 64 characters",
         ),
         (
             "same tool twice",
@@ -476,7 +476,7 @@ fn bad_plugins_cost_only_themselves() {
     }
     let server = AlephToolServer::new();
     let manager =
-        ExtensionManager::new(&server, ExtensionsConfig::with_search_paths([root.path()]));
+        PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
     assert_eq!(manager.discover().len(), 4);
     let report = manager.load_all();
     assert_eq!(report.loaded, ["good"]);
@@ -505,9 +505,9 @@ fn bad_plugins_cost_only_themselves() {
     assert!(matches!(status("node"), PluginStatus::Error(m) if m.contains("nodejs")));
 
     // Turned off, nothing loads.
-    let mut off = ExtensionsConfig::with_search_paths([root.path()]);
+    let mut off = PluginsConfig::with_search_paths([root.path()]);
     off.enabled = false;
-    let report = ExtensionManager::new(&server, off).load_all();
+    let report = PluginManager::new(&server, off).load_all();
     assert!(report.loaded.is_empty() && report.failed.is_empty());
 }
 
@@ -520,20 +520,20 @@ fn schemas_may_be_files() {
 }
 
 #[test]
-fn the_extensions_config_reads_from_an_application_config() {
-    let config = ExtensionsConfig::from_toml(
-        "[extensions]\nenabled = true\nsearch_paths = [\"~/.aleph/plugins\", \"./plugins\"]\nhot_reload = true\n\n[extensions.runtimes.wasm]\nenabled = true\nmemory_limit = \"256MB\"\ntimeout_ms = 30000\n",
+fn the_plugins_config_reads_from_an_application_config() {
+    let config = PluginsConfig::from_toml(
+        "[plugins]\nenabled = true\nsearch_paths = [\"~/.aleph/plugins\", \"./plugins\"]\nhot_reload = true\n\n[plugins.runtimes.wasm]\nenabled = true\nmemory_limit = \"256MB\"\ntimeout_ms = 30000\n",
     )
     .unwrap();
     assert_eq!(
         config,
-        ExtensionsConfig::with_search_paths(["~/.aleph/plugins", "./plugins"])
+        PluginsConfig::with_search_paths(["~/.aleph/plugins", "./plugins"])
     );
     assert_eq!(
-        ExtensionsConfig::default().search_paths,
-        ExtensionsConfig::standard_paths()
+        PluginsConfig::default().search_paths,
+        PluginsConfig::standard_paths()
     );
-    let bad = ExtensionsConfig::from_toml("[extensions.runtimes.wasm]\nmemory_limit = \"lots\"\n")
+    let bad = PluginsConfig::from_toml("[plugins.runtimes.wasm]\nmemory_limit = \"lots\"\n")
         .unwrap_err();
     assert!(bad.to_string().contains("not a size"), "{bad}");
 }

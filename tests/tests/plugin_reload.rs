@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use aleph_tools::plugin::{ExtensionManager, ExtensionsConfig, PluginStatus};
+use aleph_tools::plugin::{PluginManager, PluginsConfig, PluginStatus};
 use aleph_tools::prelude::*;
-use aleph_tools::{ToolErrorKind, ToolServerHandle};
+use aleph_tools::{ToolErrorKind, AlephToolServer};
 use aleph_tools_tests::{copy_dir, example_plugins};
 use serde_json::json;
 
@@ -44,7 +44,7 @@ struct Tally {
 /// Calls `add` and `echo` without pause until `stop`; `echo` may only be missing once
 /// `echo_may_vanish` is set.
 fn keep_calling(
-    server: ToolServerHandle,
+    server: AlephToolServer,
     stop: Arc<AtomicBool>,
     echo_may_vanish: Arc<AtomicBool>,
     tally: Arc<Tally>,
@@ -75,9 +75,9 @@ async fn plugins_reload_from_disk_while_calls_run() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("text-tools");
     copy_dir(&example_plugins().join("text-tools"), &dir);
-    let server = AlephToolServer::new().with_tool(AddTool).build().unwrap();
+    let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
     let manager =
-        ExtensionManager::new(&server, ExtensionsConfig::with_search_paths([root.path()]));
+        PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
     assert_eq!(manager.load_all().loaded, ["text-tools"]);
     let _watcher = manager.watch_with(Duration::from_millis(100)).unwrap();
     let changes = server.watch_tools();
@@ -87,12 +87,12 @@ async fn plugins_reload_from_disk_while_calls_run() {
     let echo_may_vanish = Arc::new(AtomicBool::new(false));
     let tally = Arc::new(Tally::default());
     let caller = keep_calling(
-        server.handle(),
+        server.clone(),
         Arc::clone(&stop),
         Arc::clone(&echo_may_vanish),
         Arc::clone(&tally),
     );
-    let status = |manager: &ExtensionManager| manager.get("text-tools").map(|p| p.status);
+    let status = |manager: &PluginManager| manager.get("text-tools").map(|p| p.status);
 
     // Modify: a new description reaches the tool list.
     let manifest = dir.join("aleph_plugin.toml");
@@ -104,7 +104,7 @@ async fn plugins_reload_from_disk_while_calls_run() {
     .unwrap();
     wait_until("the new description is served", || {
         server
-            .get_definition("echo")
+            .definition("echo")
             .is_some_and(|d| d.description == "Echo, version two.")
     })
     .await;
@@ -126,7 +126,7 @@ async fn plugins_reload_from_disk_while_calls_run() {
     wait_until("the fixed plugin runs", || {
         status(&manager) == Some(PluginStatus::Running)
             && server
-                .get_definition("echo")
+                .definition("echo")
                 .is_some_and(|d| d.description == "Return the arguments unchanged.")
     })
     .await;
@@ -187,9 +187,9 @@ async fn plugins_reload_from_disk_while_calls_run() {
 fn with_hot_reload_off_nothing_is_watched() {
     let root = tempfile::tempdir().unwrap();
     let server = AlephToolServer::new();
-    let mut config = ExtensionsConfig::with_search_paths([root.path()]);
+    let mut config = PluginsConfig::with_search_paths([root.path()]);
     assert_eq!(
-        ExtensionManager::new(&server, config.clone())
+        PluginManager::new(&server, config.clone())
             .watch()
             .unwrap()
             .roots()
@@ -197,6 +197,6 @@ fn with_hot_reload_off_nothing_is_watched() {
         1
     );
     config.hot_reload = false;
-    let watcher = ExtensionManager::new(&server, config).watch().unwrap();
+    let watcher = PluginManager::new(&server, config).watch().unwrap();
     assert!(watcher.roots().is_empty());
 }

@@ -6,9 +6,9 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use aleph_tools::plugin::{ExtensionManager, ExtensionsConfig, PluginKind, PluginStatus};
+use aleph_tools::plugin::{PluginManager, PluginsConfig, PluginKind, PluginStatus};
 use aleph_tools::prelude::*;
-use aleph_tools::{ToolErrorKind, ToolServerHandle};
+use aleph_tools::{ToolErrorKind, AlephToolServer};
 use aleph_tools_tests::{copy_dir, example_plugins};
 use serde_json::json;
 
@@ -32,12 +32,12 @@ fn plugins_dir(names: &[&str]) -> tempfile::TempDir {
     root
 }
 
-fn manager(server: &ToolServerHandle, root: &Path) -> ExtensionManager {
-    ExtensionManager::new(server, ExtensionsConfig::with_search_paths([root]))
+fn manager(server: &AlephToolServer, root: &Path) -> PluginManager {
+    PluginManager::new(server, PluginsConfig::with_search_paths([root]))
 }
 
 /// A server serving copies of the example plugins named, every one loaded.
-fn serve(names: &[&str]) -> (tempfile::TempDir, AlephToolServer, ExtensionManager) {
+fn serve(names: &[&str]) -> (tempfile::TempDir, AlephToolServer, PluginManager) {
     let root = plugins_dir(names);
     let server = AlephToolServer::new();
     let manager = manager(&server, root.path());
@@ -49,7 +49,7 @@ fn serve(names: &[&str]) -> (tempfile::TempDir, AlephToolServer, ExtensionManage
 #[tokio::test(flavor = "multi_thread")]
 async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     let root = plugins_dir(&["text-tools", "http-fetch"]);
-    let server = AlephToolServer::new().with_tool(AddTool).build().unwrap();
+    let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
     let manager = manager(&server, root.path());
 
     let found: Vec<PathBuf> = manager.discover();
@@ -70,21 +70,21 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     assert_eq!(info.commands, ["version"]);
 
     // Schemas: inline in the manifest (with the instruction file), from `describe`, open.
-    let word_count = server.get_definition("word_count").unwrap();
-    assert_eq!(word_count.category, ToolCategory::Extension);
+    let word_count = server.definition("word_count").unwrap();
+    assert_eq!(word_count.category, ToolCategory::Plugin);
     assert!(word_count.description.contains("Unicode scalar values"));
     assert_eq!(word_count.parameters["required"], json!(["text"]));
     assert!(word_count.output_schema.is_some());
     assert_eq!(word_count.annotations.read_only, Some(true));
     assert!(word_count.tags.contains(&"plugin:text-tools".to_owned()));
-    let slugify = server.get_definition("slugify").unwrap();
+    let slugify = server.definition("slugify").unwrap();
     assert_eq!(
         slugify.parameters["properties"]["separator"]["maxLength"],
         3
     );
-    let echo = server.get_definition("echo").unwrap();
+    let echo = server.definition("echo").unwrap();
     assert_eq!(echo.parameters["additionalProperties"], true);
-    let fetch = server.get_definition("fetch").unwrap();
+    let fetch = server.definition("fetch").unwrap();
     assert_eq!(fetch.parameters["required"], json!(["url"]));
     assert_eq!(fetch.annotations.open_world, Some(true));
 
@@ -284,7 +284,7 @@ fn granted_environment_variables_reach_the_plugin() {
 async fn a_plugin_tool_cannot_take_a_served_name() {
     let root = plugins_dir(&["text-tools"]);
     let server = AlephToolServer::new();
-    server.add_tool(EchoClashTool).unwrap();
+    server.add(EchoClashTool).unwrap();
     let manager = manager(&server, root.path());
     let report = manager.load_all();
     let (_, error) = &report.failed[0];

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use aleph_tools::prelude::*;
-use aleph_tools::{ToolProgressCallback, set_tool_progress_handler};
+use aleph_tools::{ToolProgressHandler, set_tool_progress_handler};
 use serde_json::json;
 
 #[derive(Default)]
@@ -16,7 +16,7 @@ impl Recorder {
     }
 }
 
-impl ToolProgressCallback for Recorder {
+impl ToolProgressHandler for Recorder {
     fn on_tool_start(&self, tool_name: &str, args_summary: &str) {
         self.0
             .lock()
@@ -69,10 +69,12 @@ fn broken() -> Result<(), String> {
 async fn callbacks_hear_start_chunks_progress_and_result() {
     let server_log = Arc::new(Recorder::default());
     let global_log = Arc::new(Recorder::default());
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(CountTool)
         .with_tool(BrokenTool)
-        .with_progress_handler(Arc::clone(&server_log));
+        .with_progress_handler(Arc::clone(&server_log))
+        .build()
+        .unwrap();
 
     // The server's handler alone.
     assert_eq!(
@@ -95,11 +97,10 @@ async fn callbacks_hear_start_chunks_progress_and_result() {
     set_tool_progress_handler(Some(global_log.clone()));
     let own = Arc::new(Mutex::new(0));
     let seen = Arc::clone(&own);
-    let ctx = server
-        .context()
+    let ctx = ToolContext::new()
         .with_progress(move |_, _| *seen.lock().unwrap() += 1);
     server
-        .call_with_context("count", json!({ "to": 1 }), ctx)
+        .call("count", json!({ "to": 1 })).context(ctx)
         .await;
     assert_eq!(*own.lock().unwrap(), 2, "one progress report and one chunk");
     assert_eq!(server_log.take().len(), 4);

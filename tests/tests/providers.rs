@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aleph_tools::prelude::*;
+use aleph_tools::ToolServerBuilder;
 use aleph_tools::provider::{Provider, SizeReport, estimate_tokens};
 use aleph_tools::schema::Dialect;
 use aleph_tools::{CoercionKind, RegistryError, ToolErrorKind, ToolFilter};
@@ -91,7 +92,11 @@ async fn rendezvous(barrier: State<Arc<Barrier>>, tag: String) -> String {
 }
 
 fn server() -> AlephToolServer {
-    AlephToolServer::new()
+    builder().build().unwrap()
+}
+
+fn builder() -> ToolServerBuilder {
+    AlephToolServer::builder()
         .with_tool(GetWeatherTool)
         .with_tool(AddTool)
         .with_tool(LabelTool)
@@ -174,7 +179,7 @@ fn anthropic_tools_carry_input_schema() {
 
 #[test]
 fn gemini_tools_are_one_entry_of_function_declarations() {
-    let server = server().with_tool(NoArgsTool);
+    let server = builder().with_tool(NoArgsTool).build().unwrap();
     let tools = server.tools_for(Provider::Gemini).unwrap();
     let tools = tools.as_array().unwrap();
     assert_eq!(tools.len(), 1);
@@ -233,9 +238,8 @@ fn mcp_tools_carry_output_schemas_and_annotations() {
 
 #[test]
 fn filtered_tools_are_left_out_of_every_list() {
-    let server = server()
-        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap())
-        .unwrap();
+    let server = builder()
+        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap()).build().unwrap();
     for provider in Provider::ALL {
         let tools = server.tools_for(provider).unwrap();
         assert!(
@@ -256,7 +260,7 @@ fn strict_tools_whose_schema_cannot_be_strict_are_refused() {
     fn hidden_map(options: Options) -> usize {
         options.extra.len()
     }
-    let err = AlephToolServer::new()
+    let err = AlephToolServer::builder()
         .with_tool(HiddenMapTool)
         .build()
         .err()
@@ -270,7 +274,7 @@ fn strict_tools_whose_schema_cannot_be_strict_are_refused() {
             || reason.contains("/$defs/Options/properties/extra"),
         "{reason}"
     );
-    let err = AlephToolServer::new().add_tool(HiddenMapTool).unwrap_err();
+    let err = AlephToolServer::new().add(HiddenMapTool).unwrap_err();
     assert!(err.to_string().contains("strict"), "{err}");
 }
 
@@ -286,7 +290,7 @@ fn a_recursive_tool_is_an_error_for_gemini_only() {
     fn store_tree(root: Node) -> usize {
         root.children.len() + usize::from(!root.name.is_empty())
     }
-    let server = AlephToolServer::new().with_tool(StoreTreeTool);
+    let server = AlephToolServer::builder().with_tool(StoreTreeTool).build().unwrap();
     let err = server.tools_for(Provider::Gemini).unwrap_err();
     assert_eq!(err.tool, "store_tree");
     assert!(err.to_string().contains("recursive type `Node`"), "{err}");
@@ -481,10 +485,12 @@ async fn gemini_round_trip() {
     assert!(parts[2]["functionResponse"]["response"]["error"].is_string());
 
     // With argument repair on, the same response succeeds where it can.
-    let repaired = server.handle();
-    let repairing = AlephToolServer::new()
+    let repaired = server.clone();
+    let repairing = AlephToolServer::builder()
         .with_tool(AddTool)
-        .with_argument_repair(true);
+        .with_argument_repair(true)
+        .build()
+        .unwrap();
     let round2 = repairing
         .run_tool_calls(Provider::Gemini, &json!({ "parts": [{ "functionCall": { "name": "add", "args": { "a": "3", "b": 4 } } }] }))
         .await
@@ -544,7 +550,7 @@ async fn round_for(server: &AlephToolServer, params: Value) -> Value {
 
 #[tokio::test]
 async fn calls_run_concurrently_and_results_keep_call_order() {
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(RendezvousTool)
         .with_state(Arc::new(Barrier::new(2)))
         .build()
@@ -575,10 +581,9 @@ async fn the_whole_pipeline_applies_filter_and_confirmation() {
     fn wipe() -> &'static str {
         "wiped"
     }
-    let server = server()
+    let server = builder()
         .with_tool(WipeTool)
-        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap())
-        .unwrap();
+        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap()).build().unwrap();
     let response = json!({ "output": [
         { "type": "function_call", "call_id": "c1", "name": "label", "arguments": "{\"id\":\"d\",\"labels\":{}}" },
         { "type": "function_call", "call_id": "c2", "name": "wipe", "arguments": "{}" }

@@ -61,8 +61,8 @@ fn duplicate_names_fail_from_registry_with_both_locations() {
 
 #[test]
 fn the_tools_themselves_still_work_one_by_one() {
-    let server = AlephToolServer::new().with_tool(first::LookupTool);
+    let server = AlephToolServer::builder().with_tool(first::LookupTool).build().unwrap();
     assert_eq!(server.len(), 1);
-    let replaced = server.replace_tool(second::FindTool).unwrap();
+    let replaced = server.replace(second::FindTool).unwrap();
     assert!(replaced.was_replaced);
 }

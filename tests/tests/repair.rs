@@ -1,6 +1,7 @@
 //! Name repair: each step, ambiguity, and what is never repaired.
 
 use aleph_tools::prelude::*;
+use aleph_tools::ToolServerBuilder;
 use aleph_tools::{RepairStep, ToolErrorKind};
 use serde_json::json;
 
@@ -29,7 +30,11 @@ fn delete_file() -> &'static str {
 }
 
 fn server() -> AlephToolServer {
-    AlephToolServer::new()
+    builder().build().unwrap()
+}
+
+fn builder() -> ToolServerBuilder {
+    AlephToolServer::builder()
         .with_tool(WebSearchTool)
         .with_tool(GetMp3FileTool)
         .with_tool(KeyTool)
@@ -38,11 +43,9 @@ fn server() -> AlephToolServer {
 
 #[tokio::test]
 async fn exact_names_need_no_repair() {
-    let (result, repair) = server()
-        .call_with_repair("web_search", json!({ "query": "q" }))
-        .await;
+    let result = server().call("web_search", json!({ "query": "q" })).await;
     assert!(result.success);
-    assert_eq!(repair, None);
+    assert_eq!(result.repair, None);
 }
 
 #[tokio::test]
@@ -64,7 +67,8 @@ async fn each_repair_step() {
         ("\u{212A}EY", "key", RepairStep::CaseInsensitive),
     ];
     for (sent, served, step) in cases {
-        let (result, repair) = s.call_with_repair(sent, json!({ "query": "q" })).await;
+        let result = s.call(sent, json!({ "query": "q" })).await;
+        let repair = result.repair.clone();
         assert!(result.success, "{sent}: {:?}", result.error);
         let repair = repair.unwrap_or_else(|| panic!("{sent} was not repaired"));
         assert_eq!(repair.original_name, sent);
@@ -82,7 +86,8 @@ async fn plain_calls_repair_too() {
 #[tokio::test]
 async fn unknown_names_list_the_closest_tools() {
     let s = server();
-    let (result, repair) = s.call_with_repair("web_serch", json!({})).await;
+    let result = s.call("web_serch", json!({})).await;
+    let repair = result.repair.clone();
     assert_eq!(repair, None);
     assert_eq!(result.error_kind, Some(ToolErrorKind::NotFound));
     assert_eq!(
@@ -101,14 +106,17 @@ async fn ambiguous_repairs_are_refused_with_both_names() {
     /// Lower.
     #[tool(register = false, name = "search")]
     fn lower() {}
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(UpperTool)
-        .with_tool(LowerTool);
+        .with_tool(LowerTool)
+        .build()
+        .unwrap();
     assert!(
         s.call("Search", json!({})).await.success,
         "exact names still win"
     );
-    let (result, repair) = s.call_with_repair("SEARCH", json!({})).await;
+    let result = s.call("SEARCH", json!({})).await;
+    let repair = result.repair.clone();
     assert_eq!(repair, None);
     let message = result.error.unwrap();
     assert!(
@@ -135,14 +143,14 @@ async fn hostile_names_fail_cleanly() {
         "🦀",
         long.as_str(),
     ] {
-        let (result, repair) = s.call_with_repair(name, json!({ "query": "q" })).await;
+        let result = s.call(name, json!({ "query": "q" })).await;
+        let repair = result.repair.clone();
         assert_eq!(repair, None, "{name:?}");
         assert_eq!(result.error_kind, Some(ToolErrorKind::NotFound), "{name:?}");
     }
     // Extra separators are still the same words.
-    let (result, repair) = s
-        .call_with_repair("web__search_", json!({ "query": "q" }))
-        .await;
+    let result = s.call("web__search_", json!({ "query": "q" })).await;
+    let repair = result.repair.clone();
     assert!(result.success);
     assert_eq!(repair.unwrap().step, RepairStep::SnakeCase);
 }

@@ -49,7 +49,7 @@ impl AlephToolDyn for Constant {
             "Return a constant.",
             json!({ "type": "object", "properties": {} }),
         )
-        .with_category(ToolCategory::Extension)
+        .with_category(ToolCategory::Plugin)
     }
 
     fn call<'a>(
@@ -88,32 +88,34 @@ async fn from_registry_serves_every_registered_tool_and_only_those() {
 
 #[tokio::test]
 async fn definitions_carry_every_key_and_list_in_name_order() {
-    let server = AlephToolServer::from_registry()
-        .unwrap()
-        .with_tool(HiddenTool);
+    let server = AlephToolServer::builder()
+        .with_registry()
+        .with_tool(HiddenTool)
+        .build()
+        .unwrap();
     let names: Vec<String> = server.list_tools().iter().map(|d| d.name.clone()).collect();
     assert_eq!(names, ["echo", "hidden", "reverse"]);
-    let reverse = server.get_definition("reverse").unwrap();
+    let reverse = server.definition("reverse").unwrap();
     assert_eq!(reverse.category, ToolCategory::Skill);
     assert!(reverse.requires_confirmation);
     assert_eq!(reverse.examples, [r#"{"text": "abc"}"#]);
-    assert!(server.get_definition("missing").is_none());
+    assert!(server.definition("missing").is_none());
 }
 
 #[tokio::test]
 async fn add_remove_and_replace() {
     let server = AlephToolServer::new();
     assert!(server.is_empty());
-    server.add_tool(EchoTool).unwrap();
+    server.add(EchoTool).unwrap();
     assert_eq!(
-        server.add_tool(EchoTool),
+        server.add(EchoTool),
         Err(RegistryError::AlreadyServed {
             name: "echo".into()
         })
     );
 
     let info = server
-        .replace_tool(constant("echo", json!("replaced")))
+        .replace(constant("echo", json!("replaced")))
         .unwrap();
     assert_eq!(info.tool_name, "echo");
     assert!(info.was_replaced);
@@ -122,15 +124,15 @@ async fn add_remove_and_replace() {
         json!("replaced")
     );
     assert_eq!(
-        server.get_definition("echo").unwrap().category,
-        ToolCategory::Extension
+        server.definition("echo").unwrap().category,
+        ToolCategory::Plugin
     );
 
-    let info = server.replace_tool(constant("fresh", json!(1))).unwrap();
+    let info = server.replace(constant("fresh", json!(1))).unwrap();
     assert!(!info.was_replaced);
 
-    assert!(server.remove_tool("echo"));
-    assert!(!server.remove_tool("echo"));
+    assert!(server.remove("echo"));
+    assert!(!server.remove("echo"));
     let gone = server.call("echo", json!({ "text": "x" })).await;
     assert!(!gone.success);
     assert_eq!(server.tool_names(), ["fresh"]);
@@ -160,7 +162,7 @@ async fn unusable_definitions_are_refused_with_the_reason() {
     }
     let server = AlephToolServer::new();
     for bad in ["", "has space", "dots.not.allowed", &"x".repeat(65)] {
-        let err = server.add_tool(constant(bad, json!(0))).unwrap_err();
+        let err = server.add(constant(bad, json!(0))).unwrap_err();
         assert!(
             matches!(err, RegistryError::InvalidDefinition { .. }),
             "{bad:?}: {err}"
@@ -168,7 +170,7 @@ async fn unusable_definitions_are_refused_with_the_reason() {
         assert!(err.to_string().contains("1 to 64 characters"), "{err}");
     }
 
-    let err = server.add_tool(NotAnObject).unwrap_err();
+    let err = server.add(NotAnObject).unwrap_err();
     assert!(
         err.to_string()
             .contains("root must be `\"type\": \"object\"`"),
@@ -199,8 +201,8 @@ async fn a_dyn_tool_that_panics_before_returning_its_future_is_contained() {
             panic!("not even a future")
         }
     }
-    let server = AlephToolServer::new().with_tool(EchoTool);
-    server.add_tool(PanicsEarly).unwrap();
+    let server = AlephToolServer::builder().with_tool(EchoTool).build().unwrap();
+    server.add(PanicsEarly).unwrap();
     let result = server.call("panics_early", json!({})).await;
     assert_eq!(
         result.error.as_deref(),
@@ -216,14 +218,14 @@ async fn a_dyn_tool_that_panics_before_returning_its_future_is_contained() {
 
 #[tokio::test]
 async fn handles_share_one_table() {
-    let server = AlephToolServer::new().with_tool(EchoTool);
-    let handle = server.handle();
+    let server = AlephToolServer::builder().with_tool(EchoTool).build().unwrap();
+    let handle = server.clone();
     let spawned = tokio::spawn({
         let handle = handle.clone();
         async move { handle.call("echo", json!({ "text": "from a task" })).await }
     });
     assert_eq!(spawned.await.unwrap().output, json!("from a task"));
-    handle.add_tool(HiddenTool).unwrap();
+    handle.add(HiddenTool).unwrap();
     assert!(
         server.contains("hidden"),
         "a handle's change is the server's change"
@@ -240,11 +242,11 @@ async fn a_call_in_flight_finishes_on_the_tool_it_started_on() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         "v1"
     }
-    let server = AlephToolServer::new().with_tool(SlowV1Tool);
-    let handle = server.handle();
+    let server = AlephToolServer::builder().with_tool(SlowV1Tool).build().unwrap();
+    let handle = server.clone();
     let in_flight = tokio::spawn(async move { handle.call("slow", json!({})).await });
     tokio::time::sleep(Duration::from_millis(20)).await;
-    server.replace_tool(constant("slow", json!("v2"))).unwrap();
+    server.replace(constant("slow", json!("v2"))).unwrap();
     assert_eq!(in_flight.await.unwrap().output, json!("v1"));
     assert_eq!(server.call("slow", json!({})).await.output, json!("v2"));
 }
@@ -253,23 +255,25 @@ async fn a_call_in_flight_finishes_on_the_tool_it_started_on() {
 async fn calls_race_hot_swaps_without_losing_one() {
     const TASKS: usize = 8;
     const CALLS: usize = 10_000;
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(EchoTool)
-        .with_tool(HiddenTool);
+        .with_tool(HiddenTool)
+        .build()
+        .unwrap();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
 
     let swapper = tokio::spawn({
-        let handle = server.handle();
+        let handle = server.clone();
         let stop = Arc::clone(&stop);
         async move {
             let mut swaps = 0_u64;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 // `hidden` comes and goes; `echo` is replaced by an identical tool.
-                handle.remove_tool("hidden");
-                handle.replace_tool(EchoTool).unwrap();
-                handle.add_tool(HiddenTool).unwrap();
-                handle.add_tool(constant("churn", json!(swaps))).unwrap();
-                handle.remove_tool("churn");
+                handle.remove("hidden");
+                handle.replace(EchoTool).unwrap();
+                handle.add(HiddenTool).unwrap();
+                handle.add(constant("churn", json!(swaps))).unwrap();
+                handle.remove("churn");
                 swaps += 1;
                 tokio::task::yield_now().await;
             }
@@ -279,7 +283,7 @@ async fn calls_race_hot_swaps_without_losing_one() {
 
     let workers: Vec<_> = (0..TASKS)
         .map(|task| {
-            let handle = server.handle();
+            let handle = server.clone();
             tokio::spawn(async move {
                 for i in 0..CALLS {
                     let text = format!("{task}-{i}");

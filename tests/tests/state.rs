@@ -2,8 +2,8 @@
 //! server is built.
 
 use aleph_tools::prelude::*;
-use aleph_tools::{RegistryError, StateType, ToolErrorKind};
-use serde_json::json;
+use aleph_tools::{BoxFuture, FromToolContext, RegistryError, StateType, ToolErrorKind};
+use serde_json::{Value, json};
 
 struct Database {
     name: &'static str,
@@ -36,7 +36,7 @@ fn tools_declare_the_state_they_take() {
 
 #[test]
 fn build_reports_missing_state() {
-    let err = AlephToolServer::new()
+    let err = AlephToolServer::builder()
         .with_tool(QueryTool)
         .with_tool(StampTool)
         .with_state(Database { name: "main" })
@@ -49,14 +49,14 @@ fn build_reports_missing_state() {
     assert!(type_name.ends_with("Clock"));
     assert!(
         err.to_string()
-            .contains("give it one with `with_state` before `build`"),
+            .contains("give the builder one with `with_state`"),
         "{err}"
     );
 }
 
 #[tokio::test]
 async fn a_complete_server_builds_and_serves() {
-    let s = AlephToolServer::new()
+    let s = AlephToolServer::builder()
         .with_tool(QueryTool)
         .with_tool(StampTool)
         .with_state(Clock)
@@ -69,17 +69,44 @@ async fn a_complete_server_builds_and_serves() {
 
 #[tokio::test]
 async fn after_build_added_tools_are_checked_too() {
-    let s = AlephToolServer::new().with_state(Clock).build().unwrap();
-    let err = s.add_tool(QueryTool).unwrap_err();
+    let s = AlephToolServer::builder().with_state(Clock).build().unwrap();
+    let err = s.add(QueryTool).unwrap_err();
     assert!(matches!(err, RegistryError::MissingState { .. }), "{err}");
-    let err = s.replace_tool(QueryTool).unwrap_err();
+    let err = s.replace(QueryTool).unwrap_err();
     assert!(matches!(err, RegistryError::MissingState { .. }), "{err}");
     assert!(s.is_empty());
 }
 
+/// Takes `State<Database>` without declaring it, as a hand-written tool may.
+struct Undeclared;
+
+impl aleph_tools::AlephToolDyn for Undeclared {
+    fn name(&self) -> &str {
+        "undeclared"
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition::new("undeclared", "Reads state it does not declare.", json!({ "type": "object" }))
+    }
+
+    fn call<'a>(&'a self, _args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let db = State::<Database>::from_tool_context(ctx)?;
+            Ok(ToolOutput::text(db.name))
+        })
+    }
+}
+
 #[tokio::test]
-async fn without_build_the_call_reports_it() {
-    let s = AlephToolServer::new().with_tool(QueryTool);
-    let result = s.call("query", json!({ "sql": "x" })).await;
+async fn state_a_tool_does_not_declare_fails_its_call_clearly() {
+    let s = AlephToolServer::builder().with_dyn_tool(Undeclared).build().unwrap();
+    let result = s.call("undeclared", json!({})).await;
     assert_eq!(result.error_kind, Some(ToolErrorKind::MissingState));
+    assert!(result.error.unwrap().contains("with_state"));
+    let s = AlephToolServer::builder()
+        .with_dyn_tool(Undeclared)
+        .with_state(Database { name: "main" })
+        .build()
+        .unwrap();
+    assert_eq!(s.call("undeclared", json!({})).await.output, json!("main"));
 }

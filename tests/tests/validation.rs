@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use aleph_tools::prelude::*;
+use aleph_tools::ToolServerBuilder;
 use aleph_tools::{AlephToolDyn, ArgumentProblem, BoxFuture, RegistryError, ToolErrorKind};
 use serde_json::{Value, json};
 
@@ -39,7 +40,11 @@ fn read_sensor(
 }
 
 fn server() -> AlephToolServer {
-    AlephToolServer::new().with_tool(ReadSensorTool)
+    builder().build().unwrap()
+}
+
+fn builder() -> ToolServerBuilder {
+    AlephToolServer::builder().with_tool(ReadSensorTool)
 }
 
 fn problems(result: &ToolResult) -> String {
@@ -105,7 +110,7 @@ async fn null_means_no_arguments_and_other_non_objects_are_refused() {
     fn ping() -> &'static str {
         "pong"
     }
-    let s = AlephToolServer::new().with_tool(PingTool);
+    let s = AlephToolServer::builder().with_tool(PingTool).build().unwrap();
     assert!(s.call("ping", Value::Null).await.success);
     let message = problems(&s.call("ping", json!(["x"])).await);
     assert!(
@@ -145,7 +150,7 @@ impl AlephToolDyn for Counter {
 async fn dynamic_tools_are_held_to_their_schema_and_never_run_on_bad_arguments() {
     let runs = Arc::new(AtomicUsize::new(0));
     let s = AlephToolServer::new();
-    s.add_tool(Counter {
+    s.add(Counter {
         runs: Arc::clone(&runs),
         schema: json!({
             "type": "object",
@@ -209,7 +214,7 @@ async fn dynamic_tools_are_held_to_their_schema_and_never_run_on_bad_arguments()
 fn a_schema_that_is_not_json_schema_is_refused_when_added() {
     let s = AlephToolServer::new();
     let err = s
-        .add_tool(Counter {
+        .add(Counter {
             runs: Arc::default(),
             schema: json!({ "type": "object", "properties": { "x": { "type": "integer", "minimum": "one" } } }),
         })
@@ -251,7 +256,7 @@ fn even_word(word: Even) -> bool {
 
 #[tokio::test]
 async fn deserialization_errors_past_the_schema_use_the_same_format() {
-    let s = AlephToolServer::new().with_tool(EvenWordTool);
+    let s = AlephToolServer::builder().with_tool(EvenWordTool).build().unwrap();
     assert!(s.call("even_word", json!({ "word": "ab" })).await.success);
     let message = problems(&s.call("even_word", json!({ "word": "abc" })).await);
     assert_eq!(
@@ -303,7 +308,7 @@ fn search_nulls(
 
 #[tokio::test]
 async fn null_for_an_optional_argument_means_absent() {
-    let server = AlephToolServer::new().with_tool(SearchNullsTool);
+    let server = AlephToolServer::builder().with_tool(SearchNullsTool).build().unwrap();
     // Strict mode sends every argument; the optional ones it leaves out come as null.
     let result = server
         .call(

@@ -9,5 +9,5 @@ fn lookup(key: String) -> String {
 fn main() {
     // ... and no further errors where the function and the tool type are used.
     let _ = lookup("k".to_owned());
-    let _server = AlephToolServer::new().with_tool(LookupTool);
+    let _server = AlephToolServer::builder().with_tool(LookupTool).build();
 }

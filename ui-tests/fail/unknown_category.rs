@@ -1,7 +1,7 @@
 use aleph_tools::prelude::*;
 
 /// Misspelled category.
-#[tool(category = Extention)]
+#[tool(category = Plugn)]
 fn plugin_tool() {}
 
 fn main() {}

@@ -8,7 +8,7 @@ use aleph_tools::ToolAnnotations;
     name = "delete-file",
     description = "Delete one file from the workspace.",
     tags = ["fs", "danger"],
-    category = Extension,
+    category = Plugin,
     confirm,
     read_only = false,
     destructive,
@@ -39,7 +39,7 @@ fn main() {
     assert_eq!(def.name, "delete-file");
     assert_eq!(def.description, "Delete one file from the workspace.");
     assert_eq!(def.tags, ["fs", "danger"]);
-    assert_eq!(def.category, ToolCategory::Extension);
+    assert_eq!(def.category, ToolCategory::Plugin);
     assert!(def.requires_confirmation);
     assert_eq!(
         def.annotations,

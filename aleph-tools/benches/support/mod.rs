@@ -2,6 +2,7 @@
 //! the layered server they measure beside the plain one.
 
 use aleph_tools::middleware::{Audit, Rate, RateLimit};
+use aleph_tools::ToolServerBuilder;
 use aleph_tools::prelude::*;
 use serde_json::Value;
 
@@ -22,9 +23,9 @@ pub fn floor_add(args: Value) -> Value {
     serde_json::to_value(add(args.a, args.b)).unwrap()
 }
 
-/// `server` with the audit layer and a rate limit (global and per tool) it never reaches.
-pub fn with_audit_and_rate_limit(server: AlephToolServer) -> AlephToolServer {
-    server.with_middleware(Audit::new()).with_middleware(
+/// `builder` with the audit layer and a rate limit (global and per tool) it never reaches.
+pub fn with_audit_and_rate_limit(builder: ToolServerBuilder) -> ToolServerBuilder {
+    builder.with_middleware(Audit::new()).with_middleware(
         RateLimit::new()
             .global(Rate::per_second(u32::MAX))
             .per_tool(Rate::per_second(u32::MAX)),

@@ -17,7 +17,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::McpError;
 use super::convert::{result_to_mcp, tool_to_mcp};
-use crate::{ProgressEvent, ToolServerHandle};
+use crate::{AlephToolServer, ProgressEvent, ToolContext};
 
 /// A tool server as an MCP server.
 ///
@@ -40,7 +40,7 @@ use crate::{ProgressEvent, ToolServerHandle};
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    tools: ToolServerHandle,
+    tools: AlephToolServer,
     info: Arc<ServerConfig>,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
 }
@@ -55,9 +55,9 @@ impl fmt::Debug for McpServer {
 }
 
 impl McpServer {
-    /// Serves `tools` (an [`AlephToolServer`](crate::AlephToolServer) or a handle to one),
+    /// Serves `tools` (an [`AlephToolServer`](crate::AlephToolServer)),
     /// introducing itself as `aleph-tools` with this crate's version.
-    pub fn new(tools: &ToolServerHandle) -> Self {
+    pub fn new(tools: &AlephToolServer) -> Self {
         Self {
             tools: tools.clone(),
             info: Arc::new(server_config(
@@ -158,7 +158,7 @@ fn server_config(implementation: Implementation, instructions: Option<String>) -
 
 /// One client's connection: answers its requests from the shared tool server.
 pub(super) struct Session {
-    tools: ToolServerHandle,
+    tools: AlephToolServer,
     info: Arc<ServerConfig>,
     /// Cancelled when the connection ends, which stops its `list_changed` task.
     closed: CancellationToken,
@@ -197,7 +197,7 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let mut ctx = self.tools.context().with_cancellation(context.ct.clone());
+        let mut ctx = ToolContext::new().with_cancellation(context.ct.clone());
         let progress = context
             .meta
             .get_progress_token()
@@ -205,15 +205,15 @@ impl ServerHandler for Session {
         if let Some(forwarder) = &progress {
             ctx = ctx.with_progress(forwarder.callback());
         }
-        let (result, repair) = self
-            .tools
-            .call_with_context_and_repair(&request.name, args, ctx)
-            .await;
+        let result = self.tools.run(&request.name, args, Some(ctx)).await;
         if let Some(forwarder) = progress {
             forwarder.flush().await;
         }
-        let ran = repair.map_or_else(|| request.name.to_string(), |r| r.repaired_name);
-        let definition = self.tools.get_definition(&ran);
+        let ran = result
+            .repair
+            .as_ref()
+            .map_or(&*request.name, |r| &r.repaired_name);
+        let definition = self.tools.definition(ran);
         Ok(result_to_mcp(&result, definition.as_deref()).into())
     }
 

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+
+use crate::sync::{self, lock};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
@@ -22,7 +24,7 @@ use super::McpError;
 use super::convert::{definition_from_mcp, output_from_mcp};
 use super::names::local_names;
 use crate::tool::{AlephToolDyn, BoxFuture, ToolDefinition};
-use crate::{Progress, RegistryError, ToolContext, ToolError, ToolOutput, ToolServerHandle};
+use crate::{Progress, RegistryError, ToolContext, ToolError, ToolOutput, AlephToolServer};
 
 /// Where an MCP server is: a command that speaks MCP on its stdin and stdout, or a
 /// streamable HTTP URL.
@@ -147,7 +149,7 @@ impl McpConnectionBuilder {
     /// handshake fails, [`McpError::ListTools`] when the tools cannot be listed. A tool that
     /// cannot be served (its name taken by another tool, its schema unusable) is skipped
     /// and reported by [`McpConnection::skipped`], not an error.
-    pub async fn connect(self, server: &ToolServerHandle) -> Result<McpConnection, McpError> {
+    pub async fn connect(self, server: &AlephToolServer) -> Result<McpConnection, McpError> {
         let label = self
             .prefix
             .clone()
@@ -318,14 +320,7 @@ impl Drop for McpConnection {
         if let Err(err) = self.inner.server.swap_tools(&names, Vec::new()) {
             tracing::warn!(server = %self.inner.remote.label, "could not remove MCP tools: {err}");
         }
-        if let Some(link) = self
-            .inner
-            .remote
-            .link
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(link) = sync::write(&self.inner.remote.link).take() {
             link.stop.cancel();
         }
     }
@@ -336,7 +331,7 @@ struct Inner {
     remote: Arc<Remote>,
     endpoint: McpEndpoint,
     prefix: Option<String>,
-    server: ToolServerHandle,
+    server: AlephToolServer,
     served: Mutex<Served>,
     refreshing: tokio::sync::Mutex<()>,
 }
@@ -433,11 +428,7 @@ impl Inner {
             let _ = watched.why_ended.set(why);
             watched.ended.cancel();
         });
-        *self
-            .remote
-            .link
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(link);
+        *sync::write(&self.remote.link) = Some(link);
         Ok(())
     }
 
@@ -526,9 +517,7 @@ struct Remote {
 
 impl Remote {
     fn current(&self) -> Option<Arc<Link>> {
-        self.link
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
+        sync::read(&self.link)
             .clone()
     }
 
@@ -767,9 +756,6 @@ impl Drop for ForgetCall<'_> {
 /// How long progress is still routed to a call after its result came.
 const LATE_PROGRESS: std::time::Duration = std::time::Duration::from_millis(200);
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 impl AlephToolDyn for McpToolWrapper {
     fn name(&self) -> &str {

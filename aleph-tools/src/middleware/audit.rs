@@ -9,9 +9,8 @@ use tracing::Instrument;
 
 use super::{Middleware, Next, ToolCall};
 use crate::error::ToolError;
-use crate::patterns::Patterns;
+use crate::patterns::{PatternError, Patterns};
 use crate::result::ToolOutput;
-use crate::server::FilterError;
 
 /// What replaces a redacted argument in the log.
 pub const REDACTED: &str = "[redacted]";
@@ -78,11 +77,11 @@ impl Audit {
     ///
     /// # Errors
     ///
-    /// [`FilterError::Pattern`] when a pattern is not a valid glob.
+    /// [`PatternError`] when a pattern is not a valid glob.
     pub fn redact(
         mut self,
         patterns: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Result<Self, FilterError> {
+    ) -> Result<Self, PatternError> {
         self.redact
             .sources
             .extend(patterns.into_iter().map(Into::into));

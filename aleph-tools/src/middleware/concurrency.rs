@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use crate::sync::lock;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -111,7 +113,7 @@ impl ConcurrencyLimit {
             return Some((bound.clone(), "for this tool"));
         }
         let calls = self.per_tool?;
-        let mut each = self.each.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut each = lock(&self.each);
         let bound = each
             .entry(Arc::clone(call.shared_name()))
             .or_insert_with(|| Bound::new(calls));

@@ -182,13 +182,88 @@ impl<T: Observer> DynObserver for T {
     }
 }
 
-struct Hook<T: ?Sized> {
+/// A hook to add to a running server with
+/// [`AlephToolServer::add_hook`](crate::AlephToolServer::add_hook): an [`Interceptor`], a
+/// [`Resolver`] or an [`Observer`], with the priority it runs at among hooks of its kind.
+///
+/// ```
+/// use aleph_tools::middleware::{Hook, HookPriority, ToolCall};
+/// use aleph_tools::{AlephToolServer, ToolError};
+///
+/// let server = AlephToolServer::new();
+/// let id = server.add_hook(Hook::interceptor(HookPriority::High, |call: ToolCall| async move {
+///     if call.name() == "shutdown" {
+///         return Err(ToolError::permission_denied(call.name(), "not today"));
+///     }
+///     Ok(call)
+/// }));
+/// assert!(server.remove_hook(id));
+/// ```
+pub struct Hook {
+    priority: HookPriority,
+    kind: HookKind,
+}
+
+enum HookKind {
+    Interceptor(Arc<dyn DynInterceptor>),
+    Resolver(Arc<dyn DynResolver>),
+    Observer(Arc<dyn DynObserver>),
+}
+
+impl Hook {
+    /// A hook that sees every call before the tool and may change or refuse it.
+    /// Interceptors run one after another, by priority, then in the order added.
+    pub fn interceptor(priority: HookPriority, hook: impl Interceptor) -> Self {
+        Self {
+            priority,
+            kind: HookKind::Interceptor(Arc::new(hook)),
+        }
+    }
+
+    /// A hook that may answer calls in place of the tool; the first answer wins.
+    pub fn resolver(priority: HookPriority, hook: impl Resolver) -> Self {
+        Self {
+            priority,
+            kind: HookKind::Resolver(Arc::new(hook)),
+        }
+    }
+
+    /// A hook that hears every finished call on its own task; its errors are logged.
+    pub fn observer(priority: HookPriority, hook: impl Observer) -> Self {
+        Self {
+            priority,
+            kind: HookKind::Observer(Arc::new(hook)),
+        }
+    }
+
+    /// The priority it runs at.
+    pub fn priority(&self) -> HookPriority {
+        self.priority
+    }
+}
+
+impl fmt::Debug for Hook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            HookKind::Interceptor(_) => "interceptor",
+            HookKind::Resolver(_) => "resolver",
+            HookKind::Observer(_) => "observer",
+        };
+        f.debug_struct("Hook")
+            .field("kind", &kind)
+            .field("priority", &self.priority)
+            .finish()
+    }
+}
+
+/// A hook as a server holds it: with its id and priority.
+struct Registered<T: ?Sized> {
     id: HookId,
     priority: HookPriority,
     inner: Arc<T>,
 }
 
-impl<T: ?Sized> Clone for Hook<T> {
+impl<T: ?Sized> Clone for Registered<T> {
     fn clone(&self) -> Self {
         Self {
             id: self.id,
@@ -201,17 +276,22 @@ impl<T: ?Sized> Clone for Hook<T> {
 /// The hooks a server runs; replaced whole on every change, read without locks.
 #[derive(Clone, Default)]
 pub(crate) struct HookSet {
-    interceptors: Vec<Hook<dyn DynInterceptor>>,
-    resolvers: Vec<Hook<dyn DynResolver>>,
-    observers: Vec<Hook<dyn DynObserver>>,
+    interceptors: Vec<Registered<dyn DynInterceptor>>,
+    resolvers: Vec<Registered<dyn DynResolver>>,
+    observers: Vec<Registered<dyn DynObserver>>,
 }
 
 /// Adds `hook` after every hook of the same or a higher priority.
-fn insert<T: ?Sized>(list: &mut Vec<Hook<T>>, id: HookId, priority: HookPriority, hook: Arc<T>) {
+fn insert<T: ?Sized>(
+    list: &mut Vec<Registered<T>>,
+    id: HookId,
+    priority: HookPriority,
+    hook: Arc<T>,
+) {
     let at = list.partition_point(|h| h.priority <= priority);
     list.insert(
         at,
-        Hook {
+        Registered {
             id,
             priority,
             inner: hook,
@@ -224,31 +304,13 @@ impl HookSet {
         self.interceptors.is_empty() && self.resolvers.is_empty() && self.observers.is_empty()
     }
 
-    pub(crate) fn add_interceptor(
-        &mut self,
-        id: HookId,
-        priority: HookPriority,
-        hook: Arc<dyn DynInterceptor>,
-    ) {
-        insert(&mut self.interceptors, id, priority, hook);
-    }
-
-    pub(crate) fn add_resolver(
-        &mut self,
-        id: HookId,
-        priority: HookPriority,
-        hook: Arc<dyn DynResolver>,
-    ) {
-        insert(&mut self.resolvers, id, priority, hook);
-    }
-
-    pub(crate) fn add_observer(
-        &mut self,
-        id: HookId,
-        priority: HookPriority,
-        hook: Arc<dyn DynObserver>,
-    ) {
-        insert(&mut self.observers, id, priority, hook);
+    pub(crate) fn add(&mut self, id: HookId, hook: Hook) {
+        let Hook { priority, kind } = hook;
+        match kind {
+            HookKind::Interceptor(h) => insert(&mut self.interceptors, id, priority, h),
+            HookKind::Resolver(h) => insert(&mut self.resolvers, id, priority, h),
+            HookKind::Observer(h) => insert(&mut self.observers, id, priority, h),
+        }
     }
 
     /// Removes the hook `id`; says whether there was one.

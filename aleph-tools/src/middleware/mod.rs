@@ -30,7 +30,7 @@ pub use self::audit::{Audit, REDACTED};
 pub use self::concurrency::ConcurrencyLimit;
 pub(crate) use self::hooks::HookSet;
 pub use self::hooks::{
-    HookId, HookPriority, Interceptor, ObservedCall, Observer, ObserverError, Resolver,
+    Hook, HookId, HookPriority, Interceptor, ObservedCall, Observer, ObserverError, Resolver,
 };
 pub use self::permission::Permission;
 pub use self::rate_limit::{Rate, RateLimit};
@@ -229,14 +229,16 @@ impl fmt::Debug for Next {
 /// use aleph_tools::middleware::{self, Next, ToolCall};
 /// use aleph_tools::AlephToolServer;
 ///
-/// let server = AlephToolServer::new().with_middleware(middleware::from_fn(
+/// let server = AlephToolServer::builder().with_middleware(middleware::from_fn(
 ///     |call: ToolCall, next: Next| async move {
 ///         let name = call.name().to_owned();
 ///         let outcome = next.run(call).await;
 ///         println!("{name} finished: ok = {}", outcome.is_ok());
 ///         outcome
 ///     },
-/// ));
+/// ))
+/// .build()
+/// .unwrap();
 /// # drop(server);
 /// ```
 pub fn from_fn<F, Fut>(f: F) -> FromFn<F>

@@ -5,9 +5,8 @@ use std::fmt;
 
 use super::{Middleware, Next, ToolCall};
 use crate::error::ToolError;
-use crate::patterns::Patterns;
+use crate::patterns::{PatternError, Patterns};
 use crate::result::ToolOutput;
-use crate::server::FilterError;
 
 /// Middleware that lets a call through only when its context holds every capability the
 /// tool requires.
@@ -24,7 +23,7 @@ use crate::server::FilterError;
 /// let permission = Permission::new()
 ///     .require("fs:write", ["file_write", "file_delete"])?
 ///     .require_for_tag("network", "web");
-/// # Ok::<(), aleph_tools::FilterError>(())
+/// # Ok::<(), aleph_tools::PatternError>(())
 /// ```
 #[derive(Default)]
 pub struct Permission {
@@ -51,12 +50,12 @@ impl Permission {
     ///
     /// # Errors
     ///
-    /// [`FilterError::Pattern`] when a pattern is not a valid glob.
+    /// [`PatternError`] when a pattern is not a valid glob.
     pub fn require(
         mut self,
         capability: impl Into<String>,
         tools: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Result<Self, FilterError> {
+    ) -> Result<Self, PatternError> {
         let tools: Vec<String> = tools.into_iter().map(Into::into).collect();
         self.rules.push(Rule {
             capability: capability.into(),

@@ -55,7 +55,7 @@ pub(super) fn wasm_tools(
             description.push_str(text.trim());
         }
         let mut definition = ToolDefinition::new(&section.name, description, parameters)
-            .with_category(ToolCategory::Extension)
+            .with_category(ToolCategory::Plugin)
             .with_annotations(ToolAnnotations {
                 read_only: section.read_only,
                 destructive: section.destructive,

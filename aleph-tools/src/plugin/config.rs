@@ -1,4 +1,4 @@
-//! The `[extensions]` settings: where plugins live, hot reload, and the sandbox limits.
+//! The `[plugins]` settings: where plugins live, hot reload, and the sandbox limits.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -7,15 +7,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Settings for plugins, in the shape of an `[extensions]` table:
+/// Settings for plugins, in the shape of an `[plugins]` table:
 ///
 /// ```toml
-/// [extensions]
+/// [plugins]
 /// enabled = true
 /// search_paths = ["~/.aleph/plugins", "./plugins"]
 /// hot_reload = true
 ///
-/// [extensions.runtimes.wasm]
+/// [plugins.runtimes.wasm]
 /// enabled = true
 /// memory_limit = "256MB"
 /// timeout_ms = 30000
@@ -25,24 +25,24 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// ```
 ///
 /// Every key may be left out; [`Default`] gives the values above except `search_paths`,
-/// which defaults to the three standard directories ([`ExtensionsConfig::standard_paths`]).
+/// which defaults to the three standard directories ([`PluginsConfig::standard_paths`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
-pub struct ExtensionsConfig {
+pub struct PluginsConfig {
     /// Whether plugins load at all.
     pub enabled: bool,
     /// Directories searched for plugins, each holding one directory per plugin. A leading
     /// `~/` is the user's home directory; relative paths are taken from the current directory.
     pub search_paths: Vec<PathBuf>,
-    /// Whether [`ExtensionManager::watch`](super::ExtensionManager::watch) reloads plugins
+    /// Whether [`PluginManager::watch`](super::PluginManager::watch) reloads plugins
     /// whose files change.
     pub hot_reload: bool,
     /// Settings per runtime.
     pub runtimes: RuntimesConfig,
 }
 
-impl Default for ExtensionsConfig {
+impl Default for PluginsConfig {
     fn default() -> Self {
         Self {
             enabled: true,
@@ -53,7 +53,7 @@ impl Default for ExtensionsConfig {
     }
 }
 
-impl ExtensionsConfig {
+impl PluginsConfig {
     /// The three standard places, in the order they are searched: the user's plugins
     /// (`~/.aleph/plugins`), the system's (`/usr/local/share/aleph/plugins`) and the
     /// project's (`./plugins`). A plugin id found twice loads from the first place only.
@@ -73,8 +73,9 @@ impl ExtensionsConfig {
         }
     }
 
-    /// Reads the settings from TOML text holding an `[extensions]` table (other tables are
-    /// ignored, so a whole application config file may be passed).
+    /// Reads the settings from TOML text holding a `[plugins]` table (other tables are
+    /// ignored, so a whole application config file may be passed). An `[extensions]` table,
+    /// this table's name in some configurations, is refused rather than silently ignored.
     ///
     /// # Errors
     ///
@@ -84,9 +85,17 @@ impl ExtensionsConfig {
         #[derive(Deserialize)]
         struct Root {
             #[serde(default)]
-            extensions: ExtensionsConfig,
+            plugins: Option<PluginsConfig>,
+            #[serde(default)]
+            extensions: Option<toml::Value>,
         }
-        toml::from_str::<Root>(text).map(|root| root.extensions)
+        let root = toml::from_str::<Root>(text)?;
+        if root.plugins.is_none() && root.extensions.is_some() {
+            return Err(serde::de::Error::custom(
+                "the plugin settings are read from a `[plugins]` table; rename `[extensions]` to `[plugins]` (and `[extensions.runtimes.wasm]` to `[plugins.runtimes.wasm]`)",
+            ));
+        }
+        Ok(root.plugins.unwrap_or_default())
     }
 
     /// The search paths with `~/` expanded to the home directory. A `~/` path is left out when
@@ -102,16 +111,16 @@ impl ExtensionsConfig {
     }
 }
 
-/// Settings per runtime: `[extensions.runtimes.*]`.
+/// Settings per runtime: `[plugins.runtimes.*]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct RuntimesConfig {
-    /// `[extensions.runtimes.wasm]`.
+    /// `[plugins.runtimes.wasm]`.
     pub wasm: WasmConfig,
 }
 
-/// The WebAssembly sandbox: `[extensions.runtimes.wasm]`. Every limit applies to every
+/// The WebAssembly sandbox: `[plugins.runtimes.wasm]`. Every limit applies to every
 /// plugin, whatever its manifest says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -255,16 +264,22 @@ mod tests {
     }
 
     #[test]
-    fn the_extensions_table_reads_with_defaults() {
-        let config = ExtensionsConfig::from_toml(
-            "[other]\nx = 1\n[extensions]\nsearch_paths = [\"./p\"]\n[extensions.runtimes.wasm]\nmemory_limit = \"64MB\"\ntimeout_ms = 500\n",
+    fn an_extensions_table_is_refused_by_name() {
+        let err = PluginsConfig::from_toml("[extensions]\nhot_reload = false\n").unwrap_err();
+        assert!(err.to_string().contains("rename `[extensions]` to `[plugins]`"), "{err}");
+    }
+
+    #[test]
+    fn the_plugins_table_reads_with_defaults() {
+        let config = PluginsConfig::from_toml(
+            "[other]\nx = 1\n[plugins]\nsearch_paths = [\"./p\"]\n[plugins.runtimes.wasm]\nmemory_limit = \"64MB\"\ntimeout_ms = 500\n",
         )
         .unwrap();
         assert_eq!(config.search_paths, vec![PathBuf::from("./p")]);
         assert_eq!(config.runtimes.wasm.memory_limit, ByteSize::mib(64));
         assert_eq!(config.runtimes.wasm.timeout(), Duration::from_millis(500));
         assert_eq!(config.runtimes.wasm.pool_size, 2);
-        let error = ExtensionsConfig::from_toml("[extensions.runtimes.wasm]\nmemroy_limit = 1\n")
+        let error = PluginsConfig::from_toml("[plugins.runtimes.wasm]\nmemroy_limit = 1\n")
             .unwrap_err()
             .to_string();
         assert!(

@@ -1,19 +1,20 @@
-//! `ExtensionManager`: finds plugins, loads them into an [`AlephToolServer`]'s tool set, and
+//! `PluginManager`: finds plugins, loads them into an [`AlephToolServer`]'s tool set, and
 //! unloads, reloads, enables and disables them.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
-use super::config::ExtensionsConfig;
+use super::config::PluginsConfig;
 use super::error::PluginError;
 use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest};
 #[cfg(feature = "wasm")]
 use super::wasm::{WasmPlugin, WasmRuntime};
-use crate::server::ToolServerHandle;
+use crate::server::AlephToolServer;
+use crate::sync::lock;
 use crate::tool::AlephToolDyn;
 
 /// Where a plugin is in its life.
@@ -64,7 +65,7 @@ pub struct PluginInfo {
     pub commands: Vec<String>,
 }
 
-/// What [`ExtensionManager::load_all`] did.
+/// What [`PluginManager::load_all`] did.
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct LoadReport {
@@ -77,7 +78,7 @@ pub struct LoadReport {
 /// Loads plugins and serves their tools beside the server's own.
 ///
 /// A plugin's tools are served under the names its manifest gives, with category
-/// [`Extension`](crate::ToolCategory::Extension); they go through everything other tools go
+/// [`Plugin`](crate::ToolCategory::Plugin); they go through everything other tools go
 /// through (name repair, filters, argument validation, confirmation, middleware, timeouts).
 /// Loading, reloading and unloading swap a plugin's whole tool set at once; calls already
 /// running finish on the version they started on.
@@ -85,13 +86,13 @@ pub struct LoadReport {
 /// Loading compiles WebAssembly and blocks while it does; from async code, call it inside
 /// `tokio::task::spawn_blocking`. Cloning is cheap and shares the manager.
 #[derive(Clone)]
-pub struct ExtensionManager {
+pub struct PluginManager {
     pub(super) inner: Arc<Inner>,
 }
 
 pub(super) struct Inner {
-    server: ToolServerHandle,
-    pub(super) config: ExtensionsConfig,
+    server: AlephToolServer,
+    pub(super) config: PluginsConfig,
     #[cfg(feature = "wasm")]
     runtime: WasmRuntime,
     /// Plugin directory → what is known of it. One lock serializes every change.
@@ -113,17 +114,17 @@ struct Serving {
     code: Option<WasmPlugin>,
 }
 
-impl fmt::Debug for ExtensionManager {
+impl fmt::Debug for PluginManager {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExtensionManager")
+        f.debug_struct("PluginManager")
             .field("plugins", &self.list())
             .finish_non_exhaustive()
     }
 }
 
-impl ExtensionManager {
+impl PluginManager {
     /// A manager that serves plugin tools through `server` (any handle to it).
-    pub fn new(server: &ToolServerHandle, config: ExtensionsConfig) -> Self {
+    pub fn new(server: &AlephToolServer, config: PluginsConfig) -> Self {
         Self {
             inner: Arc::new(Inner {
                 server: server.clone(),
@@ -136,7 +137,7 @@ impl ExtensionManager {
     }
 
     /// The settings.
-    pub fn config(&self) -> &ExtensionsConfig {
+    pub fn config(&self) -> &PluginsConfig {
         &self.inner.config
     }
 
@@ -388,10 +389,7 @@ impl ExtensionManager {
     }
 
     fn slots(&self) -> MutexGuard<'_, BTreeMap<PathBuf, Slot>> {
-        self.inner
-            .slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.inner.slots)
     }
 }
 
@@ -445,7 +443,7 @@ impl Inner {
         if !self.config.runtimes.wasm.enabled {
             return Err(PluginError::Load {
                 plugin: manifest.manifest.plugin.id.clone(),
-                message: "WebAssembly plugins are turned off (`[extensions.runtimes.wasm] enabled = false`)".into(),
+                message: "WebAssembly plugins are turned off (`[plugins.runtimes.wasm] enabled = false`)".into(),
             });
         }
         let code = self.runtime.load(&manifest)?;

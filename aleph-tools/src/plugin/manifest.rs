@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::middleware::HookPriority;
-use crate::tool::is_valid_tool_name;
+use crate::names::check_tool_name;
 
 /// The version of the plugin interface this host implements. A manifest may ask for a range
 /// with `api_version = "^1"`; a plugin asking for a range this version is outside of does not
@@ -813,14 +813,8 @@ impl LoadedManifest {
         let mut names = HashSet::new();
         for (i, tool) in m.tools.iter().enumerate() {
             let key = format!("tools[{i}]");
-            if !is_valid_tool_name(&tool.name) {
-                add(
-                    format!("{key}.name"),
-                    format!(
-                        "`{}` is not a valid tool name; use 1 to 64 of `a-z A-Z 0-9 _ -`",
-                        tool.name
-                    ),
-                );
+            if let Err(rule) = check_tool_name(&tool.name) {
+                add(format!("{key}.name"), rule);
             } else if !names.insert(tool.name.as_str()) {
                 add(
                     format!("{key}.name"),

@@ -2,10 +2,10 @@
 //!
 //! A plugin is a directory holding `aleph_plugin.toml` (or `aleph_plugin.json`, or a
 //! `package.json` with an `alephPlugin` section) and, for a `wasm` plugin, a WebAssembly
-//! module. The [`ExtensionManager`] finds plugins in its search paths, checks their manifests,
+//! module. The [`PluginManager`] finds plugins in its search paths, checks their manifests,
 //! loads their code into the [`WasmRuntime`] sandbox and serves their tools through an
 //! [`AlephToolServer`](crate::AlephToolServer) beside the static ones;
-//! [`ExtensionManager::watch`] reloads them when their files change.
+//! [`PluginManager::watch`] reloads them when their files change.
 //!
 //! Plugins are untrusted: no network, files or environment unless the manifest asks and
 //! the host grants it; memory, time and fuel limits on every call; a plugin that traps,
@@ -28,9 +28,9 @@ mod wasm;
 
 #[cfg(feature = "wasm")]
 pub use build::DESCRIBE_EXPORT;
-pub use config::{ByteSize, ExtensionsConfig, RuntimesConfig, WasmConfig};
+pub use config::{ByteSize, PluginsConfig, RuntimesConfig, WasmConfig};
 pub use error::PluginError;
-pub use manager::{ExtensionManager, LoadReport, PluginInfo, PluginStatus};
+pub use manager::{PluginManager, LoadReport, PluginInfo, PluginStatus};
 pub use manifest::{
     ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,
     LoadedManifest, MANIFEST_FILES, ManifestError, ManifestProblem, Mount, PLUGIN_API_VERSION,

@@ -9,9 +9,10 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::sync::lock;
 use extism::{CancelHandle, Manifest, Plugin, PluginBuilder, Wasm};
 use tokio::sync::Semaphore;
 
@@ -316,18 +317,11 @@ impl Pool {
     }
 
     fn give_back(&self, instance: Plugin) {
-        self.idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(instance);
+        lock(&self.idle).push(instance);
     }
 
     fn run(&self, function: &str, input: &[u8], stop: &Stop) -> Result<Vec<u8>, WasmCallError> {
-        let taken = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
+        let taken = lock(&self.idle).pop();
         let mut instance = match taken {
             Some(instance) => instance,
             None => self
@@ -460,7 +454,7 @@ struct StopState {
 impl Stop {
     /// Registers the running instance; `false` when a stop was already requested.
     fn arm(&self, handle: CancelHandle) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = lock(&self.state);
         if self.requested.load(Ordering::SeqCst) {
             return false;
         }
@@ -470,7 +464,7 @@ impl Stop {
 
     fn request(&self) {
         self.requested.store(true, Ordering::SeqCst);
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = lock(&self.state);
         if !state.finished
             && let Some(handle) = &state.handle
         {
@@ -483,15 +477,13 @@ impl Stop {
     }
 
     fn finish(&self) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = lock(&self.state);
         state.finished = true;
         state.handle = None;
     }
 
     fn is_finished(&self) -> bool {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
             .finished
     }
 }

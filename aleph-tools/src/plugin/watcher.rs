@@ -9,7 +9,7 @@ use notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
 
 use super::error::PluginError;
-use super::manager::{ExtensionManager, has_manifest};
+use super::manager::{PluginManager, has_manifest};
 
 /// Watches the plugin directories while it lives; drop it to stop.
 pub struct PluginWatcher {
@@ -32,7 +32,7 @@ impl PluginWatcher {
     }
 }
 
-impl ExtensionManager {
+impl PluginManager {
     /// Starts hot reload with a 300 ms debounce; see [`watch_with`](Self::watch_with).
     ///
     /// # Errors

@@ -3,8 +3,8 @@
 //!
 //! One loop step with any provider is three calls:
 //!
-//! 1. [`ToolServerHandle::tools_for`] gives the `tools` array for the request.
-//! 2. [`ToolServerHandle::run_tool_calls`] reads the tool calls out of the response and
+//! 1. [`AlephToolServer::tools_for`] gives the `tools` array for the request.
+//! 2. [`AlephToolServer::run_tool_calls`] reads the tool calls out of the response and
 //!    runs them through the server, all of them concurrently, each with the server's name
 //!    repair, filter, validation, confirmation, middleware and limits.
 //! 3. [`ToolRound::messages`] are the provider's tool-result messages, in call order, to
@@ -22,7 +22,7 @@
 //! }
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let server = AlephToolServer::new().with_tool(AddTool);
+//! let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
 //! let tools = server.tools_for(Provider::Anthropic)?;
 //! assert_eq!(tools[0]["name"], "add");
 //!
@@ -38,8 +38,8 @@
 //! # }).unwrap();
 //! ```
 //!
-//! [`ToolServerHandle::tools_for`]: crate::ToolServerHandle::tools_for
-//! [`ToolServerHandle::run_tool_calls`]: crate::ToolServerHandle::run_tool_calls
+//! [`AlephToolServer::tools_for`]: crate::AlephToolServer::tools_for
+//! [`AlephToolServer::run_tool_calls`]: crate::AlephToolServer::run_tool_calls
 
 mod calls;
 mod replies;

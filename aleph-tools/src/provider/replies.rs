@@ -18,7 +18,7 @@ impl Provider {
     ///   `response.output` (structured data as is) or the message under `response.error`;
     /// - MCP: one `CallToolResult` per call (see [`ToolResult::to_mcp`]), with structured
     ///   content for object outputs only: the results alone do not say which tools list a
-    ///   wrapped output schema. [`run_tool_calls`](crate::ToolServerHandle::run_tool_calls)
+    ///   wrapped output schema. [`run_tool_calls`](crate::AlephToolServer::run_tool_calls)
     ///   knows, and wraps those.
     ///
     /// The text is [`ToolResult::model_text`]: the error message on failure, else the

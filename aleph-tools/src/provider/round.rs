@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::Provider;
 use super::calls::{ProviderCall, ProviderError};
 use super::tools::output_is_wrapped;
-use crate::ToolServerHandle;
+use crate::AlephToolServer;
 use crate::error::{ArgumentProblem, ToolError};
 use crate::result::ToolResult;
 
@@ -33,7 +33,7 @@ impl ToolRound {
     }
 }
 
-impl ToolServerHandle {
+impl AlephToolServer {
     /// Runs every tool call in a provider's response through the server, concurrently,
     /// and builds the messages that answer them, in call order.
     ///
@@ -65,7 +65,7 @@ impl ToolServerHandle {
                 .map(|(result, tool)| {
                     let wrap = tool
                         .as_deref()
-                        .and_then(|name| self.get_definition(name))
+                        .and_then(|name| self.definition(name))
                         .is_some_and(|definition| output_is_wrapped(&definition));
                     result.to_mcp(wrap)
                 })
@@ -84,8 +84,11 @@ impl ToolServerHandle {
     async fn run_one(&self, call: &ProviderCall) -> (ToolResult, Option<String>) {
         match &call.arguments {
             Ok(arguments) => {
-                let (result, repair) = self.call_with_repair(&call.name, arguments.clone()).await;
-                let tool = repair.map_or_else(|| call.name.clone(), |r| r.repaired_name);
+                let result = self.run(&call.name, arguments.clone(), None).await;
+                let tool = result
+                    .repair
+                    .as_ref()
+                    .map_or_else(|| call.name.clone(), |r| r.repaired_name.clone());
                 (result, Some(tool))
             }
             Err(bad) => {

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::Provider;
 use super::tools::ToolListError;
-use crate::ToolServerHandle;
+use crate::AlephToolServer;
 
 /// The size of one provider's tool list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +87,7 @@ pub fn estimate_tokens(text: &str) -> usize {
     tokens
 }
 
-impl ToolServerHandle {
+impl AlephToolServer {
     /// The size of the tool list [`tools_for`](Self::tools_for) gives each provider, one
     /// entry per provider in [`Provider::ALL`]'s order; a provider that cannot take some
     /// tool has that error instead.

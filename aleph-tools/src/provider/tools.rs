@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Provider;
-use crate::ToolServerHandle;
+use crate::AlephToolServer;
 use crate::schema::{Dialect, DialectError};
 use crate::tool::{ToolAnnotations, ToolDefinition};
 
@@ -192,7 +192,7 @@ fn mcp_annotations(annotations: ToolAnnotations) -> Option<Value> {
     Some(Value::Object(out))
 }
 
-impl ToolServerHandle {
+impl AlephToolServer {
     /// The `tools` array for a request to `provider`: the tools the filter offers, sorted
     /// by name, with schemas in the provider's default [`dialect`](Provider::dialect).
     ///

@@ -8,7 +8,9 @@ mod validate;
 
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use crate::sync;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -64,9 +66,7 @@ pub fn arguments_schema_for<T: JsonSchema + ?Sized + 'static>() -> Arc<Value> {
 
 fn cached<T: JsonSchema + ?Sized + 'static>(use_: Use) -> Arc<Value> {
     let key = (TypeId::of::<T>(), use_);
-    if let Some(found) = cache()
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
+    if let Some(found) = sync::read(&cache())
         .get(&key)
     {
         return Arc::clone(found);
@@ -76,7 +76,7 @@ fn cached<T: JsonSchema + ?Sized + 'static>(use_: Use) -> Arc<Value> {
     if let (Use::Arguments, Value::Object(root)) = (use_, &mut generated) {
         root.remove("description");
     }
-    let mut cache = cache().write().unwrap_or_else(PoisonError::into_inner);
+    let mut cache = sync::write(&cache());
     Arc::clone(cache.entry(key).or_insert_with(|| Arc::new(generated)))
 }
 

@@ -14,30 +14,21 @@ const MAX_PROBLEMS: usize = 20;
 /// A tool's input schema, compiled once when the tool is added.
 pub(crate) struct ArgumentValidator {
     /// `None` accepts everything (the tool's own deserialization still checks).
-    validator: Option<Validator>,
+    validator: Validator,
 }
 
 impl ArgumentValidator {
     /// Compiles `schema`; the message says why a schema cannot be used.
     pub(crate) fn new(schema: &Value) -> Result<Self, String> {
         jsonschema::validator_for(schema)
-            .map(|validator| Self {
-                validator: Some(validator),
-            })
+            .map(|validator| Self { validator })
             .map_err(|err| format!("its input schema is not a valid JSON Schema: {err}"))
-    }
-
-    /// A validator that accepts any arguments.
-    pub(crate) fn open() -> Self {
-        Self { validator: None }
     }
 
     /// Checks `args` against the schema `self` was compiled from (`schema`, for the names
     /// of known arguments in messages).
     pub(crate) fn check(&self, schema: &Value, args: &Value) -> Result<(), Vec<ArgumentProblem>> {
-        let Some(validator) = &self.validator else {
-            return Ok(());
-        };
+        let validator = &self.validator;
         if validator.is_valid(args) {
             return Ok(());
         }

@@ -55,14 +55,17 @@ impl Confirmation {
 /// use aleph_tools::prelude::*;
 /// use aleph_tools::{Confirmation, ConfirmationRequest};
 ///
-/// let server = AlephToolServer::new().with_confirmation_handler(|request: ConfirmationRequest| async move {
-///     if request.tool.starts_with("delete") {
-///         Confirmation::deny("deleting is not allowed in this session")
-///     } else {
-///         Confirmation::Approve
-///     }
-/// });
+/// let server = AlephToolServer::builder()
+///     .with_confirmation_handler(|request: ConfirmationRequest| async move {
+///         if request.tool.starts_with("delete") {
+///             Confirmation::deny("deleting is not allowed in this session")
+///         } else {
+///             Confirmation::Approve
+///         }
+///     })
+///     .build()?;
 /// # let _ = server;
+/// # Ok::<(), aleph_tools::RegistryError>(())
 /// ```
 pub trait ConfirmationHandler: Send + Sync + 'static {
     /// Decides about one call.

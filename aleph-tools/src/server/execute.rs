@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::progress::Listeners;
 use super::repair::{self, RepairInfo};
-use super::{Confirmation, ConfirmationRequest, Entry, ToolServerHandle};
+use super::{AlephToolServer, Confirmation, ConfirmationRequest, Entry};
 use crate::context::{Caller, ToolContext};
 use crate::error::ToolError;
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
@@ -30,14 +30,14 @@ struct Admitted {
     needs_confirmation: bool,
 }
 
-impl ToolServerHandle {
+impl AlephToolServer {
     /// The whole call: resolve the name (with repair), filter, confirmation, execution.
-    pub(super) async fn run(
+    pub(crate) async fn run(
         &self,
         name: &str,
         args: Value,
         ctx: Option<ToolContext>,
-    ) -> (ToolResult, Option<RepairInfo>) {
+    ) -> ToolResult {
         let started = Instant::now();
         let listeners = Listeners::current(self.shared.settings.progress.as_ref()).map(Arc::new);
         let mut coercions = Vec::new();
@@ -65,6 +65,7 @@ impl ToolServerHandle {
             Err(err) => ToolResult::err(&err, started.elapsed()),
         };
         result.coercions = coercions;
+        result.repair = repair;
         if let Some(entry) = &entry {
             let limit = entry
                 .definition
@@ -77,7 +78,7 @@ impl ToolServerHandle {
                 listeners.result(&entry.name, &result);
             }
         }
-        (result, repair)
+        result
     }
 
     /// Finds the tool (repairing the name if needed) and checks the filter.
@@ -207,7 +208,7 @@ impl ToolServerHandle {
         let Some(handler) = &self.shared.settings.confirmation else {
             return Err(ToolError::permission_denied(
                 &*entry.name,
-                "it needs a person's approval and this server has no confirmation handler (set one with `with_confirmation_handler`)",
+                "it needs a person's approval and this server has no confirmation handler (give the builder one with `with_confirmation_handler`)",
             ));
         };
         let request = ConfirmationRequest {
@@ -268,7 +269,7 @@ impl ToolServerHandle {
 
 /// The end of the middleware chain: the hooks, confirmation and the tool.
 struct Innermost {
-    server: ToolServerHandle,
+    server: AlephToolServer,
     entry: Arc<Entry>,
     needs_confirmation: bool,
     hooks: Arc<HookSet>,

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::patterns::Patterns;
+use crate::patterns::{PatternError, Patterns};
 
 /// Which tools a server offers and which need approval.
 ///
@@ -46,7 +46,7 @@ pub struct ToolFilter {
     pub require_confirmation: BTreeSet<String>,
 }
 
-/// A filter that cannot be used.
+/// Why [`ToolFilter::from_json`] could not read a filter.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FilterError {
@@ -54,15 +54,8 @@ pub enum FilterError {
     #[error("the tool filter is not valid JSON of the expected shape: {0}")]
     Json(String),
     /// A pattern is not a valid glob.
-    #[error("the `{list}` pattern `{pattern}` is not a valid glob: {reason}")]
-    Pattern {
-        /// The list it is in.
-        list: &'static str,
-        /// The pattern.
-        pattern: String,
-        /// What is wrong with it.
-        reason: String,
-    },
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
 }
 
 #[derive(Deserialize)]
@@ -131,7 +124,7 @@ impl ToolFilter {
         self.compile().is_ok_and(|c| c.needs_confirmation(name))
     }
 
-    pub(crate) fn compile(&self) -> Result<CompiledFilter, FilterError> {
+    pub(crate) fn compile(&self) -> Result<CompiledFilter, PatternError> {
         Ok(CompiledFilter {
             allowed: match &self.allowed {
                 Some(patterns) => Some(Patterns::new("allowed", patterns)?),

@@ -2,19 +2,16 @@
 //! table: calls read it without locks, a change swaps in a new one, and calls already
 //! running keep the hooks they started with.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
 
-use super::ToolServerHandle;
-use crate::middleware::{HookId, HookPriority, HookSet, Interceptor, Observer, Resolver};
+use super::AlephToolServer;
+use crate::middleware::{Hook, HookId, HookSet};
+use crate::sync::lock;
 
-impl ToolServerHandle {
+impl AlephToolServer {
     fn change_hooks(&self, change: impl FnOnce(&mut HookSet, HookId)) -> HookId {
-        let _writer = self
-            .shared
-            .write
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _writer = lock(&self.shared.write);
         let id = HookId(self.shared.next_hook_id.fetch_add(1, Ordering::Relaxed));
         let mut hooks = HookSet::clone(&self.shared.hooks.load());
         change(&mut hooks, id);
@@ -22,20 +19,10 @@ impl ToolServerHandle {
         id
     }
 
-    /// Adds a hook that sees every call before the tool and may change or refuse it.
-    /// Interceptors run one after another, by priority, then in the order added.
-    pub fn add_interceptor(&self, priority: HookPriority, hook: impl Interceptor) -> HookId {
-        self.change_hooks(|hooks, id| hooks.add_interceptor(id, priority, Arc::new(hook)))
-    }
-
-    /// Adds a hook that may answer calls in place of the tool; the first answer wins.
-    pub fn add_resolver(&self, priority: HookPriority, hook: impl Resolver) -> HookId {
-        self.change_hooks(|hooks, id| hooks.add_resolver(id, priority, Arc::new(hook)))
-    }
-
-    /// Adds a hook that hears every finished call on its own task; its errors are logged.
-    pub fn add_observer(&self, priority: HookPriority, hook: impl Observer) -> HookId {
-        self.change_hooks(|hooks, id| hooks.add_observer(id, priority, Arc::new(hook)))
+    /// Adds a hook: an interceptor, a resolver or an observer (see [`Hook`]). Calls that
+    /// start afterwards run it; the id removes it again.
+    pub fn add_hook(&self, hook: Hook) -> HookId {
+        self.change_hooks(|hooks, id| hooks.add(id, hook))
     }
 
     /// Removes the hook `id`; says whether it was there. Calls already running keep it.

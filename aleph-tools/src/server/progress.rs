@@ -1,4 +1,4 @@
-//! Progress callbacks: a [`ToolProgressCallback`] hears when each call starts, each chunk a
+//! Progress callbacks: a [`ToolProgressHandler`] hears when each call starts, each chunk a
 //! tool streams, each progress report, and each result. One can be set for the whole
 //! process ([`set_tool_progress_handler`]) and one per server.
 //!
@@ -20,7 +20,7 @@ const SUMMARY_CHARS: usize = 200;
 /// Hears about calls as they run, for a UI or a log.
 ///
 /// Every method has an empty default; implement the ones you need.
-pub trait ToolProgressCallback: Send + Sync + 'static {
+pub trait ToolProgressHandler: Send + Sync + 'static {
     /// A call is about to run; `args_summary` is its arguments as compact JSON, shortened.
     fn on_tool_start(&self, tool_name: &str, args_summary: &str) {
         let _ = (tool_name, args_summary);
@@ -48,7 +48,7 @@ pub trait ToolProgressCallback: Send + Sync + 'static {
     }
 }
 
-impl<T: ToolProgressCallback + ?Sized> ToolProgressCallback for Arc<T> {
+impl<T: ToolProgressHandler + ?Sized> ToolProgressHandler for Arc<T> {
     fn on_tool_start(&self, tool_name: &str, args_summary: &str) {
         (**self).on_tool_start(tool_name, args_summary);
     }
@@ -72,7 +72,7 @@ impl<T: ToolProgressCallback + ?Sized> ToolProgressCallback for Arc<T> {
     }
 }
 
-struct Handler(Arc<dyn ToolProgressCallback>);
+struct Handler(Arc<dyn ToolProgressHandler>);
 
 static GLOBAL: ArcSwapOption<Handler> = ArcSwapOption::const_empty();
 /// Whether `GLOBAL` may hold a handler: one relaxed load spares every call the swap's load.
@@ -80,7 +80,7 @@ static GLOBAL_SET: AtomicBool = AtomicBool::new(false);
 
 /// Sets (or with `None`, clears) the handler that hears about calls on every server in the
 /// process. A server's own handler, if it has one, hears about them too.
-pub fn set_tool_progress_handler(handler: Option<Arc<dyn ToolProgressCallback>>) {
+pub fn set_tool_progress_handler(handler: Option<Arc<dyn ToolProgressHandler>>) {
     let handler = handler.map(|h| Arc::new(Handler(h)));
     GLOBAL_SET.store(handler.is_some(), Ordering::Release);
     GLOBAL.store(handler);
@@ -88,12 +88,12 @@ pub fn set_tool_progress_handler(handler: Option<Arc<dyn ToolProgressCallback>>)
 
 /// The handlers one call reports to: the server's and the process's, when set.
 pub(super) struct Listeners {
-    server: Option<Arc<dyn ToolProgressCallback>>,
-    global: Option<Arc<dyn ToolProgressCallback>>,
+    server: Option<Arc<dyn ToolProgressHandler>>,
+    global: Option<Arc<dyn ToolProgressHandler>>,
 }
 
 impl Listeners {
-    pub(super) fn current(server: Option<&Arc<dyn ToolProgressCallback>>) -> Option<Self> {
+    pub(super) fn current(server: Option<&Arc<dyn ToolProgressHandler>>) -> Option<Self> {
         let global = if GLOBAL_SET.load(Ordering::Acquire) {
             GLOBAL.load().as_ref().map(|h| Arc::clone(&h.0))
         } else {
@@ -108,7 +108,7 @@ impl Listeners {
         })
     }
 
-    fn each(&self, f: impl Fn(&dyn ToolProgressCallback)) {
+    fn each(&self, f: impl Fn(&dyn ToolProgressHandler)) {
         if let Some(server) = &self.server {
             f(&**server);
         }

@@ -93,25 +93,8 @@ fn repaired(name: &str, entry: &Arc<Entry>, step: RepairStep) -> (Arc<Entry>, Op
 
 /// Up to three names close to `name`, closest first.
 fn closest_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
-    // No served name is longer than 64 characters; a far longer one resembles none, and
-    // comparing it would only cost time.
-    if name.len() > 256 {
-        return Vec::new();
-    }
-    let wanted = name.to_snake_case();
-    let mut scored: Vec<(f64, &str)> = names
-        .map(|candidate| {
-            (
-                strsim::jaro_winkler(&wanted, &candidate.to_snake_case()),
-                candidate,
-            )
-        })
-        .filter(|(score, _)| *score >= 0.8)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    scored
+    crate::names::closest(name, names, 3)
         .into_iter()
-        .take(3)
-        .map(|(_, n)| n.to_owned())
+        .map(str::to_owned)
         .collect()
 }

@@ -19,7 +19,7 @@ pub enum ToolCategory {
     /// Served by an MCP server.
     Mcp,
     /// Provided by a plugin.
-    Extension,
+    Plugin,
     /// A prompt workflow written as a skill.
     Skill,
 }

@@ -254,20 +254,3 @@ impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
         (**self).required_state()
     }
 }
-
-/// Whether `name` is one every model provider accepts: 1 to 64 of `a-z A-Z 0-9 _ -`.
-pub const fn is_valid_tool_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    if bytes.is_empty() || bytes.len() > 64 {
-        return false;
-    }
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}

@@ -45,13 +45,13 @@ fn power(
 #[tool(register = false)]
 fn unlock_power(server: State<Calculator>) -> Result<&'static str, String> {
     let handle = server.0.get().ok_or("the calculator is not running")?;
-    handle.replace_tool(PowerTool).map_err(|e| e.to_string())?;
+    handle.replace(PowerTool).map_err(|e| e.to_string())?;
     Ok("power is available")
 }
 
 /// Where `unlock_power` finds the server it adds to.
 #[derive(Clone, Default)]
-pub struct Calculator(std::sync::Arc<std::sync::OnceLock<aleph_tools::ToolServerHandle>>);
+pub struct Calculator(std::sync::Arc<std::sync::OnceLock<AlephToolServer>>);
 
 /// The MCP chapter's calculator: `add`, `divide` and `unlock_power`, which adds `power` while
 /// the server runs.
@@ -61,13 +61,13 @@ pub struct Calculator(std::sync::Arc<std::sync::OnceLock<aleph_tools::ToolServer
 /// Never: its tools are valid.
 pub fn calculator() -> AlephToolServer {
     let slot = Calculator::default();
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(AddTool)
         .with_tool(DivideTool)
         .with_tool(UnlockPowerTool)
         .with_state(slot.clone())
         .build()
         .expect("the calculator's tools are valid");
-    let _ = slot.0.set(server.handle());
+    let _ = slot.0.set(server.clone());
     server
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use aleph_tools::mcp::{McpConnection, McpEndpoint, McpServer};
-use aleph_tools::plugin::{ExtensionManager, ExtensionsConfig};
+use aleph_tools::plugin::{PluginManager, PluginsConfig};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
 use serde::{Deserialize, Serialize};
@@ -191,7 +191,7 @@ async fn mcp_demo(server: &AlephToolServer) -> anyhow::Result<()> {
     }
 
     let mut changes = agent.watch_tools();
-    server.add_tool(SubtractTool)?;
+    server.add(SubtractTool)?;
     tokio::time::timeout(Duration::from_secs(10), async {
         while !agent.contains("remote_subtract") {
             let _ = changes.changed().await;
@@ -221,13 +221,13 @@ fn subtract(
 
 /// Loads the example plugins (`examples/plugins`) when they are built, so their tools are
 /// served too; the manager must live as long as they are served.
-fn load_plugins(server: &AlephToolServer) -> Option<ExtensionManager> {
+fn load_plugins(server: &AlephToolServer) -> Option<PluginManager> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins");
     if !dir.join("text-tools/text_tools.wasm").exists() {
         eprintln!("(example plugins not built: `bash examples/plugins/build.sh` adds their tools)");
         return None;
     }
-    let manager = ExtensionManager::new(server, ExtensionsConfig::with_search_paths([dir]));
+    let manager = PluginManager::new(server, PluginsConfig::with_search_paths([dir]));
     let report = manager.load_all();
     for (path, error) in &report.failed {
         eprintln!("plugin {} not loaded: {error}", path.display());

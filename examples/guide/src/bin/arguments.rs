@@ -38,15 +38,17 @@ fn search_archive(
 
 #[tokio::main]
 async fn main() {
-    let strict = AlephToolServer::new().with_tool(SearchArchiveTool);
+    let strict = AlephToolServer::builder().with_tool(SearchArchiveTool).build().unwrap();
     let sent = json!({ "query": "rust", "limit": 500, "order": "oldest" });
     let refused = strict.call("search_archive", sent.clone()).await;
     println!("sent {sent}\nthe model reads:\n{}\n", refused.model_text());
     assert!(!refused.success);
 
-    let repairing = AlephToolServer::new()
+    let repairing = AlephToolServer::builder()
         .with_tool(SearchArchiveTool)
-        .with_argument_repair(true);
+        .with_argument_repair(true)
+        .build()
+        .unwrap();
     let sent = json!({ "Query": "rust", "limit": "5", "order": "newest", "drafts": "false" });
     let repaired = repairing.call("search_archive", sent.clone()).await;
     println!("sent {sent}\nresult: {}", repaired.model_text());

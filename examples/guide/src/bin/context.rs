@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run -p guide-examples --bin context`.
 
-use aleph_tools::ToolProgressCallback;
+use aleph_tools::ToolProgressHandler;
 use aleph_tools::prelude::*;
 use serde_json::json;
 
@@ -27,7 +27,7 @@ async fn count(to: u32, progress: Progress) -> Vec<u32> {
 
 struct Printer;
 
-impl ToolProgressCallback for Printer {
+impl ToolProgressHandler for Printer {
     fn on_tool_start(&self, tool: &str, _arguments: &str) {
         println!("  [{tool}] started");
     }
@@ -41,13 +41,15 @@ impl ToolProgressCallback for Printer {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = std::env::temp_dir().join("aleph-tools-context-example");
     std::fs::create_dir_all(root.join("notes"))?;
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(LocateTool)
         .with_tool(CountTool)
         .with_working_dir(&root)
         .with_allowed_paths([&root])
         .with_progress_handler(Printer)
-        .with_output_limit(40);
+        .with_output_limit(40)
+        .build()
+        .unwrap();
     let inside = server
         .call("locate", json!({ "path": "notes/today.md" }))
         .await;

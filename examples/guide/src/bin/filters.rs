@@ -30,11 +30,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let filter = ToolFilter::from_json(
         r#"{ "tools": { "allowed": ["file_*"], "blocked": ["bash"], "requireConfirmation": ["file_delete"] } }"#,
     )?;
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(FileReadTool)
         .with_tool(FileDeleteTool)
         .with_tool(BashTool)
-        .with_filter(filter)?
+        .with_filter(filter)
         .with_confirmation_handler(|request: ConfirmationRequest| async move {
             // A real program asks a person; this one approves anything outside /etc.
             let path = request.arguments["path"]
@@ -48,7 +48,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             } else {
                 Confirmation::Approve
             }
-        });
+        })
+        .build()
+        .unwrap();
     println!("offered: {:?}", server.tool_names());
     let blocked = server.call("bash", json!({ "command": "ls" })).await;
     println!("bash: {}", blocked.model_text());

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use aleph_tools::middleware::{
+    Hook,
     self, Audit, ConcurrencyLimit, HookPriority, Next, ObservedCall, Permission, Rate, RateLimit,
     ToolCall,
 };
@@ -33,7 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .without_time()
         .init();
 
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(SendEmailTool)
         .with_tool(DefineTool)
         // Outermost first: every call is audited, even refused ones; a call refused for
@@ -50,31 +51,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("  [timing] {name} took {:?}", started.elapsed());
                 outcome
             },
-        ));
+        ))
+        .build()?;
 
     // A hook added at run time: a resolver that answers some calls from a cache.
-    server.add_resolver(HookPriority::Normal, |call: &ToolCall| {
+    server.add_hook(Hook::resolver(HookPriority::Normal, |call: &ToolCall| {
         let cached = call.arguments()["word"] == "hello";
         async move { cached.then(|| ToolOutput::text("hello: a greeting (cached)")) }
-    });
-    server.add_observer(HookPriority::Low, |call: Arc<ObservedCall>| async move {
+    }));
+    server.add_hook(Hook::observer(HookPriority::Low, |call: Arc<ObservedCall>| async move {
         println!(
             "  [observer] {} finished, ok = {}",
             call.tool,
             call.outcome.is_ok()
         );
         Ok(())
-    });
+    }));
 
     let email = json!({ "to": "ada@example.com", "subject": "hi", "smtp_password": "hunter2" });
     let refused = server.call("send_email", email.clone()).await;
     println!("without the capability: {}", refused.model_text());
     assert!(!refused.success);
 
-    let allowed = server.context().with_capabilities(["email:send"]);
+    let allowed = ToolContext::new().with_capabilities(["email:send"]);
     for attempt in 1..=3 {
         let result = server
-            .call_with_context("send_email", email.clone(), allowed.clone())
+            .call("send_email", email.clone()).context(allowed.clone())
             .await;
         println!("send #{attempt}: {}", result.model_text());
         assert_eq!(result.success, attempt <= 2);

@@ -20,9 +20,11 @@ fn web_fetch(url: String) -> String {
 
 #[tokio::main]
 async fn main() {
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(WebSearchTool)
-        .with_tool(WebFetchTool);
+        .with_tool(WebFetchTool)
+        .build()
+        .unwrap();
     for name in [
         "web_search",
         "WebSearch",
@@ -30,12 +32,11 @@ async fn main() {
         "web-search",
         "WEB_FETCH",
     ] {
-        let (result, repair) = server
-            .call_with_repair(
+        let result = server.call(
                 name,
                 json!({ "query": "rust", "url": "https://example.com" }),
-            )
-            .await;
+            ).await;
+        let repair = result.repair.clone();
         match repair {
             Some(repair) => println!("{name:>12} → {} ({:?})", repair.repaired_name, repair.step),
             None => println!("{name:>12} → exact"),

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use aleph_tools::plugin::{ExtensionManager, ExtensionsConfig, PluginStatus};
+use aleph_tools::plugin::{PluginManager, PluginsConfig, PluginStatus};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
 use serde_json::json;
@@ -37,9 +37,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let server = AlephToolServer::from_registry()?;
-    let mut config = ExtensionsConfig::with_search_paths([&plugins]);
+    let mut config = PluginsConfig::with_search_paths([&plugins]);
     config.runtimes.wasm.timeout_ms = 5_000;
-    let manager = ExtensionManager::new(&server, config);
+    let manager = PluginManager::new(&server, config);
     let report = manager.load_all();
     for (dir, error) in &report.failed {
         println!("skipped {}: {error}", dir.display());
@@ -94,7 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let start = Instant::now();
     while server
-        .get_definition("slugify")
+        .definition("slugify")
         .is_none_or(|d| !d.description.contains("reloaded"))
     {
         if start.elapsed() > Duration::from_secs(20) {
@@ -105,7 +105,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "reloaded: slugify is now \"{}\"",
         server
-            .get_definition("slugify")
+            .definition("slugify")
             .map(|d| d.description.clone())
             .unwrap_or_default()
     );

@@ -154,9 +154,11 @@ fn result_texts(round: &ToolRound) -> Vec<String> {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(GetWeatherTool)
-        .with_tool(AddTool);
+        .with_tool(AddTool)
+        .build()
+        .unwrap();
 
     for size in server.tool_list_sizes() {
         let size = size?;

@@ -46,10 +46,10 @@ fn explode() -> u32 {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `build` checks that every `State<T>` a tool takes has its `T`.
-    let missing = AlephToolServer::new().with_tool(VisitTool).build();
+    let missing = AlephToolServer::builder().with_tool(VisitTool).build();
     println!("without state: {}", missing.unwrap_err());
 
-    let server = AlephToolServer::new()
+    let server = AlephToolServer::builder()
         .with_tool(VisitTool)
         .with_tool(PonderTool)
         .with_tool(CrunchTool)
@@ -62,10 +62,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("ponder: {}", slow.model_text());
 
     let token = CancellationToken::new();
-    let ctx = server.context().with_cancellation(token.clone());
+    let ctx = ToolContext::new().with_cancellation(token.clone());
     let running = tokio::spawn({
-        let server = server.handle();
-        async move { server.call_with_context("crunch", json!({}), ctx).await }
+        let server = server.clone();
+        async move { server.call("crunch", json!({})).context(ctx).await }
     });
     tokio::time::sleep(Duration::from_millis(20)).await;
     token.cancel();

@@ -1,0 +1,237 @@
+//! [`ToolServerBuilder`]: settings, state, middleware, handlers and tools, checked together by
+//! [`build`](ToolServerBuilder::build) into an [`AlephToolServer`].
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::table::{Table, checked_entry};
+use super::{ActiveFilter, AlephToolServer, ConfirmationHandler, Settings, ToolFilter, ToolProgressHandler};
+use crate::error::RegistryError;
+use crate::middleware::{DynMiddleware, Middleware};
+use crate::names::is_valid_tool_name;
+use crate::registry;
+use crate::tool::{AlephTool, AlephToolDyn};
+
+/// Builds an [`AlephToolServer`]; every setting a server keeps for its life is made here.
+///
+/// Nothing is checked until [`build`](Self::build), which checks everything at once: tool
+/// names and schemas, names given twice, the state each tool takes, the filter's patterns.
+///
+/// ```
+/// use aleph_tools::prelude::*;
+/// use std::time::Duration;
+///
+/// /// Count the words in a text.
+/// #[tool(register = false)]
+/// fn word_count(text: String) -> usize {
+///     text.split_whitespace().count()
+/// }
+///
+/// let server = AlephToolServer::builder()
+///     .with_tool(WordCountTool)
+///     .with_default_timeout(Duration::from_secs(30))
+///     .with_filter(ToolFilter::new().block("file_*"))
+///     .build()?;
+/// assert!(server.contains("word_count"));
+/// # Ok::<(), aleph_tools::RegistryError>(())
+/// ```
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ToolServerBuilder {
+    settings: Settings,
+    tools: Vec<Arc<dyn AlephToolDyn>>,
+    registry: bool,
+    filter: ToolFilter,
+}
+
+impl Default for ToolServerBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for ToolServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        f.debug_struct("ToolServerBuilder")
+            .field("tools", &names)
+            .field("registry", &self.registry)
+            .field("filter", &self.filter)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolServerBuilder {
+    /// A builder with no tools and default settings: no time limit, no output limit, no
+    /// argument repair, no filter, no middleware.
+    pub fn new() -> Self {
+        Self {
+            settings: Settings::default(),
+            tools: Vec::new(),
+            registry: false,
+            filter: ToolFilter::default(),
+        }
+    }
+
+    /// Serves every `#[tool]` linked into the program (all but `register = false`),
+    /// including those of dependencies.
+    ///
+    /// The linker keeps a crate's registrations only when the program uses something of that
+    /// crate: a dependency that only defines tools and is named nowhere may be left out. Name
+    /// one of its items (or `use dep as _;`) to keep it.
+    pub fn with_registry(mut self) -> Self {
+        self.registry = true;
+        self
+    }
+
+    /// Serves a `#[tool]` (its `…Tool` type) or any typed tool. A name not every provider
+    /// accepts is a compile-time error; a name given twice is reported by `build`.
+    pub fn with_tool<T: AlephTool>(mut self, tool: T) -> Self {
+        const {
+            assert!(
+                is_valid_tool_name(T::NAME),
+                "tool names must be 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`"
+            );
+        };
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Serves a tool known only at run time: a hand-written [`AlephToolDyn`], or an
+    /// `Arc<dyn AlephToolDyn>`.
+    pub fn with_dyn_tool(mut self, tool: impl AlephToolDyn) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds typed state that tools receive through `State<T>` parameters.
+    pub fn with_state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.settings.state.insert(value);
+        self
+    }
+
+    /// Sets the working directory given to every call's context.
+    pub fn with_working_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.settings.working_dir = Some(Arc::from(dir.as_ref()));
+        self
+    }
+
+    /// Restricts the paths tools resolve with
+    /// [`ToolContext::resolve_path`](crate::ToolContext::resolve_path) to these directories,
+    /// for calls whose context sets none.
+    pub fn with_allowed_paths(mut self, dirs: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
+        self.settings.allowed_paths = Some(dirs.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the time limit for tools that do not set their own.
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the most characters of output the model reads from one call, for tools that do
+    /// not set their own. Longer output is shortened with
+    /// [`compress_snapshot`](crate::compress_snapshot) into
+    /// [`ToolResult::text`](crate::ToolResult::text); the structured `output` stays whole for
+    /// programs.
+    pub fn with_output_limit(mut self, max_chars: usize) -> Self {
+        self.settings.default_output_limit = Some(max_chars);
+        self
+    }
+
+    /// Sets which tools are offered and which need approval; see [`ToolFilter`]. The
+    /// server's [`set_filter`](AlephToolServer::set_filter) changes it later.
+    pub fn with_filter(mut self, filter: ToolFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// Sets who approves calls to tools that need confirmation. Without a handler such calls
+    /// are refused.
+    pub fn with_confirmation_handler(mut self, handler: impl ConfirmationHandler) -> Self {
+        self.settings.confirmation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sets the handler that hears about this server's calls as they run (start, streamed
+    /// chunks, progress, result). The process-wide handler
+    /// ([`set_tool_progress_handler`](crate::set_tool_progress_handler)), if set, hears them
+    /// too.
+    pub fn with_progress_handler(mut self, handler: impl ToolProgressHandler) -> Self {
+        self.settings.progress = Some(Arc::new(handler));
+        self
+    }
+
+    /// Repairs arguments a model got nearly right before they are checked: numbers and
+    /// booleans sent as strings, objects and arrays sent as JSON text, keys in another case
+    /// (`maxResults` for `max_results`). Off by default. Each change is listed in
+    /// [`ToolResult::coercions`](crate::ToolResult::coercions).
+    pub fn with_argument_repair(mut self, enabled: bool) -> Self {
+        self.settings.repair_arguments = enabled;
+        self
+    }
+
+    /// Wraps every call in `layer`. Layers run in the order they are added: the first added
+    /// sees each call first and its outcome last. See [`middleware`](crate::middleware) for
+    /// where the chain sits in a call.
+    pub fn with_middleware(mut self, layer: impl Middleware) -> Self {
+        let layer: Arc<dyn DynMiddleware> = Arc::new(layer);
+        self.settings.middleware = self
+            .settings
+            .middleware
+            .iter()
+            .cloned()
+            .chain(std::iter::once(layer))
+            .collect();
+        self
+    }
+
+    /// Checks everything and returns the server.
+    ///
+    /// # Errors
+    ///
+    /// The first problem found:
+    /// [`RegistryError::Duplicate`] when two registered `#[tool]`s share a name (naming both
+    /// source locations); [`RegistryError::DuplicateTool`] when a name is given twice;
+    /// [`RegistryError::InvalidDefinition`] for a name or schema no provider accepts, or a
+    /// `strict` tool whose schema cannot be strict; [`RegistryError::MissingState`] when a
+    /// tool takes `State<T>` and no `T` was given with [`with_state`](Self::with_state);
+    /// [`RegistryError::Filter`] for a filter pattern that is not a valid glob.
+    pub fn build(self) -> Result<AlephToolServer, RegistryError> {
+        let Self {
+            settings,
+            mut tools,
+            registry,
+            filter,
+        } = self;
+        if registry {
+            let registered = registry::unique_registered_tools()?;
+            tools.splice(0..0, registered.into_iter().map(|r| r.instantiate()));
+        }
+        let mut entries = tools
+            .into_iter()
+            .map(checked_entry)
+            .collect::<Result<Vec<_>, _>>()?;
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        if let Some(pair) = entries.windows(2).find(|pair| pair[0].name == pair[1].name) {
+            return Err(RegistryError::DuplicateTool {
+                name: pair[0].name.to_string(),
+            });
+        }
+        for entry in &entries {
+            settings.check_state(entry)?;
+        }
+        let compiled = filter.compile()?;
+        let table: Table = entries
+            .into_iter()
+            .map(|entry| (Arc::clone(&entry.name), Arc::new(entry)))
+            .collect();
+        let filter = ActiveFilter {
+            source: filter,
+            compiled,
+        };
+        Ok(AlephToolServer::from_parts(settings, table, filter))
+    }
+}

@@ -1,0 +1,206 @@
+//! The tool table and its writers: what a served tool is ([`Entry`]), the checks a tool
+//! passes before it is served, and `add`, `replace` and `remove`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::AlephToolServer;
+use crate::error::RegistryError;
+use crate::schema::{self, ArgumentValidator};
+use crate::sync::lock;
+use crate::names::check_tool_name;
+use crate::tool::{AlephToolDyn, ToolDefinition};
+
+/// One served tool with its definition and compiled input schema, built once when the tool
+/// was added.
+pub(super) struct Entry {
+    pub(super) name: Arc<str>,
+    pub(super) tool: Arc<dyn AlephToolDyn>,
+    pub(super) definition: Arc<ToolDefinition>,
+    pub(super) validator: ArgumentValidator,
+}
+
+/// Name → tool. Lookups hash a short name per call, so a fast hasher pays off.
+pub(super) type Table = HashMap<Arc<str>, Arc<Entry>, foldhash::fast::RandomState>;
+
+/// What [`AlephToolServer::replace`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReplaceInfo {
+    /// The name of the tool now served.
+    pub tool_name: String,
+    /// Whether a tool of that name was served before and is now replaced.
+    pub was_replaced: bool,
+}
+
+/// `tool`'s entry, when its name and definition can be offered to a model.
+pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
+    let definition = Arc::new(tool.definition());
+    let name = &definition.name;
+    let invalid = |reason: String| RegistryError::InvalidDefinition {
+        name: name.clone(),
+        reason,
+    };
+    check_tool_name(name).map_err(|rule| invalid(rule.to_string()))?;
+    if tool.name() != name {
+        return Err(invalid(format!(
+            "`name()` says `{}` but `definition().name` says `{name}`; they must agree",
+            tool.name()
+        )));
+    }
+    if !schema::is_object_schema(&definition.parameters) {
+        return Err(invalid(
+            "the input schema's root must be `\"type\": \"object\"` (arguments are named); take a struct as arguments"
+                .to_owned(),
+        ));
+    }
+    check_strict(&definition)?;
+    let validator = ArgumentValidator::new(&definition.parameters).map_err(invalid)?;
+    Ok(Entry {
+        name: Arc::from(name.as_str()),
+        tool,
+        definition,
+        validator,
+    })
+}
+
+/// A tool marked `strict` must have a schema OpenAI's strict mode takes.
+fn check_strict(definition: &ToolDefinition) -> Result<(), RegistryError> {
+    if !definition.strict {
+        return Ok(());
+    }
+    let strict = schema::Dialect::OpenAi { strict: true };
+    strict
+        .apply(&definition.parameters)
+        .map(drop)
+        .map_err(|err| RegistryError::InvalidDefinition {
+            name: definition.name.clone(),
+            reason: format!("the tool is marked `strict`, but its schema cannot be: {err}"),
+        })
+}
+
+/// What a change to the tool table returns: whether it changed anything.
+trait TableChange {
+    fn changed(&self) -> bool;
+}
+
+/// `remove`: whether a tool was there.
+impl TableChange for bool {
+    fn changed(&self) -> bool {
+        *self
+    }
+}
+
+/// A change that may be refused, leaving the table as it was.
+impl<T> TableChange for Result<T, RegistryError> {
+    fn changed(&self) -> bool {
+        self.is_ok()
+    }
+}
+
+impl AlephToolServer {
+    /// `tool`'s entry when this server can serve it: a valid definition, and the state it
+    /// takes given to the builder.
+    fn served_entry(&self, tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
+        let entry = checked_entry(tool)?;
+        self.shared.settings.check_state(&entry)?;
+        Ok(entry)
+    }
+
+    /// Runs `change` on a copy of the table and swaps the copy in when `change` reports that
+    /// it changed something.
+    fn write<R: TableChange>(&self, change: impl FnOnce(&mut Table) -> R) -> R {
+        let _writer = lock(&self.shared.write);
+        let mut table = Table::clone(&self.shared.tools.load());
+        let out = change(&mut table);
+        if out.changed() {
+            self.shared.tools.store(Arc::new(table));
+            self.shared.changes.send_modify(|count| *count += 1);
+        }
+        out
+    }
+
+    /// Removes the tools named in `remove` and adds `add`, as one change: calls see either
+    /// the old set or the new one. Nothing changes when one of `add` cannot be served or its
+    /// name is taken by a tool not in `remove`.
+    #[cfg(any(feature = "plugins", feature = "mcp"))]
+    pub(crate) fn swap_tools(
+        &self,
+        remove: &[String],
+        add: Vec<Arc<dyn AlephToolDyn>>,
+    ) -> Result<(), RegistryError> {
+        let entries = add
+            .into_iter()
+            .map(|tool| self.served_entry(tool))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.write(|table| {
+            if let Some(taken) = entries.iter().find(|entry| {
+                table.contains_key(&entry.name) && !remove.iter().any(|r| **r == *entry.name)
+            }) {
+                return Err(RegistryError::AlreadyServed {
+                    name: taken.name.to_string(),
+                });
+            }
+            for name in remove {
+                table.remove(name.as_str());
+            }
+            for entry in entries {
+                table.insert(Arc::clone(&entry.name), Arc::new(entry));
+            }
+            Ok(())
+        })
+    }
+
+    /// Serves one more tool: a `#[tool]`'s `…Tool`, a hand-written [`AlephToolDyn`], or an
+    /// `Arc<dyn AlephToolDyn>` built at run time. Calls that start afterwards can reach it.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::AlreadyServed`] when the name is taken (use
+    /// [`replace`](Self::replace) to swap it); [`RegistryError::InvalidDefinition`] when the
+    /// name or schema is unusable; [`RegistryError::MissingState`] when it takes state the
+    /// builder was not given.
+    pub fn add(&self, tool: impl AlephToolDyn) -> Result<(), RegistryError> {
+        let entry = self.served_entry(Arc::new(tool))?;
+        self.write(|table| {
+            if table.contains_key(&entry.name) {
+                return Err(RegistryError::AlreadyServed {
+                    name: entry.name.to_string(),
+                });
+            }
+            table.insert(Arc::clone(&entry.name), Arc::new(entry));
+            Ok(())
+        })
+    }
+
+    /// Serves `tool`, replacing the tool of the same name if there is one. Calls already
+    /// running finish on the tool they started on.
+    ///
+    /// # Errors
+    ///
+    /// As [`add`](Self::add), but for the name being taken; nothing is replaced then.
+    pub fn replace(&self, tool: impl AlephToolDyn) -> Result<ReplaceInfo, RegistryError> {
+        let entry = self.served_entry(Arc::new(tool))?;
+        let tool_name = entry.name.to_string();
+        let was_replaced = self.write(|table| {
+            Ok::<_, RegistryError>(
+                table
+                    .insert(Arc::clone(&entry.name), Arc::new(entry))
+                    .is_some(),
+            )
+        })?;
+        Ok(ReplaceInfo {
+            tool_name,
+            was_replaced,
+        })
+    }
+
+    /// Stops serving the tool called `name`; returns whether there was one. Calls already
+    /// running finish.
+    pub fn remove(&self, name: &str) -> bool {
+        if !self.shared.tools.load().contains_key(name) {
+            return false;
+        }
+        self.write(|table| table.remove(name).is_some())
+    }
+}
