@@ -10,42 +10,127 @@ use syn::{Expr, ExprArray, ExprLit, Ident, Lit, LitStr, Meta, MetaNameValue, Pat
 use crate::errors::Errors;
 use crate::suggest;
 
-const FLAGS: &[&str] = &[
-    "confirm",
-    "read_only",
-    "destructive",
-    "idempotent",
-    "open_world",
-    "strict",
-];
-const VALUED: &[&str] = &[
-    "name",
-    "description",
-    "tags",
-    "category",
-    "timeout",
-    "example",
-    "callers",
-    "register",
-    "crate",
-];
-const ALL: &[&str] = &[
-    "name",
-    "description",
-    "tags",
-    "category",
-    "confirm",
-    "read_only",
-    "destructive",
-    "idempotent",
-    "open_world",
-    "timeout",
-    "example",
-    "callers",
-    "strict",
-    "register",
-    "crate",
-];
+/// Every key `#[tool(...)]` takes. Matches over it are exhaustive: a new key cannot be
+/// forgotten in parsing, in the examples, or in what a flag sets.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Name,
+    Description,
+    Tags,
+    Category,
+    Confirm,
+    ReadOnly,
+    Destructive,
+    Idempotent,
+    OpenWorld,
+    Timeout,
+    Example,
+    Callers,
+    Strict,
+    Register,
+    Crate,
+}
+
+/// What a key is written as: a bare flag or `key = value`.
+enum Form {
+    Flag,
+    Valued,
+}
+
+impl Key {
+    const ALL: [Self; 15] = [
+        Self::Name,
+        Self::Description,
+        Self::Tags,
+        Self::Category,
+        Self::Confirm,
+        Self::ReadOnly,
+        Self::Destructive,
+        Self::Idempotent,
+        Self::OpenWorld,
+        Self::Timeout,
+        Self::Example,
+        Self::Callers,
+        Self::Strict,
+        Self::Register,
+        Self::Crate,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::Description => "description",
+            Self::Tags => "tags",
+            Self::Category => "category",
+            Self::Confirm => "confirm",
+            Self::ReadOnly => "read_only",
+            Self::Destructive => "destructive",
+            Self::Idempotent => "idempotent",
+            Self::OpenWorld => "open_world",
+            Self::Timeout => "timeout",
+            Self::Example => "example",
+            Self::Callers => "callers",
+            Self::Strict => "strict",
+            Self::Register => "register",
+            Self::Crate => "crate",
+        }
+    }
+
+    fn from_str(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|key| key.as_str() == text)
+    }
+
+    fn names() -> Vec<&'static str> {
+        Self::ALL.into_iter().map(Self::as_str).collect()
+    }
+
+    fn form(self) -> Form {
+        match self {
+            Self::Confirm
+            | Self::ReadOnly
+            | Self::Destructive
+            | Self::Idempotent
+            | Self::OpenWorld
+            | Self::Strict => Form::Flag,
+            Self::Name
+            | Self::Description
+            | Self::Tags
+            | Self::Category
+            | Self::Timeout
+            | Self::Example
+            | Self::Callers
+            | Self::Register
+            | Self::Crate => Form::Valued,
+        }
+    }
+
+    /// Whether the key may be given more than once.
+    fn repeatable(self) -> bool {
+        matches!(self, Self::Example)
+    }
+
+    /// How the key is written, for error messages.
+    fn example(self) -> &'static str {
+        match self {
+            Self::Name => "`name = \"web_search\"`",
+            Self::Description => "`description = \"What the tool does\"`",
+            Self::Tags => "`tags = [\"web\", \"search\"]`",
+            Self::Category => "`category = Builtin` (or Mcp, Plugin, Skill)",
+            Self::Timeout => "`timeout = \"10s\"` (units: ms, s, m, h)",
+            Self::Example => "`example = r#\"{\"query\": \"rust\"}\"#`",
+            Self::Callers => "`callers = [human, code_execution]`",
+            Self::Register => "`register = false`",
+            Self::Crate => "`crate = ::my_reexport::aleph_tools`",
+            Self::Confirm => "`confirm`",
+            Self::ReadOnly => "`read_only`",
+            Self::Destructive => "`destructive`",
+            Self::Idempotent => "`idempotent`",
+            Self::OpenWorld => "`open_world`",
+            Self::Strict => "`strict`",
+        }
+    }
+}
+
 const CATEGORIES: &[&str] = &["Builtin", "Mcp", "Plugin", "Skill"];
 const CALLERS: &[&str] = &["human", "code_execution"];
 
@@ -81,10 +166,10 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
             return attrs;
         }
     };
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: HashSet<Key> = HashSet::new();
     for meta in metas {
         let path = meta.path();
-        let Some(key) = path.get_ident().map(ToString::to_string) else {
+        let Some(text) = path.get_ident().map(ToString::to_string) else {
             errors.spanned(
                 path,
                 format!(
@@ -94,116 +179,103 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
             );
             continue;
         };
-        if !ALL.contains(&key.as_str()) {
+        let Some(key) = Key::from_str(&text) else {
             errors.spanned(
                 path,
-                format!("unknown key `{key}`{}", suggest::hint(&key, ALL)),
+                format!(
+                    "unknown key `{text}`{}",
+                    suggest::hint(&text, &Key::names())
+                ),
             );
             continue;
-        }
-        if key != "example" && !seen.insert(key.clone()) {
-            errors.spanned(path, format!("duplicate key `{key}`; give it once"));
+        };
+        if !key.repeatable() && !seen.insert(key) {
+            errors.spanned(path, format!("duplicate key `{text}`; give it once"));
             continue;
         }
-        match meta {
-            Meta::Path(path) => {
-                if FLAGS.contains(&key.as_str()) {
-                    attrs.set_flag(&key, true);
-                } else {
-                    errors.spanned(&path, format!("`{key}` needs a value: {}", example(&key)));
-                }
+        match (meta, key.form()) {
+            (Meta::Path(_), Form::Flag) => attrs.set_flag(key, true),
+            (Meta::Path(path), Form::Valued) => {
+                errors.spanned(&path, format!("`{text}` needs a value: {}", key.example()));
             }
-            Meta::List(list) => {
+            (Meta::List(list), _) => {
                 errors.spanned(
                     &list,
                     format!(
-                        "`{key}(...)` is not a form #[tool] takes; write {}",
-                        example(&key)
+                        "`{text}(...)` is not a form #[tool] takes; write {}",
+                        key.example()
                     ),
                 );
             }
-            Meta::NameValue(nv) => attrs.set_value(&key, &nv, errors),
+            (Meta::NameValue(nv), Form::Flag) => match lit_bool(&nv.value) {
+                Some(b) => attrs.set_flag(key, b),
+                None => errors.spanned(
+                    &nv.value,
+                    format!("`{text}` is a flag: write `{text}` or `{text} = false`"),
+                ),
+            },
+            (Meta::NameValue(nv), Form::Valued) => attrs.set_value(key, &nv, errors),
         }
     }
     attrs
 }
 
-fn example(key: &str) -> &'static str {
-    match key {
-        "name" => "`name = \"web_search\"`",
-        "description" => "`description = \"What the tool does\"`",
-        "tags" => "`tags = [\"web\", \"search\"]`",
-        "category" => "`category = Builtin` (or Mcp, Plugin, Skill)",
-        "timeout" => "`timeout = \"10s\"` (units: ms, s, m, h)",
-        "example" => "`example = r#\"{\"query\": \"rust\"}\"#`",
-        "callers" => "`callers = [human, code_execution]`",
-        "register" => "`register = false`",
-        "crate" => "`crate = ::my_reexport::aleph_tools`",
-        "confirm" => "`confirm`",
-        "read_only" => "`read_only`",
-        "destructive" => "`destructive`",
-        "idempotent" => "`idempotent`",
-        "open_world" => "`open_world`",
-        _ => "`strict`",
-    }
-}
-
 impl ToolAttrs {
-    fn set_flag(&mut self, key: &str, value: bool) {
+    /// Sets what a flag key controls; only flags reach here.
+    fn set_flag(&mut self, key: Key, value: bool) {
         match key {
-            "confirm" => self.confirm = value,
-            "read_only" => self.read_only = Some(value),
-            "destructive" => self.destructive = Some(value),
-            "idempotent" => self.idempotent = Some(value),
-            "open_world" => self.open_world = Some(value),
-            _ => self.strict = value,
+            Key::Confirm => self.confirm = value,
+            Key::ReadOnly => self.read_only = Some(value),
+            Key::Destructive => self.destructive = Some(value),
+            Key::Idempotent => self.idempotent = Some(value),
+            Key::OpenWorld => self.open_world = Some(value),
+            Key::Strict => self.strict = value,
+            Key::Name
+            | Key::Description
+            | Key::Tags
+            | Key::Category
+            | Key::Timeout
+            | Key::Example
+            | Key::Callers
+            | Key::Register
+            | Key::Crate => unreachable!("`{}` is not a flag", key.as_str()),
         }
     }
 
-    fn set_value(&mut self, key: &str, nv: &MetaNameValue, errors: &mut Errors) {
+    /// Sets what a `key = value` key controls; only valued keys reach here.
+    fn set_value(&mut self, key: Key, nv: &MetaNameValue, errors: &mut Errors) {
         let value = &nv.value;
-        if FLAGS.contains(&key) {
-            match lit_bool(value) {
-                Some(b) => self.set_flag(key, b),
-                None => errors.spanned(
-                    value,
-                    format!("`{key}` is a flag: write `{key}` or `{key} = false`"),
-                ),
-            }
-            return;
-        }
-        debug_assert!(VALUED.contains(&key));
         let wrong =
-            |errors: &mut Errors| errors.spanned(value, format!("expected {}", example(key)));
+            |errors: &mut Errors| errors.spanned(value, format!("expected {}", key.example()));
         match key {
-            "name" => match lit_str(value) {
+            Key::Name => match lit_str(value) {
                 Some(s) => self.name = Some(s),
                 None => wrong(errors),
             },
-            "description" => match lit_str(value) {
+            Key::Description => match lit_str(value) {
                 Some(s) if s.value().trim().is_empty() => {
                     errors.spanned(value, "the description is empty; say what the tool does, for the model");
                 }
                 Some(s) => self.description = Some(s),
                 None => wrong(errors),
             },
-            "tags" => match strings(value) {
+            Key::Tags => match strings(value) {
                 Some(tags) => self.tags = tags,
                 None => wrong(errors),
             },
-            "example" => match lit_str(value) {
+            Key::Example => match lit_str(value) {
                 Some(s) => self.examples.push(s),
                 None => wrong(errors),
             },
-            "category" => match word(value) {
+            Key::Category => match word(value) {
                 Some((text, span)) => match CATEGORIES.iter().find(|c| c.eq_ignore_ascii_case(&text)) {
                     Some(c) => self.category = Some(Ident::new(c, span)),
                     None => errors.spanned(value, format!("unknown category `{text}`{}", suggest::hint(&text, CATEGORIES))),
                 },
                 None => wrong(errors),
             },
-            "callers" => self.callers = callers(value, errors),
-            "timeout" => match lit_str(value) {
+            Key::Callers => self.callers = callers(value, errors),
+            Key::Timeout => match lit_str(value) {
                 Some(s) => match parse_duration_ms(&s.value()) {
                     Ok(0) => errors.spanned(value, "a timeout of zero would fail every call; give a positive duration"),
                     Ok(ms) => self.timeout_ms = Some(ms),
@@ -211,11 +283,11 @@ impl ToolAttrs {
                 },
                 None => wrong(errors),
             },
-            "register" => match lit_bool(value) {
+            Key::Register => match lit_bool(value) {
                 Some(b) => self.register = b,
                 None => wrong(errors),
             },
-            _ => match value {
+            Key::Crate => match value {
                 Expr::Path(p) => self.krate = Some(p.path.clone()),
                 Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => match s.parse::<Path>() {
                     Ok(p) => self.krate = Some(p),
@@ -223,6 +295,12 @@ impl ToolAttrs {
                 },
                 _ => wrong(errors),
             },
+            Key::Confirm
+            | Key::ReadOnly
+            | Key::Destructive
+            | Key::Idempotent
+            | Key::OpenWorld
+            | Key::Strict => unreachable!("`{}` is a flag", key.as_str()),
         }
     }
 }
@@ -272,7 +350,7 @@ fn callers(expr: &Expr, errors: &mut Errors) -> Vec<Ident> {
     let mut out = Vec::new();
     for item in items {
         let Some((text, span)) = word(item) else {
-            errors.spanned(item, format!("expected {}", example("callers")));
+            errors.spanned(item, format!("expected {}", Key::Callers.example()));
             continue;
         };
         match text.as_str() {

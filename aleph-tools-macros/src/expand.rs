@@ -127,11 +127,17 @@ pub(crate) fn cfg_attrs(func: &ItemFn) -> Vec<&Attribute> {
         .collect()
 }
 
+/// `::aleph_tools::__private_{version}` (or through `crate = path`): the runtime's module for
+/// this macro's version, so a version mismatch is a compile error, not a misbehaviour.
 pub(crate) fn private_path(attrs: &ToolAttrs) -> TokenStream {
+    let module = format_ident!(
+        "__private_{}",
+        env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_")
+    );
     if let Some(path) = &attrs.krate {
-        quote!(#path::__private)
+        quote!(#path::#module)
     } else {
-        quote!(::aleph_tools::__private)
+        quote!(::aleph_tools::#module)
     }
 }
 

@@ -12,7 +12,8 @@ use crate::docs;
 use crate::errors::Errors;
 use crate::suggest;
 
-/// Injected by type, never part of the schema.
+/// Types injected from the call's context, never part of the schema, when written bare
+/// (`Progress`, as the prelude imports them) or by a path through a crate that exports them.
 const INJECTED: &[&str] = &[
     "State",
     "Progress",
@@ -20,7 +21,9 @@ const INJECTED: &[&str] = &[
     "ToolContext",
     "Caller",
 ];
-const ARG_KEYS: &[&str] = &["default", "inject"];
+/// The crates whose paths name the injected types.
+const INJECTING_CRATES: &[&str] = &["aleph_tools", "tokio_util"];
+const ARG_KEYS: &[&str] = &["default", "inject", "model"];
 /// Types whose schema admits any key, so a strict tool cannot take them.
 const OPEN_TYPES: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map", "Value"];
 
@@ -107,27 +110,22 @@ fn param(
             return None;
         }
     };
-    let (default, inject) = arg_options(attrs, errors);
+    let ArgOptions {
+        default,
+        inject,
+        model,
+    } = arg_options(attrs, errors);
     let ty = (*ty).clone();
-    let kind = if is_context_ref(&ty) {
+    let kind = if model {
+        check_arg_type(&ty, strict, errors);
+        arg_kind(attrs, default)
+    } else if is_context_ref(&ty) {
         ParamKind::ContextRef
     } else if inject || is_injected(&ty) {
         ParamKind::Injected
     } else {
         check_arg_type(&ty, strict, errors);
-        let field_attrs: Vec<Attribute> = attrs
-            .iter()
-            .filter(|a| {
-                docs::is_doc(a) || a.path().is_ident("serde") || a.path().is_ident("schemars")
-            })
-            .cloned()
-            .collect();
-        let documented = !docs::lines(attrs).iter().all(|l| l.trim().is_empty());
-        ParamKind::Arg {
-            field_attrs,
-            documented,
-            default,
-        }
+        arg_kind(attrs, default)
     };
     let injected = !matches!(kind, ParamKind::Arg { .. });
     if let Some(attr) = attrs
@@ -143,15 +141,43 @@ fn param(
     Some(Param { ident, ty, kind })
 }
 
-/// Reads `#[arg(default)]`, `#[arg(default = expr)]` and `#[arg(inject)]`.
-fn arg_options(attrs: &[Attribute], errors: &mut Errors) -> (Option<ArgDefault>, bool) {
+/// A parameter the model fills in: a field of the `Args` struct.
+fn arg_kind(attrs: &[Attribute], default: Option<ArgDefault>) -> ParamKind {
+    let field_attrs: Vec<Attribute> = attrs
+        .iter()
+        .filter(|a| docs::is_doc(a) || a.path().is_ident("serde") || a.path().is_ident("schemars"))
+        .cloned()
+        .collect();
+    let documented = !docs::lines(attrs).iter().all(|l| l.trim().is_empty());
+    ParamKind::Arg {
+        field_attrs,
+        documented,
+        default,
+    }
+}
+
+/// What `#[arg(...)]` said about one parameter.
+struct ArgOptions {
+    default: Option<ArgDefault>,
+    /// `#[arg(inject)]`: built from the context, whatever its type.
+    inject: bool,
+    /// `#[arg(model)]`: an argument the model fills in, whatever its type is called.
+    model: bool,
+}
+
+/// Reads `#[arg(default)]`, `#[arg(default = expr)]`, `#[arg(inject)]` and `#[arg(model)]`.
+fn arg_options(attrs: &[Attribute], errors: &mut Errors) -> ArgOptions {
     let mut default = None;
     let mut inject = false;
+    let mut model = false;
     for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
         let list = match &attr.meta {
             Meta::List(list) => list,
             other => {
-                errors.spanned(other, "write `#[arg(default = ...)]` or `#[arg(inject)]`");
+                errors.spanned(
+                    other,
+                    "write `#[arg(default = ...)]`, `#[arg(inject)]` or `#[arg(model)]`",
+                );
                 continue;
             }
         };
@@ -174,11 +200,22 @@ fn arg_options(attrs: &[Attribute], errors: &mut Errors) -> (Option<ArgDefault>,
                 ("default", Meta::NameValue(nv)) => {
                     default = Some(ArgDefault::Expr(Box::new(nv.value)));
                 }
-                ("inject", Meta::Path(_)) => inject = true,
-                ("default" | "inject", other) => {
+                ("inject", Meta::Path(path)) => {
+                    if model {
+                        errors.spanned(path, "a parameter is either `model` or `inject`, not both");
+                    }
+                    inject = true;
+                }
+                ("model", Meta::Path(path)) => {
+                    if inject {
+                        errors.spanned(path, "a parameter is either `model` or `inject`, not both");
+                    }
+                    model = true;
+                }
+                ("default" | "inject" | "model", other) => {
                     errors.spanned(
                         other,
-                        "write `#[arg(default)]`, `#[arg(default = ...)]` or `#[arg(inject)]`",
+                        "write `#[arg(default)]`, `#[arg(default = ...)]`, `#[arg(inject)]` or `#[arg(model)]`",
                     );
                 }
                 (_, other) => {
@@ -191,7 +228,11 @@ fn arg_options(attrs: &[Attribute], errors: &mut Errors) -> (Option<ArgDefault>,
             }
         }
     }
-    (default, inject)
+    ArgOptions {
+        default,
+        inject,
+        model,
+    }
 }
 
 fn has_default(attr: &Attribute) -> bool {
@@ -216,14 +257,49 @@ fn last_ident(ty: &Type) -> Option<&Ident> {
 fn is_context_ref(ty: &Type) -> bool {
     match ty {
         Type::Reference(r) if r.mutability.is_none() => {
-            last_ident(&r.elem).is_some_and(|i| i == "ToolContext")
+            injected_name(&r.elem).is_some_and(|i| i == "ToolContext")
         }
         _ => false,
     }
 }
 
+/// Whether `ty` names one of the injected types. The type is resolved as far as the tokens
+/// allow: `Progress` written bare, or through `aleph_tools::` (or `tokio_util::` for the
+/// token), is the injected one; `crate::Progress`, `models::Progress` or any other path is a
+/// type of the user's, and so is a `State` without its one type parameter. A bare name the
+/// user defined themselves fails to compile with a note pointing to `#[arg(model)]`.
 fn is_injected(ty: &Type) -> bool {
-    last_ident(ty).is_some_and(|i| INJECTED.iter().any(|name| i == name))
+    injected_name(ty).is_some()
+}
+
+/// The injected type `ty` names, if it names one.
+fn injected_name(ty: &Type) -> Option<&Ident> {
+    let path = match ty {
+        Type::Path(p) if p.qself.is_none() => &p.path,
+        Type::Group(g) => return injected_name(&g.elem),
+        Type::Paren(p) => return injected_name(&p.elem),
+        _ => return None,
+    };
+    let last = path.segments.last()?;
+    let from_known_crate = path.segments.len() == 1 && path.leading_colon.is_none()
+        || path
+            .segments
+            .first()
+            .is_some_and(|first| INJECTING_CRATES.iter().any(|krate| first.ident == krate));
+    if !from_known_crate || !INJECTED.iter().any(|name| last.ident == name) {
+        return None;
+    }
+    let type_params = match &last.arguments {
+        PathArguments::None => 0,
+        PathArguments::AngleBracketed(args) => args
+            .args
+            .iter()
+            .filter(|a| matches!(a, GenericArgument::Type(_)))
+            .count(),
+        PathArguments::Parenthesized(_) => return None,
+    };
+    let expected = usize::from(last.ident == "State");
+    (type_params == expected).then_some(&last.ident)
 }
 
 fn check_arg_type(ty: &Type, strict: bool, errors: &mut Errors) {

@@ -80,7 +80,11 @@ fn bench_tool(
         b.iter_batched(
             || args.clone(),
             |args| {
-                let result = server.call(name, args).into_future().now_or_never().unwrap();
+                let result = server
+                    .call(name, args)
+                    .into_future()
+                    .now_or_never()
+                    .unwrap();
                 assert!(result.success);
                 black_box(result)
             },
@@ -91,7 +95,11 @@ fn bench_tool(
         b.iter_batched(
             || args.clone(),
             |args| {
-                let result = layered.call(name, args).into_future().now_or_never().unwrap();
+                let result = layered
+                    .call(name, args)
+                    .into_future()
+                    .now_or_never()
+                    .unwrap();
                 assert!(result.success);
                 black_box(result)
             },

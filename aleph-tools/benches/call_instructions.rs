@@ -36,7 +36,10 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
-    let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(AddTool)
+        .build()
+        .unwrap();
     let layered = with_audit_and_rate_limit(AlephToolServer::builder().with_tool(AddTool))
         .build()
         .unwrap();
@@ -59,9 +62,19 @@ fn main() {
                         .unwrap()
                         .unwrap(),
                 )),
-                "server" => drop(black_box(server.call("add", args).into_future().now_or_never().unwrap())),
+                "server" => drop(black_box(
+                    server
+                        .call("add", args)
+                        .into_future()
+                        .now_or_never()
+                        .unwrap(),
+                )),
                 "layered" => {
-                    let result = layered.call("add", args).into_future().now_or_never().unwrap();
+                    let result = layered
+                        .call("add", args)
+                        .into_future()
+                        .now_or_never()
+                        .unwrap();
                     assert!(result.success);
                     drop(black_box(result));
                 }

@@ -83,7 +83,10 @@ fn response(provider: Provider) -> Value {
 }
 
 fn round_trip(c: &mut Criterion) {
-    let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(AddTool)
+        .build()
+        .unwrap();
     let mut group = c.benchmark_group("round_trip");
     group.bench_function("server_call", |b| {
         b.iter(|| {

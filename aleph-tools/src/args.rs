@@ -20,7 +20,7 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result
         Value::Object(map) => map,
         Value::Null => Map::new(),
         other => {
-            return Err(ToolError::invalid_arguments(
+            return Err(ToolError::invalid_args(
                 tool,
                 vec![ArgumentProblem::new("", ARGUMENTS_OBJECT).received(describe(&other))],
             ));
@@ -33,7 +33,7 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result
     })
     .map_err(|err| {
         let pointer = failed_key.map_or_else(String::new, |key| pointer(&key));
-        ToolError::invalid_arguments(tool, vec![serde_problem(pointer, &err.to_string())])
+        ToolError::invalid_args(tool, vec![serde_problem(pointer, &err.to_string())])
     })
 }
 

@@ -101,22 +101,25 @@ impl ToolError {
         Self::Execution(message.to_string())
     }
 
-    /// One argument that does not fit: `pointer` names it (`/max_results`, or empty for the
-    /// arguments as a whole) and `expected` says what it should be, as a phrase the model
-    /// reads after "expected" (`a positive number`).
+    /// Arguments that do not fit, each problem naming its argument; several are reported
+    /// together so the model fixes them in one go.
+    ///
+    /// ```
+    /// use aleph_tools::{ArgumentProblem, ToolError};
+    ///
+    /// let error = ToolError::invalid_args("resize", [ArgumentProblem::new("/width", "a positive number")]);
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "invalid arguments for `resize`: `/width`: expected a positive number. Fix the arguments and call `resize` again."
+    /// );
+    /// ```
     pub fn invalid_args(
         tool: impl Into<String>,
-        pointer: impl Into<String>,
-        expected: impl Into<String>,
+        problems: impl IntoIterator<Item = ArgumentProblem>,
     ) -> Self {
-        Self::invalid_arguments(tool, vec![ArgumentProblem::new(pointer, expected)])
-    }
-
-    /// Arguments with several problems, reported together so the model fixes them in one go.
-    pub fn invalid_arguments(tool: impl Into<String>, problems: Vec<ArgumentProblem>) -> Self {
         Self::InvalidArgs {
             tool: tool.into(),
-            problems,
+            problems: problems.into_iter().collect(),
         }
     }
 

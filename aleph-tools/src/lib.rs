@@ -41,16 +41,19 @@ mod patterns;
 #[cfg_attr(docsrs, doc(cfg(feature = "plugins")))]
 pub mod plugin;
 pub mod provider;
-mod registry;
+pub mod registry;
 mod result;
 pub mod schema;
 mod server;
 mod sync;
 mod tool;
 
+/// What `#[tool]`'s expansion names. The module's name carries the crate's version, and the
+/// macro names the module of its own version, so a macro crate and a runtime crate of two
+/// different versions fail to compile together instead of misbehaving.
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_0_1_0;
 
 /// Turns a function into a tool.
 ///
@@ -103,11 +106,10 @@ pub use context::{
     ToolContext,
 };
 pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
-pub use registry::{SourceLocation, ToolRegistration, registered_tools};
-pub use result::{IntoToolOutput, ToolOutput, ToolResult};
-pub use schema::{Coercion, CoercionKind};
 pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
 pub use patterns::PatternError;
+pub use result::{IntoToolOutput, ToolOutput, ToolResult};
+pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
     RepairInfo, RepairStep, ReplaceInfo, ToolCallRequest, ToolFilter, ToolProgressHandler,
@@ -122,8 +124,8 @@ pub use tool::{AlephTool, AlephToolDyn, BoxFuture, ToolAnnotations, ToolCategory
 /// implement it.
 pub mod prelude {
     pub use crate::{
-        AlephTool, AlephToolServer, Caller, CancellationToken, Confirmation, Progress, State,
-        ToolCategory, ToolContext, ToolDefinition, ToolError, ToolFilter, ToolOutput, ToolResult,
-        tool,
+        AlephTool, AlephToolServer, Caller, CancellationToken, Confirmation, ConfirmationRequest,
+        Progress, RegistryError, State, ToolCategory, ToolContext, ToolDefinition, ToolError,
+        ToolErrorKind, ToolFilter, ToolOutput, ToolResult, tool,
     };
 }

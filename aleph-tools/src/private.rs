@@ -1,5 +1,5 @@
-//! What `#[tool]`'s expansion names, under `::aleph_tools::__private`. Not public API: no
-//! semver promise covers anything here.
+//! What `#[tool]`'s expansion names, under `::aleph_tools::__private_{version}`. Not public
+//! API: no semver promise covers anything here.
 
 use std::fmt::Display;
 use std::marker::PhantomData;
@@ -131,3 +131,14 @@ pub struct NoArgs {}
 
 /// Compile-time check that a tool's error type can be shown to the model.
 pub const fn assert_error<E: Display>() {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_module_name_carries_the_crate_version() {
+        // `#[tool]` names `__private_{version}`; rename the module in `lib.rs` with the
+        // version, or every tool fails to compile.
+        assert_eq!(env!("CARGO_PKG_VERSION"), "0.1.0");
+        let _ = crate::__private_0_1_0::assert_error::<String>;
+    }
+}

@@ -1,7 +1,11 @@
-//! Link-time collection of `#[tool]` functions with `inventory`.
+//! The link-time registry: every `#[tool]` function of the program, collected by the
+//! linker with `inventory`.
 //!
 //! Every `#[tool]` without `register = false` submits one [`ToolRegistration`]; the linker
 //! gathers them, and [`registered_tools`] lists them at run time. No hand-written list.
+//! Most programs never look here: [`ToolServerBuilder::with_registry`](crate::ToolServerBuilder::with_registry)
+//! serves them all. A crate's registrations are linked only when the program uses something
+//! of that crate.
 
 use std::fmt;
 use std::sync::Arc;

@@ -81,6 +81,11 @@ fn render(value: &Value) -> Cow<'_, str> {
 ///
 /// Implemented for every `Serialize` type (the value becomes [`ToolOutput::data`]) and for
 /// [`ToolOutput`] itself.
+#[diagnostic::on_unimplemented(
+    message = "a tool cannot return `{Self}`: its output must be `Serialize`",
+    label = "the tool's output type",
+    note = "derive `serde::Serialize` for `{Self}`, or return `aleph_tools::ToolOutput` (text for the model and structured data)"
+)]
 pub trait IntoToolOutput {
     /// Converts the value; fails only when serialization fails.
     ///

@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use aleph_tools::prelude::*;
-use aleph_tools::{AlephToolDyn, BoxFuture, AlephToolServer};
+use aleph_tools::{AlephToolDyn, AlephToolServer, BoxFuture};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};

@@ -48,7 +48,10 @@ fn kinds(coercions: &[Coercion]) -> Vec<(&str, CoercionKind)> {
 
 #[tokio::test]
 async fn repair_is_off_unless_asked_for() {
-    let plain = AlephToolServer::builder().with_tool(ListFilesTool).build().unwrap();
+    let plain = AlephToolServer::builder()
+        .with_tool(ListFilesTool)
+        .build()
+        .unwrap();
     let result = plain
         .call(
             "list_files",

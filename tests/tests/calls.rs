@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use aleph_tools::prelude::*;
 use aleph_tools::ToolServerBuilder;
+use aleph_tools::prelude::*;
 use aleph_tools::{ProgressEvent, RegistryError, ToolErrorKind};
 use serde_json::{Value, json};
 
@@ -271,11 +271,8 @@ async fn cancellation_reaches_a_running_tool() {
     let token = CancellationToken::new();
     let ctx = ToolContext::new().with_cancellation(token.clone());
     let handle = s.clone();
-    let call = tokio::spawn(async move {
-        handle
-            .call("wait_for_cancel", json!({})).context(ctx)
-            .await
-    });
+    let call =
+        tokio::spawn(async move { handle.call("wait_for_cancel", json!({})).context(ctx).await });
     tokio::time::sleep(Duration::from_millis(20)).await;
     token.cancel();
     let result = call.await.unwrap();
@@ -440,7 +437,10 @@ async fn errors_inside_nested_arguments_name_the_exact_position() {
     fn sum(points: Vec<Point>) -> i32 {
         points.iter().map(|p| p.x + p.y).sum()
     }
-    let s = AlephToolServer::builder().with_tool(SumTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(SumTool)
+        .build()
+        .unwrap();
     let ok = s
         .call(
             "sum",
@@ -466,14 +466,20 @@ async fn strict_tools_reject_unknown_arguments_by_name() {
     fn only_x(x: i32) -> i32 {
         x
     }
-    let s = AlephToolServer::builder().with_tool(OnlyXTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(OnlyXTool)
+        .build()
+        .unwrap();
     let (message, _) = failure(&s.call("only_x", json!({ "x": 1, "a/b~c": 2 })).await);
     assert!(
         message.contains("`/a~1b~0c`: expected one of the arguments `x`, received an unknown key"),
         "{message}"
     );
     // Non-strict tools ignore extra keys, as models often send them.
-    let lenient = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
+    let lenient = AlephToolServer::builder()
+        .with_tool(AddTool)
+        .build()
+        .unwrap();
     assert!(
         lenient
             .call("add", json!({ "a": 1, "b": 2, "note": "extra" }))
@@ -522,12 +528,13 @@ async fn the_working_directory_reaches_the_tool() {
     );
     let ctx = ToolContext::new().with_working_dir("/elsewhere");
     assert_eq!(
-        s.call("where_am_i", json!({})).context(ctx)
-            .await
-            .output,
+        s.call("where_am_i", json!({})).context(ctx).await.output,
         json!("/elsewhere")
     );
-    let bare = AlephToolServer::builder().with_tool(WhereAmITool).build().unwrap();
+    let bare = AlephToolServer::builder()
+        .with_tool(WhereAmITool)
+        .build()
+        .unwrap();
     assert_eq!(bare.call("where_am_i", json!({})).await.output, Value::Null);
 }
 
@@ -553,7 +560,10 @@ async fn custom_injected_parameters_and_the_caller() {
     fn tagged(#[arg(inject)] tag: RequestTag, caller: Caller) -> String {
         format!("{} {caller:?}", tag.0)
     }
-    let s = AlephToolServer::builder().with_tool(TaggedTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(TaggedTool)
+        .build()
+        .unwrap();
     assert!(
         TaggedTool.definition().parameters["properties"]
             .as_object()
@@ -598,7 +608,8 @@ async fn allowed_callers_are_enforced() {
         "permission denied for `sandbox_only`: it may not be called by the model in conversation"
     );
     assert!(
-        s.call("sandbox_only", json!({})).context(code())
+        s.call("sandbox_only", json!({}))
+            .context(code())
             .await
             .success
     );
@@ -612,9 +623,5 @@ async fn allowed_callers_are_enforced() {
     assert!(s.call("add", args).await.success, "human only by default");
 
     assert!(s.call("anyone", json!({})).await.success);
-    assert!(
-        s.call("anyone", json!({})).context(code())
-            .await
-            .success
-    );
+    assert!(s.call("anyone", json!({})).context(code()).await.success);
 }

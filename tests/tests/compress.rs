@@ -131,8 +131,8 @@ mod served {
             .with_tool(NumbersTool)
             .with_tool(EssayTool)
             .with_output_limit(50)
-        .build()
-        .unwrap();
+            .build()
+            .unwrap();
         let result = server.call("numbers", json!({ "count": 1000 })).await;
         assert!(result.success);
         assert_eq!(

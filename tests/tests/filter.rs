@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use aleph_tools::prelude::*;
-use aleph_tools::{ConfirmationRequest, FilterError, PatternError, ToolErrorKind, ToolServerBuilder};
+use aleph_tools::{
+    ConfirmationRequest, FilterError, PatternError, ToolErrorKind, ToolServerBuilder,
+};
 use serde_json::json;
 
 /// Read a file.

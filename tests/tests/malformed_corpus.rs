@@ -231,7 +231,10 @@ fn outline(args: &Value) -> String {
 
 #[tokio::test]
 async fn every_malformed_call_fails_cleanly_and_names_its_argument() {
-    let s = AlephToolServer::builder().with_tool(BookFlightTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(BookFlightTool)
+        .build()
+        .unwrap();
     let cases = corpus();
     assert!(cases.len() >= 200, "only {} cases", cases.len());
     for (args, needles) in &cases {
@@ -289,7 +292,10 @@ async fn every_malformed_call_fails_cleanly_and_names_its_argument() {
 
 #[tokio::test]
 async fn malformed_names_fail_cleanly() {
-    let s = AlephToolServer::builder().with_tool(BookFlightTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(BookFlightTool)
+        .build()
+        .unwrap();
     let long = "x".repeat(10_000);
     for name in [
         "",

@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use aleph_tools::mcp::{McpConnection, McpEndpoint, McpError, McpServer};
 use aleph_tools::{
-    ToolContext,
-    AlephToolServer, CancellationToken, ProgressEvent, ToolCategory, ToolErrorKind, ToolFilter,
-    ToolResult,
+    AlephToolServer, CancellationToken, ProgressEvent, ToolCategory, ToolContext, ToolErrorKind,
+    ToolFilter, ToolResult,
 };
 use aleph_tools_tests::{interop_peers, mcp_test_server};
 use serde_json::{Value, json};
@@ -100,7 +99,9 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
         echoed.success && text(&echoed).contains("hello"),
         "{echoed:?}"
     );
-    let repaired = server.call("Everything_Get_Sum", json!({ "a": 1, "b": 1 })).await;
+    let repaired = server
+        .call("Everything_Get_Sum", json!({ "a": 1, "b": 1 }))
+        .await;
     let repair = repaired.repair.clone();
     assert!(repaired.success, "{repaired:?}");
     assert_eq!(
@@ -172,7 +173,11 @@ async fn everything_servers_images_structured_content_and_progress_come_through(
         }
     });
     let long = server
-        .call("everything_trigger-long-running-operation", json!({ "duration": 0.3, "steps": 3 })).context(ctx)
+        .call(
+            "everything_trigger-long-running-operation",
+            json!({ "duration": 0.3, "steps": 3 }),
+        )
+        .context(ctx)
         .await;
     assert!(long.success, "{long:?}");
     eventually("three progress events arrived", || {
@@ -200,13 +205,16 @@ async fn killing_the_server_mid_call_gives_an_error_result_and_reconnect_brings_
 
     let started = Arc::new(tokio::sync::Notify::new());
     let notify = Arc::clone(&started);
-    let ctx = ToolContext::new()
-        .with_progress(move |_, _| notify.notify_one());
+    let ctx = ToolContext::new().with_progress(move |_, _| notify.notify_one());
     let call = tokio::spawn({
         let server = server.clone();
         async move {
             server
-                .call("ev_trigger-long-running-operation", json!({ "duration": 30, "steps": 30 })).context(ctx)
+                .call(
+                    "ev_trigger-long-running-operation",
+                    json!({ "duration": 30, "steps": 30 }),
+                )
+                .context(ctx)
                 .await
         }
     });
@@ -293,7 +301,11 @@ async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
         .with_cancellation(cancel)
         .with_progress(move |_, _| trigger.cancel());
     let slow = server
-        .call("ours_slow", json!({ "steps": 200, "marker": marker.path().display().to_string() })).context(ctx)
+        .call(
+            "ours_slow",
+            json!({ "steps": 200, "marker": marker.path().display().to_string() }),
+        )
+        .context(ctx)
         .await;
     assert_eq!(slow.error_kind, Some(ToolErrorKind::Cancelled), "{slow:?}");
     eventually("the remote tool saw the cancellation", || {

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use aleph_tools::ToolErrorKind;
 use aleph_tools::middleware::{
-    Hook,
-    self, ConcurrencyLimit, HookPriority, Middleware, Next, ObservedCall, Permission, Rate,
+    self, ConcurrencyLimit, Hook, HookPriority, Middleware, Next, ObservedCall, Permission, Rate,
     RateLimit, ToolCall,
 };
 use aleph_tools::prelude::*;
@@ -73,13 +72,16 @@ async fn layers_run_in_the_order_added_and_unwind_in_reverse() {
         .with_middleware(recorder("c", &log))
         .build()
         .unwrap();
-    s.add_hook(Hook::interceptor(HookPriority::Normal, move |call: ToolCall| {
-        let log = Arc::clone(&tool_log);
-        async move {
-            log.lock().unwrap().push("hook".to_owned());
-            Ok(call)
-        }
-    }));
+    s.add_hook(Hook::interceptor(
+        HookPriority::Normal,
+        move |call: ToolCall| {
+            let log = Arc::clone(&tool_log);
+            async move {
+                log.lock().unwrap().push("hook".to_owned());
+                Ok(call)
+            }
+        },
+    ));
     let result = s.call("echo", json!({ "text": "hi" })).await;
     assert!(result.success);
     assert_eq!(entries(&log), ["a>", "b>", "c>", "hook", "<c", "<b", "<a"]);
@@ -178,16 +180,19 @@ async fn permission_requires_capabilities_by_name_and_by_tag() {
     );
     let granted = ToolContext::new().with_capabilities(["fs:write"]);
     let ok = s
-        .call("delete_file", json!({ "path": "x" })).context(granted.clone())
+        .call("delete_file", json!({ "path": "x" }))
+        .context(granted.clone())
         .await;
     assert!(ok.success, "{ok:?}");
     let echo = s
-        .call("echo", json!({ "text": "x" })).context(granted)
+        .call("echo", json!({ "text": "x" }))
+        .context(granted)
         .await;
     assert!(echo.error.unwrap().contains("`audit:echo`"));
     let both = ToolContext::new().with_capabilities(["fs:write", "audit:echo"]);
     assert!(
-        s.call("echo", json!({ "text": "x" })).context(both)
+        s.call("echo", json!({ "text": "x" }))
+            .context(both)
             .await
             .success
     );
@@ -254,11 +259,13 @@ async fn per_tool_and_global_rates_count_separately() {
 
 #[tokio::test]
 async fn a_huge_rate_never_refuses() {
-    let s = AlephToolServer::builder().with_tool(EchoTool).with_middleware(
-        RateLimit::new()
-            .global(Rate::per_second(u32::MAX))
-            .per_tool(Rate::new(u32::MAX, Duration::from_nanos(1))),
-    )
+    let s = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .with_middleware(
+            RateLimit::new()
+                .global(Rate::per_second(u32::MAX))
+                .per_tool(Rate::new(u32::MAX, Duration::from_nanos(1))),
+        )
         .build()
         .unwrap();
     for _ in 0..1_000 {
@@ -322,10 +329,7 @@ async fn the_global_limit_covers_every_tool() {
     let waiter = {
         let s = s.clone();
         let ctx = ToolContext::new().with_cancellation(token.clone());
-        tokio::spawn(async move {
-            s.call("echo", json!({ "text": "x" })).context(ctx)
-                .await
-        })
+        tokio::spawn(async move { s.call("echo", json!({ "text": "x" })).context(ctx).await })
     };
     tokio::time::sleep(Duration::from_millis(20)).await;
     token.cancel();
@@ -354,7 +358,10 @@ async fn a_zero_concurrency_limit_refuses() {
 
 #[tokio::test]
 async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
-    let s = AlephToolServer::builder().with_tool(EchoTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .build()
+        .unwrap();
     for (priority, tag) in [
         (HookPriority::Low, "low"),
         (HookPriority::Normal, "normal-1"),
@@ -362,11 +369,14 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         (HookPriority::Normal, "normal-2"),
         (HookPriority::High, "high"),
     ] {
-        s.add_hook(Hook::interceptor(priority, move |mut call: ToolCall| async move {
-            let text = format!("{} {tag}", call.arguments()["text"].as_str().unwrap());
-            call.arguments_mut()["text"] = Value::String(text);
-            Ok(call)
-        }));
+        s.add_hook(Hook::interceptor(
+            priority,
+            move |mut call: ToolCall| async move {
+                let text = format!("{} {tag}", call.arguments()["text"].as_str().unwrap());
+                call.arguments_mut()["text"] = Value::String(text);
+                Ok(call)
+            },
+        ));
     }
     let result = s.call("echo", json!({ "text": "start" })).await;
     assert_eq!(
@@ -374,19 +384,22 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         json!("start system high normal-1 normal-2 low")
     );
 
-    let blocker = s.add_hook(Hook::interceptor(HookPriority::System, |call: ToolCall| async move {
-        if call.arguments()["text"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("forbidden"))
-        {
-            Err(ToolError::permission_denied(
-                call.name(),
-                "a hook refused it",
-            ))
-        } else {
-            Ok(call)
-        }
-    }));
+    let blocker = s.add_hook(Hook::interceptor(
+        HookPriority::System,
+        |call: ToolCall| async move {
+            if call.arguments()["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("forbidden"))
+            {
+                Err(ToolError::permission_denied(
+                    call.name(),
+                    "a hook refused it",
+                ))
+            } else {
+                Ok(call)
+            }
+        },
+    ));
     let refused = s.call("echo", json!({ "text": "forbidden" })).await;
     assert_eq!(
         refused.error.as_deref(),
@@ -399,7 +412,10 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
 
 #[tokio::test]
 async fn the_first_resolver_with_an_answer_wins_and_the_tool_does_not_run() {
-    let s = AlephToolServer::builder().with_tool(EchoTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .build()
+        .unwrap();
     s.add_hook(Hook::resolver(HookPriority::Normal, |call: &ToolCall| {
         let hit = call.arguments()["text"] == "cached";
         async move { hit.then(|| ToolOutput::text("from normal")) }
@@ -408,7 +424,9 @@ async fn the_first_resolver_with_an_answer_wins_and_the_tool_does_not_run() {
         let hit = call.arguments()["text"] == "cached";
         async move { hit.then(|| ToolOutput::text("from high")) }
     }));
-    s.add_hook(Hook::resolver(HookPriority::System, |_: &ToolCall| async { None }));
+    s.add_hook(Hook::resolver(HookPriority::System, |_: &ToolCall| async {
+        None
+    }));
     assert_eq!(
         s.call("echo", json!({ "text": "cached" })).await.output,
         json!("from high")
@@ -428,28 +446,38 @@ async fn observers_hear_every_outcome_and_their_failures_go_nowhere() {
         .with_tool(DeleteFileTool)
         .build()
         .unwrap();
-    s.add_hook(Hook::observer(HookPriority::Normal, move |call: Arc<ObservedCall>| {
-        let sink = Arc::clone(&sink);
-        async move {
-            sink.lock()
-                .unwrap()
-                .push((call.tool.clone(), call.outcome.is_ok()));
-            Ok(())
-        }
-    }));
-    s.add_hook(Hook::observer(HookPriority::Normal, |_: Arc<ObservedCall>| async {
-        Err("the observer's backend is down".into())
-    }));
-    s.add_hook(Hook::observer(HookPriority::Low, |_: Arc<ObservedCall>| async {
-        panic!("an observer that panics");
-    }));
-    s.add_hook(Hook::interceptor(HookPriority::Normal, |call: ToolCall| async move {
-        if call.name() == "delete_file" {
-            Err(ToolError::permission_denied(call.name(), "not today"))
-        } else {
-            Ok(call)
-        }
-    }));
+    s.add_hook(Hook::observer(
+        HookPriority::Normal,
+        move |call: Arc<ObservedCall>| {
+            let sink = Arc::clone(&sink);
+            async move {
+                sink.lock()
+                    .unwrap()
+                    .push((call.tool.clone(), call.outcome.is_ok()));
+                Ok(())
+            }
+        },
+    ));
+    s.add_hook(Hook::observer(
+        HookPriority::Normal,
+        |_: Arc<ObservedCall>| async { Err("the observer's backend is down".into()) },
+    ));
+    s.add_hook(Hook::observer(
+        HookPriority::Low,
+        |_: Arc<ObservedCall>| async {
+            panic!("an observer that panics");
+        },
+    ));
+    s.add_hook(Hook::interceptor(
+        HookPriority::Normal,
+        |call: ToolCall| async move {
+            if call.name() == "delete_file" {
+                Err(ToolError::permission_denied(call.name(), "not today"))
+            } else {
+                Ok(call)
+            }
+        },
+    ));
     assert!(s.call("echo", json!({ "text": "a" })).await.success);
     assert!(!s.call("delete_file", json!({ "path": "a" })).await.success);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

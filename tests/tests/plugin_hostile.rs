@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use aleph_tools::plugin::{PluginManager, PluginsConfig, PluginStatus, WasmConfig};
-use aleph_tools::{ToolErrorKind, AlephToolServer};
+use aleph_tools::plugin::{PluginManager, PluginStatus, PluginsConfig, WasmConfig};
+use aleph_tools::{AlephToolServer, ToolErrorKind};
 use aleph_tools_tests::{copy_dir, example_plugins};
 use serde_json::json;
 
@@ -213,7 +213,10 @@ async fn the_server_timeout_and_cancellation_stop_a_running_plugin() {
     wasm.pool_size = 1;
     // The server's own timeout drops the call; the plugin is interrupted, so the one
     // instance of the pool is free again long before the plugin's 60 s.
-    let server = AlephToolServer::builder().with_default_timeout(Duration::from_millis(300)).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_default_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
     let (_root, server, _manager) = setup_on(&server, wasm);
     let timed_out = server.call("spin", json!({})).await;
     assert_eq!(timed_out.error_kind, Some(ToolErrorKind::Timeout));
@@ -308,8 +311,7 @@ async fn an_unused_network_grant_changes_nothing() {
     )
     .unwrap();
     let server = AlephToolServer::new().clone();
-    let manager =
-        PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
     manager.load(&dir).unwrap();
     let result = server
         .call("slugify", json!({ "text": "Granted, unused" }))

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use aleph_tools::middleware::HookPriority;
 use aleph_tools::plugin::{
-    PluginManager, PluginsConfig, HookKind, PluginKind, PluginManifest, PluginStatus,
-    PromptScope, SchemaSource,
+    HookKind, PluginKind, PluginManager, PluginManifest, PluginStatus, PluginsConfig, PromptScope,
+    SchemaSource,
 };
 use aleph_tools::prelude::*;
 
@@ -475,8 +475,7 @@ fn bad_plugins_cost_only_themselves() {
         }
     }
     let server = AlephToolServer::new();
-    let manager =
-        PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
     assert_eq!(manager.discover().len(), 4);
     let report = manager.load_all();
     assert_eq!(report.loaded, ["good"]);
@@ -533,7 +532,7 @@ fn the_plugins_config_reads_from_an_application_config() {
         PluginsConfig::default().search_paths,
         PluginsConfig::standard_paths()
     );
-    let bad = PluginsConfig::from_toml("[plugins.runtimes.wasm]\nmemory_limit = \"lots\"\n")
-        .unwrap_err();
+    let bad =
+        PluginsConfig::from_toml("[plugins.runtimes.wasm]\nmemory_limit = \"lots\"\n").unwrap_err();
     assert!(bad.to_string().contains("not a size"), "{bad}");
 }

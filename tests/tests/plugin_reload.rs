@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use aleph_tools::plugin::{PluginManager, PluginsConfig, PluginStatus};
+use aleph_tools::plugin::{PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools::prelude::*;
-use aleph_tools::{ToolErrorKind, AlephToolServer};
+use aleph_tools::{AlephToolServer, ToolErrorKind};
 use aleph_tools_tests::{copy_dir, example_plugins};
 use serde_json::json;
 
@@ -75,9 +75,11 @@ async fn plugins_reload_from_disk_while_calls_run() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("text-tools");
     copy_dir(&example_plugins().join("text-tools"), &dir);
-    let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
-    let manager =
-        PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
+    let server = AlephToolServer::builder()
+        .with_tool(AddTool)
+        .build()
+        .unwrap();
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
     assert_eq!(manager.load_all().loaded, ["text-tools"]);
     let _watcher = manager.watch_with(Duration::from_millis(100)).unwrap();
     let changes = server.watch_tools();

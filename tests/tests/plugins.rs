@@ -6,9 +6,9 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use aleph_tools::plugin::{PluginManager, PluginsConfig, PluginKind, PluginStatus};
+use aleph_tools::plugin::{PluginKind, PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools::prelude::*;
-use aleph_tools::{ToolErrorKind, AlephToolServer};
+use aleph_tools::{AlephToolServer, ToolErrorKind};
 use aleph_tools_tests::{copy_dir, example_plugins};
 use serde_json::json;
 
@@ -49,7 +49,10 @@ fn serve(names: &[&str]) -> (tempfile::TempDir, AlephToolServer, PluginManager) 
 #[tokio::test(flavor = "multi_thread")]
 async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     let root = plugins_dir(&["text-tools", "http-fetch"]);
-    let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(AddTool)
+        .build()
+        .unwrap();
     let manager = manager(&server, root.path());
 
     let found: Vec<PathBuf> = manager.discover();

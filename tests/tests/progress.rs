@@ -97,11 +97,8 @@ async fn callbacks_hear_start_chunks_progress_and_result() {
     set_tool_progress_handler(Some(global_log.clone()));
     let own = Arc::new(Mutex::new(0));
     let seen = Arc::clone(&own);
-    let ctx = ToolContext::new()
-        .with_progress(move |_, _| *seen.lock().unwrap() += 1);
-    server
-        .call("count", json!({ "to": 1 })).context(ctx)
-        .await;
+    let ctx = ToolContext::new().with_progress(move |_, _| *seen.lock().unwrap() += 1);
+    server.call("count", json!({ "to": 1 })).context(ctx).await;
     assert_eq!(*own.lock().unwrap(), 2, "one progress report and one chunk");
     assert_eq!(server_log.take().len(), 4);
     let global = global_log.take();

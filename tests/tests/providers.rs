@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aleph_tools::prelude::*;
 use aleph_tools::ToolServerBuilder;
+use aleph_tools::prelude::*;
 use aleph_tools::provider::{Provider, SizeReport, estimate_tokens};
 use aleph_tools::schema::Dialect;
 use aleph_tools::{CoercionKind, RegistryError, ToolErrorKind, ToolFilter};
@@ -239,7 +239,9 @@ fn mcp_tools_carry_output_schemas_and_annotations() {
 #[test]
 fn filtered_tools_are_left_out_of_every_list() {
     let server = builder()
-        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap()).build().unwrap();
+        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap())
+        .build()
+        .unwrap();
     for provider in Provider::ALL {
         let tools = server.tools_for(provider).unwrap();
         assert!(
@@ -290,7 +292,10 @@ fn a_recursive_tool_is_an_error_for_gemini_only() {
     fn store_tree(root: Node) -> usize {
         root.children.len() + usize::from(!root.name.is_empty())
     }
-    let server = AlephToolServer::builder().with_tool(StoreTreeTool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(StoreTreeTool)
+        .build()
+        .unwrap();
     let err = server.tools_for(Provider::Gemini).unwrap_err();
     assert_eq!(err.tool, "store_tree");
     assert!(err.to_string().contains("recursive type `Node`"), "{err}");
@@ -583,7 +588,9 @@ async fn the_whole_pipeline_applies_filter_and_confirmation() {
     }
     let server = builder()
         .with_tool(WipeTool)
-        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap()).build().unwrap();
+        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap())
+        .build()
+        .unwrap();
     let response = json!({ "output": [
         { "type": "function_call", "call_id": "c1", "name": "label", "arguments": "{\"id\":\"d\",\"labels\":{}}" },
         { "type": "function_call", "call_id": "c2", "name": "wipe", "arguments": "{}" }

@@ -61,7 +61,10 @@ fn duplicate_names_fail_from_registry_with_both_locations() {
 
 #[test]
 fn the_tools_themselves_still_work_one_by_one() {
-    let server = AlephToolServer::builder().with_tool(first::LookupTool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(first::LookupTool)
+        .build()
+        .unwrap();
     assert_eq!(server.len(), 1);
     let replaced = server.replace(second::FindTool).unwrap();
     assert!(replaced.was_replaced);

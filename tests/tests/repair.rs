@@ -1,7 +1,7 @@
 //! Name repair: each step, ambiguity, and what is never repaired.
 
-use aleph_tools::prelude::*;
 use aleph_tools::ToolServerBuilder;
+use aleph_tools::prelude::*;
 use aleph_tools::{RepairStep, ToolErrorKind};
 use serde_json::json;
 

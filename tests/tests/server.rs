@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aleph_tools::prelude::*;
-use aleph_tools::{AlephToolDyn, BoxFuture, RegistryError, ToolOutput, registered_tools};
+use aleph_tools::registry::registered_tools;
+use aleph_tools::{AlephToolDyn, BoxFuture, RegistryError, ToolOutput};
 use serde_json::{Value, json};
 
 /// Echo the text back.
@@ -114,9 +115,7 @@ async fn add_remove_and_replace() {
         })
     );
 
-    let info = server
-        .replace(constant("echo", json!("replaced")))
-        .unwrap();
+    let info = server.replace(constant("echo", json!("replaced"))).unwrap();
     assert_eq!(info.tool_name, "echo");
     assert!(info.was_replaced);
     assert_eq!(
@@ -201,7 +200,10 @@ async fn a_dyn_tool_that_panics_before_returning_its_future_is_contained() {
             panic!("not even a future")
         }
     }
-    let server = AlephToolServer::builder().with_tool(EchoTool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .build()
+        .unwrap();
     server.add(PanicsEarly).unwrap();
     let result = server.call("panics_early", json!({})).await;
     assert_eq!(
@@ -218,7 +220,10 @@ async fn a_dyn_tool_that_panics_before_returning_its_future_is_contained() {
 
 #[tokio::test]
 async fn handles_share_one_table() {
-    let server = AlephToolServer::builder().with_tool(EchoTool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .build()
+        .unwrap();
     let handle = server.clone();
     let spawned = tokio::spawn({
         let handle = handle.clone();
@@ -242,7 +247,10 @@ async fn a_call_in_flight_finishes_on_the_tool_it_started_on() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         "v1"
     }
-    let server = AlephToolServer::builder().with_tool(SlowV1Tool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(SlowV1Tool)
+        .build()
+        .unwrap();
     let handle = server.clone();
     let in_flight = tokio::spawn(async move { handle.call("slow", json!({})).await });
     tokio::time::sleep(Duration::from_millis(20)).await;

@@ -69,7 +69,10 @@ async fn a_complete_server_builds_and_serves() {
 
 #[tokio::test]
 async fn after_build_added_tools_are_checked_too() {
-    let s = AlephToolServer::builder().with_state(Clock).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_state(Clock)
+        .build()
+        .unwrap();
     let err = s.add(QueryTool).unwrap_err();
     assert!(matches!(err, RegistryError::MissingState { .. }), "{err}");
     let err = s.replace(QueryTool).unwrap_err();
@@ -86,10 +89,18 @@ impl aleph_tools::AlephToolDyn for Undeclared {
     }
 
     fn definition(&self) -> ToolDefinition {
-        ToolDefinition::new("undeclared", "Reads state it does not declare.", json!({ "type": "object" }))
+        ToolDefinition::new(
+            "undeclared",
+            "Reads state it does not declare.",
+            json!({ "type": "object" }),
+        )
     }
 
-    fn call<'a>(&'a self, _args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let db = State::<Database>::from_tool_context(ctx)?;
             Ok(ToolOutput::text(db.name))
@@ -99,7 +110,10 @@ impl aleph_tools::AlephToolDyn for Undeclared {
 
 #[tokio::test]
 async fn state_a_tool_does_not_declare_fails_its_call_clearly() {
-    let s = AlephToolServer::builder().with_dyn_tool(Undeclared).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_dyn_tool(Undeclared)
+        .build()
+        .unwrap();
     let result = s.call("undeclared", json!({})).await;
     assert_eq!(result.error_kind, Some(ToolErrorKind::MissingState));
     assert!(result.error.unwrap().contains("with_state"));

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use aleph_tools::prelude::*;
 use aleph_tools::ToolServerBuilder;
+use aleph_tools::prelude::*;
 use aleph_tools::{AlephToolDyn, ArgumentProblem, BoxFuture, RegistryError, ToolErrorKind};
 use serde_json::{Value, json};
 
@@ -110,7 +110,10 @@ async fn null_means_no_arguments_and_other_non_objects_are_refused() {
     fn ping() -> &'static str {
         "pong"
     }
-    let s = AlephToolServer::builder().with_tool(PingTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(PingTool)
+        .build()
+        .unwrap();
     assert!(s.call("ping", Value::Null).await.success);
     let message = problems(&s.call("ping", json!(["x"])).await);
     assert!(
@@ -256,7 +259,10 @@ fn even_word(word: Even) -> bool {
 
 #[tokio::test]
 async fn deserialization_errors_past_the_schema_use_the_same_format() {
-    let s = AlephToolServer::builder().with_tool(EvenWordTool).build().unwrap();
+    let s = AlephToolServer::builder()
+        .with_tool(EvenWordTool)
+        .build()
+        .unwrap();
     assert!(s.call("even_word", json!({ "word": "ab" })).await.success);
     let message = problems(&s.call("even_word", json!({ "word": "abc" })).await);
     assert_eq!(
@@ -275,7 +281,7 @@ fn argument_problems_render_and_serialize() {
         problem.to_string(),
         "`/limit`: expected a positive number, received the number -1; allowed: 1, 2"
     );
-    let error = ToolError::invalid_arguments("t", vec![problem.clone()]);
+    let error = ToolError::invalid_args("t", vec![problem.clone()]);
     assert_eq!(
         error.to_string(),
         "invalid arguments for `t`: `/limit`: expected a positive number, received the number -1; allowed: 1, 2. Fix the arguments and call `t` again."
@@ -308,7 +314,10 @@ fn search_nulls(
 
 #[tokio::test]
 async fn null_for_an_optional_argument_means_absent() {
-    let server = AlephToolServer::builder().with_tool(SearchNullsTool).build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_tool(SearchNullsTool)
+        .build()
+        .unwrap();
     // Strict mode sends every argument; the optional ones it leaves out come as null.
     let result = server
         .call(

@@ -1,8 +1,8 @@
 //! The tool the benchmarks measure, the hand-written floor they compare it with, and
 //! the layered server they measure beside the plain one.
 
-use aleph_tools::middleware::{Audit, Rate, RateLimit};
 use aleph_tools::ToolServerBuilder;
+use aleph_tools::middleware::{Audit, Rate, RateLimit};
 use aleph_tools::prelude::*;
 use serde_json::Value;
 

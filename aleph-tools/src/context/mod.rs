@@ -406,8 +406,16 @@ impl Progress {
 /// A value a tool can take as a parameter, built from the call's [`ToolContext`] instead of
 /// from the model's arguments.
 ///
-/// `#[tool]` recognises [`State<T>`], [`Progress`], [`CancellationToken`] and `ToolContext`
-/// by type; mark a parameter `#[arg(inject)]` to inject any other implementor.
+/// `#[tool]` recognises [`State<T>`], [`Progress`], [`CancellationToken`], [`Caller`] and
+/// `&ToolContext` by type, written bare or through `aleph_tools::`; mark a parameter
+/// `#[arg(inject)]` to inject any other implementor, or `#[arg(model)]` to make a type of
+/// your own that shares one of those names an argument the model fills in.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be injected into a tool from the call's context",
+    label = "injected because of its type name",
+    note = "`State<T>`, `Progress`, `CancellationToken`, `Caller` and `&ToolContext` parameters are injected; if `{Self}` is your own type for the model to fill in, mark the parameter `#[arg(model)]`",
+    note = "to inject a type of your own, implement `aleph_tools::FromToolContext` for it and mark the parameter `#[arg(inject)]`"
+)]
 pub trait FromToolContext: Sized {
     /// Builds the value.
     ///

@@ -19,7 +19,7 @@ pub(super) fn resolve(
 ) -> Result<PathBuf, ToolError> {
     let shown = path.display().to_string();
     let invalid = |expected: String, received: String| {
-        ToolError::invalid_arguments(
+        ToolError::invalid_args(
             tool,
             vec![ArgumentProblem::new("", expected).received(received)],
         )

@@ -24,7 +24,7 @@ use super::McpError;
 use super::convert::{definition_from_mcp, output_from_mcp};
 use super::names::local_names;
 use crate::tool::{AlephToolDyn, BoxFuture, ToolDefinition};
-use crate::{Progress, RegistryError, ToolContext, ToolError, ToolOutput, AlephToolServer};
+use crate::{AlephToolServer, Progress, RegistryError, ToolContext, ToolError, ToolOutput};
 
 /// Where an MCP server is: a command that speaks MCP on its stdin and stdout, or a
 /// streamable HTTP URL.
@@ -517,8 +517,7 @@ struct Remote {
 
 impl Remote {
     fn current(&self) -> Option<Arc<Link>> {
-        sync::read(&self.link)
-            .clone()
+        sync::read(&self.link).clone()
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, Progress>> {
@@ -755,7 +754,6 @@ impl Drop for ForgetCall<'_> {
 
 /// How long progress is still routed to a call after its result came.
 const LATE_PROGRESS: std::time::Duration = std::time::Duration::from_millis(200);
-
 
 impl AlephToolDyn for McpToolWrapper {
     fn name(&self) -> &str {

@@ -266,7 +266,11 @@ mod tests {
     #[test]
     fn an_extensions_table_is_refused_by_name() {
         let err = PluginsConfig::from_toml("[extensions]\nhot_reload = false\n").unwrap_err();
-        assert!(err.to_string().contains("rename `[extensions]` to `[plugins]`"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("rename `[extensions]` to `[plugins]`"),
+            "{err}"
+        );
     }
 
     #[test]

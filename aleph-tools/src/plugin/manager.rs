@@ -443,7 +443,9 @@ impl Inner {
         if !self.config.runtimes.wasm.enabled {
             return Err(PluginError::Load {
                 plugin: manifest.manifest.plugin.id.clone(),
-                message: "WebAssembly plugins are turned off (`[plugins.runtimes.wasm] enabled = false`)".into(),
+                message:
+                    "WebAssembly plugins are turned off (`[plugins.runtimes.wasm] enabled = false`)"
+                        .into(),
             });
         }
         let code = self.runtime.load(&manifest)?;

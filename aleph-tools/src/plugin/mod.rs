@@ -30,7 +30,7 @@ mod wasm;
 pub use build::DESCRIBE_EXPORT;
 pub use config::{ByteSize, PluginsConfig, RuntimesConfig, WasmConfig};
 pub use error::PluginError;
-pub use manager::{PluginManager, LoadReport, PluginInfo, PluginStatus};
+pub use manager::{LoadReport, PluginInfo, PluginManager, PluginStatus};
 pub use manifest::{
     ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,
     LoadedManifest, MANIFEST_FILES, ManifestError, ManifestProblem, Mount, PLUGIN_API_VERSION,

@@ -483,8 +483,7 @@ impl Stop {
     }
 
     fn is_finished(&self) -> bool {
-        lock(&self.state)
-            .finished
+        lock(&self.state).finished
     }
 }
 

@@ -94,7 +94,7 @@ impl AlephToolServer {
             Err(bad) => {
                 let problem =
                     ArgumentProblem::new("", "a JSON object").received(bad.received.clone());
-                let error = ToolError::invalid_arguments(&call.name, vec![problem]);
+                let error = ToolError::invalid_args(&call.name, vec![problem]);
                 (ToolResult::err(&error, Duration::ZERO), None)
             }
         }

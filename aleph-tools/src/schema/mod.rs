@@ -2,7 +2,7 @@
 //! (`$schema`, the root `title`), and cached for the life of the process; checking
 //! arguments against them, and repairing arguments a model got nearly right.
 
-mod coerce;
+pub(crate) mod coerce;
 mod dialect;
 mod validate;
 
@@ -10,14 +10,13 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use crate::sync;
-
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-pub use self::coerce::{Coercion, CoercionKind};
-pub(crate) use self::coerce::{coerce, drop_absent_nulls};
+use crate::sync;
+
+pub(crate) use self::coerce::{Coercion, coerce, drop_absent_nulls};
 pub use self::dialect::{Dialect, DialectError, Refs};
 pub(crate) use self::validate::ArgumentValidator;
 
@@ -66,9 +65,7 @@ pub fn arguments_schema_for<T: JsonSchema + ?Sized + 'static>() -> Arc<Value> {
 
 fn cached<T: JsonSchema + ?Sized + 'static>(use_: Use) -> Arc<Value> {
     let key = (TypeId::of::<T>(), use_);
-    if let Some(found) = sync::read(&cache())
-        .get(&key)
-    {
+    if let Some(found) = sync::read(&cache()).get(&key) {
         return Arc::clone(found);
     }
     // Generate outside the lock: schemars may call back into user `JsonSchema` impls.

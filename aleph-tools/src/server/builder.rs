@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::table::{Table, checked_entry};
-use super::{ActiveFilter, AlephToolServer, ConfirmationHandler, Settings, ToolFilter, ToolProgressHandler};
+use super::{
+    ActiveFilter, AlephToolServer, ConfirmationHandler, Settings, ToolFilter, ToolProgressHandler,
+};
 use crate::error::RegistryError;
 use crate::middleware::{DynMiddleware, Middleware};
 use crate::names::is_valid_tool_name;
@@ -120,7 +122,10 @@ impl ToolServerBuilder {
     /// Restricts the paths tools resolve with
     /// [`ToolContext::resolve_path`](crate::ToolContext::resolve_path) to these directories,
     /// for calls whose context sets none.
-    pub fn with_allowed_paths(mut self, dirs: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
+    pub fn with_allowed_paths(
+        mut self,
+        dirs: impl IntoIterator<Item = impl Into<PathBuf>>,
+    ) -> Self {
         self.settings.allowed_paths = Some(dirs.into_iter().map(Into::into).collect());
         self
     }

@@ -136,7 +136,7 @@ impl AlephToolServer {
                 checked = entry.validator.check(schema, &args);
             }
         }
-        checked.map_err(|problems| ToolError::invalid_arguments(&*entry.name, problems))?;
+        checked.map_err(|problems| ToolError::invalid_args(&*entry.name, problems))?;
         Ok(args)
     }
 

@@ -34,8 +34,8 @@ use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
 pub use self::repair::{RepairInfo, RepairStep};
-use self::table::{Entry, Table};
 pub use self::table::ReplaceInfo;
+use self::table::{Entry, Table};
 use crate::context::{StateMapHandle, ToolContext};
 use crate::error::RegistryError;
 use crate::middleware::{Chain, HookSet};
@@ -140,7 +140,11 @@ impl Default for AlephToolServer {
 impl AlephToolServer {
     /// A server with no tools and default settings; add tools with [`add`](Self::add).
     pub fn new() -> Self {
-        Self::from_parts(Settings::default(), Table::default(), ActiveFilter::default())
+        Self::from_parts(
+            Settings::default(),
+            Table::default(),
+            ActiveFilter::default(),
+        )
     }
 
     /// A builder for a server with settings, state, middleware and tools of your choosing.

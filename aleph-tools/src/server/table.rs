@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use super::AlephToolServer;
 use crate::error::RegistryError;
+use crate::names::check_tool_name;
 use crate::schema::{self, ArgumentValidator};
 use crate::sync::lock;
-use crate::names::check_tool_name;
 use crate::tool::{AlephToolDyn, ToolDefinition};
 
 /// One served tool with its definition and compiled input schema, built once when the tool

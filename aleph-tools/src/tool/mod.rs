@@ -56,6 +56,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// assert_eq!(definition.name, "add");
 /// assert_eq!(definition.parameters["required"], serde_json::json!(["a", "b"]));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "expected a tool here",
+    note = "put `#[tool]` on a function and pass the type it generates (`fn web_search` → `WebSearchTool`), or implement `aleph_tools::AlephTool`"
+)]
 pub trait AlephTool: Send + Sync + 'static {
     /// The name the model calls the tool by; must match `^[a-zA-Z0-9_-]{1,64}$`.
     const NAME: &'static str;

@@ -38,7 +38,10 @@ fn search_archive(
 
 #[tokio::main]
 async fn main() {
-    let strict = AlephToolServer::builder().with_tool(SearchArchiveTool).build().unwrap();
+    let strict = AlephToolServer::builder()
+        .with_tool(SearchArchiveTool)
+        .build()
+        .unwrap();
     let sent = json!({ "query": "rust", "limit": 500, "order": "oldest" });
     let refused = strict.call("search_archive", sent.clone()).await;
     println!("sent {sent}\nthe model reads:\n{}\n", refused.model_text());

@@ -7,9 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use aleph_tools::middleware::{
-    Hook,
-    self, Audit, ConcurrencyLimit, HookPriority, Next, ObservedCall, Permission, Rate, RateLimit,
-    ToolCall,
+    self, Audit, ConcurrencyLimit, Hook, HookPriority, Next, ObservedCall, Permission, Rate,
+    RateLimit, ToolCall,
 };
 use aleph_tools::prelude::*;
 use serde_json::json;
@@ -59,14 +58,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cached = call.arguments()["word"] == "hello";
         async move { cached.then(|| ToolOutput::text("hello: a greeting (cached)")) }
     }));
-    server.add_hook(Hook::observer(HookPriority::Low, |call: Arc<ObservedCall>| async move {
-        println!(
-            "  [observer] {} finished, ok = {}",
-            call.tool,
-            call.outcome.is_ok()
-        );
-        Ok(())
-    }));
+    server.add_hook(Hook::observer(
+        HookPriority::Low,
+        |call: Arc<ObservedCall>| async move {
+            println!(
+                "  [observer] {} finished, ok = {}",
+                call.tool,
+                call.outcome.is_ok()
+            );
+            Ok(())
+        },
+    ));
 
     let email = json!({ "to": "ada@example.com", "subject": "hi", "smtp_password": "hunter2" });
     let refused = server.call("send_email", email.clone()).await;
@@ -76,7 +78,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let allowed = ToolContext::new().with_capabilities(["email:send"]);
     for attempt in 1..=3 {
         let result = server
-            .call("send_email", email.clone()).context(allowed.clone())
+            .call("send_email", email.clone())
+            .context(allowed.clone())
             .await;
         println!("send #{attempt}: {}", result.model_text());
         assert_eq!(result.success, attempt <= 2);

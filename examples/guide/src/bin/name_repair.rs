@@ -32,10 +32,12 @@ async fn main() {
         "web-search",
         "WEB_FETCH",
     ] {
-        let result = server.call(
+        let result = server
+            .call(
                 name,
                 json!({ "query": "rust", "url": "https://example.com" }),
-            ).await;
+            )
+            .await;
         let repair = result.repair.clone();
         match repair {
             Some(repair) => println!("{name:>12} → {} ({:?})", repair.repaired_name, repair.step),

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use aleph_tools::plugin::{PluginManager, PluginsConfig, PluginStatus};
+use aleph_tools::plugin::{PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
 use serde_json::json;
