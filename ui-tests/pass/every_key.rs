@@ -50,11 +50,11 @@ fn main() {
     assert_eq!(def.allowed_callers, [Caller::Human, Caller::CodeExecution]);
     assert!(def.strict);
     assert_eq!(def.parameters["additionalProperties"], false);
-    assert!(aleph_tools::registered_tools().iter().all(|r| r.name() != "delete-file"));
+    assert!(aleph_tools::registry::registered_tools().iter().all(|r| r.name() != "delete-file"));
 
     let def = McpLikeTool.definition();
     assert_eq!(def.category, ToolCategory::Mcp);
     assert_eq!(def.tags, ["one"]);
     assert_eq!(def.allowed_callers, [Caller::CodeExecution]);
-    assert!(aleph_tools::registered_tools().iter().any(|r| r.name() == "mcp_like"));
+    assert!(aleph_tools::registry::registered_tools().iter().any(|r| r.name() == "mcp_like"));
 }

@@ -1,0 +1,103 @@
+//! [`McpEndpoint`]: where an MCP server is, a command or a URL.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where an MCP server is: a command that speaks MCP on its stdin and stdout, or a
+/// streamable HTTP URL.
+///
+/// ```
+/// use aleph_tools::mcp::McpEndpoint;
+///
+/// let local = McpEndpoint::command("npx")
+///     .args(["-y", "@modelcontextprotocol/server-everything"])
+///     .env("LOG_LEVEL", "warn");
+/// let remote = McpEndpoint::url("http://127.0.0.1:8080/mcp");
+/// assert_eq!(local.to_string(), "npx -y @modelcontextprotocol/server-everything");
+/// assert_eq!(remote.to_string(), "http://127.0.0.1:8080/mcp");
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpEndpoint {
+    pub(super) kind: EndpointKind,
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum EndpointKind {
+    Command {
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        dir: Option<PathBuf>,
+    },
+    Url(String),
+}
+
+impl McpEndpoint {
+    /// A server started as `program`, speaking MCP over its stdin and stdout. Its stderr
+    /// goes to this process's stderr.
+    pub fn command(program: impl Into<String>) -> Self {
+        Self {
+            kind: EndpointKind::Command {
+                program: program.into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                dir: None,
+            },
+        }
+    }
+
+    /// A server at a streamable HTTP URL (`http://host:port/mcp`).
+    pub fn url(url: impl Into<String>) -> Self {
+        Self {
+            kind: EndpointKind::Url(url.into()),
+        }
+    }
+
+    /// Adds an argument to the command. No effect on a URL.
+    #[must_use]
+    pub fn arg(self, arg: impl Into<String>) -> Self {
+        self.args([arg])
+    }
+
+    /// Adds arguments to the command. No effect on a URL.
+    #[must_use]
+    pub fn args(mut self, more: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        if let EndpointKind::Command { args, .. } = &mut self.kind {
+            args.extend(more.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Sets an environment variable for the command. No effect on a URL.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let EndpointKind::Command { env, .. } = &mut self.kind {
+            env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// Sets the command's working directory. No effect on a URL.
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let EndpointKind::Command { dir: slot, .. } = &mut self.kind {
+            *slot = Some(dir.into());
+        }
+        self
+    }
+}
+
+impl fmt::Display for McpEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            EndpointKind::Command { program, args, .. } => {
+                f.write_str(program)?;
+                for arg in args {
+                    write!(f, " {arg}")?;
+                }
+                Ok(())
+            }
+            EndpointKind::Url(url) => f.write_str(url),
+        }
+    }
+}

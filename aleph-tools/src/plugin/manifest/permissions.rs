@@ -1,0 +1,168 @@
+//! `[permissions]`: what the sandbox lets a plugin reach, and the rules that turn each grant
+//! into a host name or a directory mount.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// `[permissions]`. Nothing is granted unless listed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Permissions {
+    /// Hosts the plugin may send HTTP requests to: `"connect:https://api.example.com"`,
+    /// `"connect:*.example.com"`, `"connect:*"`.
+    pub network: Vec<String>,
+    /// Directories it may use: `"read:./data"` (read-only) or `"write:./output"`, relative to
+    /// the plugin's directory or absolute. Each is mounted at the same path inside the plugin,
+    /// relative ones under `/`.
+    pub filesystem: Vec<String>,
+    /// Environment variables it may read, handed to it as config keys of the same name.
+    pub env: Vec<String>,
+}
+
+/// One directory a plugin may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Mount {
+    /// The directory on the host.
+    pub host: PathBuf,
+    /// Where the plugin sees it.
+    pub guest: PathBuf,
+    /// Whether writes are refused.
+    pub read_only: bool,
+}
+
+impl Permissions {
+    /// The host patterns of the `network` list, in Extism's form (`api.example.com`,
+    /// `*.example.com`).
+    pub fn allowed_hosts(&self) -> Vec<String> {
+        self.network
+            .iter()
+            .filter_map(|rule| parse_network(rule).ok())
+            .collect()
+    }
+
+    /// The `filesystem` list as mounts, relative paths taken from `plugin_dir`.
+    pub fn mounts(&self, plugin_dir: &Path) -> Vec<Mount> {
+        self.filesystem
+            .iter()
+            .filter_map(|rule| parse_filesystem(rule, plugin_dir).ok())
+            .collect()
+    }
+}
+
+pub(super) fn parse_network(rule: &str) -> Result<String, String> {
+    let Some(target) = rule.strip_prefix("connect:") else {
+        return Err(format!(
+            "`{rule}` must start with `connect:`, as in `connect:https://api.example.com`"
+        ));
+    };
+    let host = target
+        .split_once("://")
+        .map_or(target, |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
+    let host = match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    };
+    if host.is_empty()
+        || !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '*' | '[' | ']' | ':'))
+    {
+        return Err(format!(
+            "`{rule}` names no host; write `connect:https://api.example.com` or `connect:*.example.com`"
+        ));
+    }
+    Ok(host.to_owned())
+}
+
+pub(super) fn parse_filesystem(rule: &str, plugin_dir: &Path) -> Result<Mount, String> {
+    let (read_only, path) = if let Some(path) = rule.strip_prefix("read:") {
+        (true, path)
+    } else if let Some(path) = rule.strip_prefix("write:") {
+        (false, path)
+    } else {
+        return Err(format!(
+            "`{rule}` must start with `read:` or `write:`, as in `read:./data`"
+        ));
+    };
+    if path.is_empty() {
+        return Err(format!("`{rule}` names no directory"));
+    }
+    let path = Path::new(path);
+    if path.is_absolute() {
+        return Ok(Mount {
+            host: path.to_path_buf(),
+            guest: path.to_path_buf(),
+            read_only,
+        });
+    }
+    let relative = inside(path).ok_or_else(|| {
+        format!("`{rule}` leaves the plugin's directory; use a path inside it or an absolute one")
+    })?;
+    Ok(Mount {
+        host: plugin_dir.join(&relative),
+        guest: Path::new("/").join(relative),
+        read_only,
+    })
+}
+
+/// `path` without `.` parts, or `None` when it climbs out with `..` or is absolute.
+pub(super) fn inside(path: &Path) -> Option<PathBuf> {
+    let mut clean = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::Normal(name) => clean.push(name),
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_rules_become_hosts() {
+        for (rule, host) in [
+            ("connect:https://api.example.com/v1", "api.example.com"),
+            ("connect:https://*", "*"),
+            ("connect:*.example.com", "*.example.com"),
+            ("connect:http://127.0.0.1:8080", "127.0.0.1"),
+            ("connect:https://user@host.io", "host.io"),
+        ] {
+            assert_eq!(parse_network(rule).as_deref(), Ok(host), "{rule}");
+        }
+        assert!(
+            parse_network("https://x.com")
+                .unwrap_err()
+                .contains("connect:")
+        );
+        assert!(parse_network("connect:https://").is_err());
+        assert!(parse_network("connect:a b").is_err());
+    }
+
+    #[test]
+    fn filesystem_rules_become_mounts() {
+        let dir = Path::new("/plugins/p");
+        let mount = parse_filesystem("read:./data", dir).unwrap();
+        assert_eq!(mount.host, Path::new("/plugins/p/data"));
+        assert_eq!(mount.guest, Path::new("/data"));
+        assert!(mount.read_only);
+        assert!(!parse_filesystem("write:/tmp/out", dir).unwrap().read_only);
+        assert!(
+            parse_filesystem("read:../secrets", dir)
+                .unwrap_err()
+                .contains("leaves")
+        );
+        assert!(parse_filesystem("data", dir).unwrap_err().contains("read:"));
+        assert!(parse_filesystem("read:", dir).is_err());
+    }
+}
