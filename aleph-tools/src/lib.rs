@@ -115,7 +115,10 @@ pub use server::{
     RepairInfo, RepairStep, ReplaceInfo, ToolCallRequest, ToolFilter, ToolProgressHandler,
     ToolServerBuilder, set_tool_progress_handler,
 };
-pub use tool::{AlephTool, AlephToolDyn, BoxFuture, ToolAnnotations, ToolCategory, ToolDefinition};
+pub use tool::{
+    AlephTool, AlephToolDyn, BoxFuture, RuntimeTool, ToolAnnotations, ToolCategory, ToolDefinition,
+    ToolHandler,
+};
 
 /// The names most programs need: `use aleph_tools::prelude::*;`.
 ///

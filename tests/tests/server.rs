@@ -310,3 +310,138 @@ async fn calls_race_hot_swaps_without_losing_one() {
     assert!(swaps > 0, "the table changed while calls ran");
     assert_eq!(server.tool_names(), ["echo", "hidden"]);
 }
+
+#[tokio::test]
+async fn runtime_tools_are_served_like_any_other() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use aleph_tools::{RuntimeTool, ToolContext, ToolDefinition, ToolErrorKind};
+
+    let schema = json!({
+        "type": "object",
+        "properties": { "n": { "type": "integer", "minimum": 0 } },
+        "required": ["n"]
+    });
+    let runs = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&runs);
+    let double = RuntimeTool::new(
+        ToolDefinition::new("double", "Double a number.", schema.clone()),
+        move |args: Value, ctx: ToolContext| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            async move {
+                assert_eq!(ctx.tool_name(), Some("double"));
+                let n = args["n"].as_i64().unwrap_or_default();
+                Ok::<_, ToolError>(ToolOutput::json(json!(n * 2)))
+            }
+        },
+    );
+    let refuse = RuntimeTool::new(
+        ToolDefinition::new("refuse", "Always fail.", json!({ "type": "object" })),
+        |_: Value, _: ToolContext| async { Err::<ToolOutput, _>(ToolError::execution("no")) },
+    );
+    let explode = RuntimeTool::new(
+        ToolDefinition::new("explode", "Panic.", json!({ "type": "object" })),
+        |_: Value, _: ToolContext| async { panic!("handler blew up") },
+    );
+    let server = AlephToolServer::builder()
+        .with_dyn_tool(double)
+        .with_dyn_tool(refuse)
+        .build()
+        .unwrap();
+    server.add(explode).unwrap();
+
+    assert_eq!(
+        server.call("double", json!({ "n": 21 })).await.output,
+        json!(42)
+    );
+    // The definition's schema is enforced before the handler runs.
+    let bad = server.call("double", json!({ "n": -1 })).await;
+    assert_eq!(bad.error_kind, Some(ToolErrorKind::InvalidArgs));
+    assert!(bad.error.unwrap().contains("`/n`"));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // Repair finds runtime tools too.
+    let repaired = server.call("Double", json!({ "n": 2 })).await;
+    assert_eq!(repaired.output, json!(4));
+    assert_eq!(repaired.repair.unwrap().repaired_name, "double");
+
+    assert_eq!(
+        server.call("refuse", json!({})).await.error.as_deref(),
+        Some("no")
+    );
+    let boom = server.call("explode", json!({})).await;
+    assert_eq!(boom.error_kind, Some(ToolErrorKind::Panicked));
+    assert_eq!(
+        server.call("double", json!({ "n": 1 })).await.output,
+        json!(2)
+    );
+}
+
+#[test]
+fn a_runtime_tool_with_an_unusable_definition_is_refused() {
+    use aleph_tools::{RuntimeTool, ToolContext, ToolDefinition};
+
+    let handler = |_: Value, _: ToolContext| async { Ok::<_, ToolError>(ToolOutput::text("x")) };
+    let bad_name = RuntimeTool::new(
+        ToolDefinition::new("two words", "d", json!({ "type": "object" })),
+        handler,
+    );
+    let err = AlephToolServer::new().add(bad_name).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("is not a tool name model providers accept"),
+        "{err}"
+    );
+    let not_object = RuntimeTool::new(
+        ToolDefinition::new("t", "d", json!({ "type": "string" })),
+        handler,
+    );
+    let err = AlephToolServer::builder()
+        .with_dyn_tool(not_object)
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("root must be"), "{err}");
+}
+
+#[test]
+fn build_checks_everything_at_once() {
+    // One name given twice is an error, never a silent replacement.
+    let err = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .with_tool(EchoTool)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegistryError::DuplicateTool {
+            name: "echo".into()
+        }
+    );
+    assert!(
+        err.to_string().contains("a server serves each name once"),
+        "{err}"
+    );
+    // A registered tool and one given by hand may not share a name either.
+    let err = AlephToolServer::builder()
+        .with_registry()
+        .with_tool(EchoTool)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, RegistryError::DuplicateTool { ref name } if name == "echo"),
+        "{err}"
+    );
+    // The filter's patterns are checked with the rest.
+    let err = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .with_filter(ToolFilter::new().allow("[unclosed"))
+        .build()
+        .unwrap_err();
+    let RegistryError::Filter(pattern) = &err else {
+        panic!("unexpected {err:?}");
+    };
+    assert_eq!(pattern.list, "allowed");
+    assert!(
+        err.to_string().contains("`[unclosed` is not a valid glob"),
+        "{err}"
+    );
+}

@@ -48,5 +48,7 @@ pub use self::error::McpError;
 pub use self::http::McpHttpServer;
 pub use self::names::clean_tool_name;
 pub use self::serve::McpServer;
-pub use self::wrap::{McpConnection, McpConnectionBuilder, McpEndpoint, McpToolWrapper};
+pub use self::wrap::{
+    McpConnection, McpConnectionBuilder, McpEndpoint, McpRemoteTool, McpToolWrapper,
+};
 pub use rmcp;

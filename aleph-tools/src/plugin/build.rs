@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::error::PluginError;
 use super::manifest::LoadedManifest;
-use super::tool::{PluginTool, parse_output};
+use super::tool::{Handler, PluginTool, parse_output};
 use super::wasm::WasmPlugin;
 use crate::tool::{AlephToolDyn, ToolAnnotations, ToolCategory, ToolDefinition};
 
@@ -80,11 +80,13 @@ pub(super) fn wasm_tools(
         if let Some(ms) = section.timeout_ms {
             definition = definition.with_timeout(Duration::from_millis(ms));
         }
-        tools.push(Arc::new(PluginTool {
+        tools.push(Arc::new(PluginTool::new(
             definition,
-            handler: section.handler().to_owned(),
-            plugin: code.clone(),
-        }));
+            Handler {
+                export: section.handler().to_owned(),
+                plugin: code.clone(),
+            },
+        )));
     }
     Ok(tools)
 }

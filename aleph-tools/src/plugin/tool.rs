@@ -1,4 +1,4 @@
-//! `PluginTool`: one tool of a WebAssembly plugin, served as an [`AlephToolDyn`].
+//! A WebAssembly plugin's tool: a [`RuntimeTool`] whose calls go to a handler export.
 
 use serde_json::Value;
 
@@ -6,27 +6,22 @@ use super::wasm::{WasmCallError, WasmPlugin};
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::result::ToolOutput;
-use crate::tool::{AlephToolDyn, BoxFuture, ToolDefinition};
+use crate::tool::{BoxFuture, RuntimeTool, ToolDefinition, ToolHandler};
 
-/// A plugin's tool: the arguments go to the handler export as JSON, and the handler's output
-/// must be JSON.
-pub(crate) struct PluginTool {
-    pub(crate) definition: ToolDefinition,
-    pub(crate) handler: String,
+/// A plugin's tool.
+pub(crate) type PluginTool = RuntimeTool<Handler>;
+
+/// Runs a plugin's tool: the arguments go to the handler export as JSON, and the handler's
+/// output must be JSON.
+pub(crate) struct Handler {
+    pub(crate) export: String,
     pub(crate) plugin: WasmPlugin,
 }
 
-impl AlephToolDyn for PluginTool {
-    fn name(&self) -> &str {
-        &self.definition.name
-    }
-
-    fn definition(&self) -> ToolDefinition {
-        self.definition.clone()
-    }
-
+impl ToolHandler for Handler {
     fn call<'a>(
         &'a self,
+        definition: &'a ToolDefinition,
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
@@ -35,17 +30,17 @@ impl AlephToolDyn for PluginTool {
             let cancel = ctx.cancellation_token();
             let output = self
                 .plugin
-                .call(&self.handler, input, &cancel)
+                .call(&self.export, input, &cancel)
                 .await
-                .map_err(|error| self.tool_error(error))?;
+                .map_err(|error| self.tool_error(&definition.name, error))?;
             parse_output(self.plugin.id(), &output).map(ToolOutput::json)
         })
     }
 }
 
-impl PluginTool {
-    fn tool_error(&self, error: WasmCallError) -> ToolError {
-        let tool = self.definition.name.clone();
+impl Handler {
+    fn tool_error(&self, tool: &str, error: WasmCallError) -> ToolError {
+        let tool = tool.to_owned();
         match error {
             WasmCallError::Timeout(after) => ToolError::Timeout { tool, after },
             WasmCallError::Cancelled => ToolError::Cancelled { tool },

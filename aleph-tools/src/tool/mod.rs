@@ -2,6 +2,7 @@
 //! (JSON in, JSON out, object-safe), bridged by a blanket impl.
 
 mod definition;
+mod runtime;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -13,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use self::definition::{ToolAnnotations, ToolCategory, ToolDefinition};
+pub use self::runtime::{RuntimeTool, ToolHandler};
 use crate::context::{Caller, StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::endpoint::{EndpointKind, McpEndpoint};
 use super::link::{Client, Link, Remote};
-use super::tool::McpToolWrapper;
+use super::tool::{McpRemoteTool, McpToolWrapper};
 use crate::mcp::McpError;
 use crate::mcp::convert::definition_from_mcp;
 use crate::mcp::names::local_names;
@@ -134,7 +134,7 @@ impl McpConnection {
             .served()
             .tools
             .iter()
-            .map(|t| t.name.clone())
+            .map(|t| t.definition_ref().name.clone())
             .collect();
         names.sort_unstable();
         names
@@ -146,8 +146,8 @@ impl McpConnection {
             .served()
             .tools
             .iter()
-            .find(|t| t.name == local)
-            .map(|t| t.remote_name.clone())
+            .find(|t| t.definition_ref().name == local)
+            .map(|t| t.remote_name().to_owned())
     }
 
     /// Tools the remote server lists that are not served, each with the reason (a name
@@ -210,7 +210,11 @@ impl Drop for McpConnection {
         let mut served = self.inner.served();
         // A refresh still running (after a `list_changed`) must not serve them again.
         served.closed = true;
-        let names: Vec<String> = served.tools.drain(..).map(|t| t.name).collect();
+        let names: Vec<String> = served
+            .tools
+            .drain(..)
+            .map(|t| t.definition_ref().name.clone())
+            .collect();
         drop(served);
         if let Err(err) = self.inner.server.swap_tools(&names, Vec::new()) {
             tracing::warn!(server = %self.inner.remote.label, "could not remove MCP tools: {err}");
@@ -349,11 +353,14 @@ impl Inner {
         let mut pending: Vec<McpToolWrapper> = listed
             .iter()
             .zip(names)
-            .map(|(tool, name)| McpToolWrapper {
-                definition: definition_from_mcp(&name, &self.remote.label, tool),
-                name,
-                remote_name: tool.name.to_string(),
-                remote: Arc::clone(&self.remote),
+            .map(|(tool, name)| {
+                McpToolWrapper::new(
+                    definition_from_mcp(&name, &self.remote.label, tool),
+                    McpRemoteTool {
+                        remote_name: tool.name.to_string(),
+                        remote: Arc::clone(&self.remote),
+                    },
+                )
             })
             .collect();
         let mut served = self.served();
@@ -363,12 +370,17 @@ impl Inner {
         let unchanged = served.skipped.is_empty()
             && pending.len() == served.tools.len()
             && pending.iter().zip(&served.tools).all(|(new, old)| {
-                new.remote_name == old.remote_name && new.definition == old.definition
+                new.remote_name() == old.remote_name()
+                    && new.definition_ref() == old.definition_ref()
             });
         if unchanged {
             return Ok(());
         }
-        let old: Vec<String> = served.tools.iter().map(|t| t.name.clone()).collect();
+        let old: Vec<String> = served
+            .tools
+            .iter()
+            .map(|t| t.definition_ref().name.clone())
+            .collect();
         let mut skipped = Vec::new();
         loop {
             let tools = pending
@@ -380,8 +392,8 @@ impl Inner {
                 Err(
                     ref err @ (RegistryError::AlreadyServed { ref name }
                     | RegistryError::InvalidDefinition { ref name, .. }),
-                ) if pending.iter().any(|t| t.name == *name) => {
-                    pending.retain(|t| t.name != *name);
+                ) if pending.iter().any(|t| t.definition_ref().name == *name) => {
+                    pending.retain(|t| t.definition_ref().name != *name);
                     skipped.push(err.to_string());
                 }
                 Err(source) => {

@@ -9,4 +9,4 @@ mod tool;
 
 pub use self::connection::{McpConnection, McpConnectionBuilder};
 pub use self::endpoint::McpEndpoint;
-pub use self::tool::McpToolWrapper;
+pub use self::tool::{McpRemoteTool, McpToolWrapper};

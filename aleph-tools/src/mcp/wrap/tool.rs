@@ -16,26 +16,26 @@ use serde_json::Value;
 
 use super::link::{Remote, token_key};
 use crate::mcp::convert::output_from_mcp;
-use crate::tool::{AlephToolDyn, BoxFuture, ToolDefinition};
+use crate::tool::{BoxFuture, RuntimeTool, ToolDefinition, ToolHandler};
 use crate::{ToolContext, ToolError, ToolOutput};
 
-/// when someone listens, and passed back).
 /// One tool of an MCP server, served as a dynamic tool.
 ///
-/// Made by [`McpConnection`]; calls go to the remote tool by its own name, with the
-/// caller's cancellation (sent on as `notifications/cancelled`) and progress (asked for
+/// Made by [`McpConnection`](super::McpConnection); calls go to the remote tool by its own
+/// name, with the caller's cancellation (sent on as `notifications/cancelled`) and progress
+/// (asked for when someone listens, and passed back).
+pub type McpToolWrapper = RuntimeTool<McpRemoteTool>;
+
+/// Where an [`McpToolWrapper`]'s calls go: a tool of an MCP server, by its remote name.
 #[derive(Clone)]
-pub struct McpToolWrapper {
-    pub(super) name: String,
+pub struct McpRemoteTool {
     pub(super) remote_name: String,
-    pub(super) definition: ToolDefinition,
     pub(super) remote: Arc<Remote>,
 }
 
-impl fmt::Debug for McpToolWrapper {
+impl fmt::Debug for McpRemoteTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpToolWrapper")
-            .field("name", &self.name)
+        f.debug_struct("McpRemoteTool")
             .field("remote_name", &self.remote_name)
             .field("server", &self.remote.label)
             .finish_non_exhaustive()
@@ -45,24 +45,36 @@ impl fmt::Debug for McpToolWrapper {
 impl McpToolWrapper {
     /// The tool's name on its MCP server.
     pub fn remote_name(&self) -> &str {
+        &self.handler().remote_name
+    }
+}
+
+impl McpRemoteTool {
+    /// The tool's name on its MCP server.
+    pub fn remote_name(&self) -> &str {
         &self.remote_name
     }
 
-    pub(super) fn down(&self, why: &str) -> ToolError {
+    fn down(&self, tool: &str, why: &str) -> ToolError {
         ToolError::Execution(format!(
-            "the MCP server `{}` behind `{}` is not reachable: {why}. It has to be reconnected \
-             before this tool can be called again.",
-            self.remote.label, self.name
+            "the MCP server `{}` behind `{tool}` is not reachable: {why}. It has to be \
+             reconnected before this tool can be called again.",
+            self.remote.label
         ))
     }
 
-    async fn call_remote(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call_remote(
+        &self,
+        tool: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let link = self
             .remote
             .current()
-            .ok_or_else(|| self.down("the connection was closed"))?;
+            .ok_or_else(|| self.down(tool, "the connection was closed"))?;
         if link.ended.is_cancelled() {
-            return Err(self.down(&link.why_ended()));
+            return Err(self.down(tool, &link.why_ended()));
         }
         let mut params = CallToolRequestParams::new(self.remote_name.clone());
         params.arguments = match args {
@@ -75,7 +87,7 @@ impl McpToolWrapper {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
         else {
-            return Err(self.down("the connection closed"));
+            return Err(self.down(tool, "the connection closed"));
         };
         // The SDK gives every request a progress token; the server's progress for this call
         // comes back under it.
@@ -95,9 +107,9 @@ impl McpToolWrapper {
         let cancel = ctx.cancellation_token();
         let outcome = tokio::select! {
             outcome = handle.await_response() => outcome,
-            () = cancel.cancelled() => return Err(ToolError::Cancelled { tool: self.name.clone() }),
+            () = cancel.cancelled() => return Err(ToolError::Cancelled { tool: tool.to_owned() }),
             () = link.ended.cancelled() => {
-                return Err(self.down(&format!("{} during the call", link.why_ended())));
+                return Err(self.down(tool, &format!("{} during the call", link.why_ended())));
             }
         };
         abandon.request = None;
@@ -113,7 +125,7 @@ impl McpToolWrapper {
                 self.remote.label, self.remote_name, error.message
             ))),
             Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
-                Err(self.down("the connection closed during the call"))
+                Err(self.down(tool, "the connection closed during the call"))
             }
             Err(other) => Err(ToolError::Execution(format!(
                 "the call to `{}` on the MCP server `{}` failed: {other}",
@@ -180,20 +192,13 @@ impl Drop for ForgetCall<'_> {
 /// How long progress is still routed to a call after its result came.
 const LATE_PROGRESS: std::time::Duration = std::time::Duration::from_millis(200);
 
-impl AlephToolDyn for McpToolWrapper {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn definition(&self) -> ToolDefinition {
-        self.definition.clone()
-    }
-
+impl ToolHandler for McpRemoteTool {
     fn call<'a>(
         &'a self,
+        definition: &'a ToolDefinition,
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(self.call_remote(args, ctx))
+        Box::pin(self.call_remote(&definition.name, args, ctx))
     }
 }
