@@ -10,69 +10,74 @@ use syn::{Expr, ExprArray, ExprLit, Ident, Lit, LitStr, Meta, MetaNameValue, Pat
 use crate::errors::Errors;
 use crate::suggest;
 
-/// Every key `#[tool(...)]` takes. Matches over it are exhaustive: a new key cannot be
-/// forgotten in parsing, in the examples, or in what a flag sets.
+/// Every key `#[tool(...)]` takes: a bare flag, or `key = value`. Matches over these are
+/// exhaustive, so a new key cannot be forgotten in parsing, in the examples, or in what it
+/// sets.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
-    Name,
-    Description,
-    Tags,
-    Category,
+    Flag(Flag),
+    Valued(Valued),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Flag {
     Confirm,
     ReadOnly,
     Destructive,
     Idempotent,
     OpenWorld,
+    Strict,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Valued {
+    Name,
+    Description,
+    Tags,
+    Category,
     Timeout,
     Example,
     Callers,
-    Strict,
     Register,
     Crate,
 }
 
-/// What a key is written as: a bare flag or `key = value`.
-enum Form {
-    Flag,
-    Valued,
-}
-
 impl Key {
     const ALL: [Self; 15] = [
-        Self::Name,
-        Self::Description,
-        Self::Tags,
-        Self::Category,
-        Self::Confirm,
-        Self::ReadOnly,
-        Self::Destructive,
-        Self::Idempotent,
-        Self::OpenWorld,
-        Self::Timeout,
-        Self::Example,
-        Self::Callers,
-        Self::Strict,
-        Self::Register,
-        Self::Crate,
+        Self::Valued(Valued::Name),
+        Self::Valued(Valued::Description),
+        Self::Valued(Valued::Tags),
+        Self::Valued(Valued::Category),
+        Self::Flag(Flag::Confirm),
+        Self::Flag(Flag::ReadOnly),
+        Self::Flag(Flag::Destructive),
+        Self::Flag(Flag::Idempotent),
+        Self::Flag(Flag::OpenWorld),
+        Self::Valued(Valued::Timeout),
+        Self::Valued(Valued::Example),
+        Self::Valued(Valued::Callers),
+        Self::Flag(Flag::Strict),
+        Self::Valued(Valued::Register),
+        Self::Valued(Valued::Crate),
     ];
 
     fn as_str(self) -> &'static str {
         match self {
-            Self::Name => "name",
-            Self::Description => "description",
-            Self::Tags => "tags",
-            Self::Category => "category",
-            Self::Confirm => "confirm",
-            Self::ReadOnly => "read_only",
-            Self::Destructive => "destructive",
-            Self::Idempotent => "idempotent",
-            Self::OpenWorld => "open_world",
-            Self::Timeout => "timeout",
-            Self::Example => "example",
-            Self::Callers => "callers",
-            Self::Strict => "strict",
-            Self::Register => "register",
-            Self::Crate => "crate",
+            Self::Flag(Flag::Confirm) => "confirm",
+            Self::Flag(Flag::ReadOnly) => "read_only",
+            Self::Flag(Flag::Destructive) => "destructive",
+            Self::Flag(Flag::Idempotent) => "idempotent",
+            Self::Flag(Flag::OpenWorld) => "open_world",
+            Self::Flag(Flag::Strict) => "strict",
+            Self::Valued(Valued::Name) => "name",
+            Self::Valued(Valued::Description) => "description",
+            Self::Valued(Valued::Tags) => "tags",
+            Self::Valued(Valued::Category) => "category",
+            Self::Valued(Valued::Timeout) => "timeout",
+            Self::Valued(Valued::Example) => "example",
+            Self::Valued(Valued::Callers) => "callers",
+            Self::Valued(Valued::Register) => "register",
+            Self::Valued(Valued::Crate) => "crate",
         }
     }
 
@@ -84,49 +89,29 @@ impl Key {
         Self::ALL.into_iter().map(Self::as_str).collect()
     }
 
-    fn form(self) -> Form {
-        match self {
-            Self::Confirm
-            | Self::ReadOnly
-            | Self::Destructive
-            | Self::Idempotent
-            | Self::OpenWorld
-            | Self::Strict => Form::Flag,
-            Self::Name
-            | Self::Description
-            | Self::Tags
-            | Self::Category
-            | Self::Timeout
-            | Self::Example
-            | Self::Callers
-            | Self::Register
-            | Self::Crate => Form::Valued,
-        }
-    }
-
     /// Whether the key may be given more than once.
     fn repeatable(self) -> bool {
-        matches!(self, Self::Example)
+        self == Self::Valued(Valued::Example)
     }
 
     /// How the key is written, for error messages.
     fn example(self) -> &'static str {
         match self {
-            Self::Name => "`name = \"web_search\"`",
-            Self::Description => "`description = \"What the tool does\"`",
-            Self::Tags => "`tags = [\"web\", \"search\"]`",
-            Self::Category => "`category = Builtin` (or Mcp, Plugin, Skill)",
-            Self::Timeout => "`timeout = \"10s\"` (units: ms, s, m, h)",
-            Self::Example => "`example = r#\"{\"query\": \"rust\"}\"#`",
-            Self::Callers => "`callers = [human, code_execution]`",
-            Self::Register => "`register = false`",
-            Self::Crate => "`crate = ::my_reexport::aleph_tools`",
-            Self::Confirm => "`confirm`",
-            Self::ReadOnly => "`read_only`",
-            Self::Destructive => "`destructive`",
-            Self::Idempotent => "`idempotent`",
-            Self::OpenWorld => "`open_world`",
-            Self::Strict => "`strict`",
+            Self::Valued(Valued::Name) => "`name = \"web_search\"`",
+            Self::Valued(Valued::Description) => "`description = \"What the tool does\"`",
+            Self::Valued(Valued::Tags) => "`tags = [\"web\", \"search\"]`",
+            Self::Valued(Valued::Category) => "`category = Builtin` (or Mcp, Plugin, Skill)",
+            Self::Valued(Valued::Timeout) => "`timeout = \"10s\"` (units: ms, s, m, h)",
+            Self::Valued(Valued::Example) => "`example = r#\"{\"query\": \"rust\"}\"#`",
+            Self::Valued(Valued::Callers) => "`callers = [human, code_execution]`",
+            Self::Valued(Valued::Register) => "`register = false`",
+            Self::Valued(Valued::Crate) => "`crate = ::my_reexport::aleph_tools`",
+            Self::Flag(Flag::Confirm) => "`confirm`",
+            Self::Flag(Flag::ReadOnly) => "`read_only`",
+            Self::Flag(Flag::Destructive) => "`destructive`",
+            Self::Flag(Flag::Idempotent) => "`idempotent`",
+            Self::Flag(Flag::OpenWorld) => "`open_world`",
+            Self::Flag(Flag::Strict) => "`strict`",
         }
     }
 }
@@ -193,9 +178,9 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
             errors.spanned(path, format!("duplicate key `{text}`; give it once"));
             continue;
         }
-        match (meta, key.form()) {
-            (Meta::Path(_), Form::Flag) => attrs.set_flag(key, true),
-            (Meta::Path(path), Form::Valued) => {
+        match (meta, key) {
+            (Meta::Path(_), Key::Flag(flag)) => attrs.set_flag(flag, true),
+            (Meta::Path(path), Key::Valued(_)) => {
                 errors.spanned(&path, format!("`{text}` needs a value: {}", key.example()));
             }
             (Meta::List(list), _) => {
@@ -207,75 +192,67 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
                     ),
                 );
             }
-            (Meta::NameValue(nv), Form::Flag) => match lit_bool(&nv.value) {
-                Some(b) => attrs.set_flag(key, b),
+            (Meta::NameValue(nv), Key::Flag(flag)) => match lit_bool(&nv.value) {
+                Some(b) => attrs.set_flag(flag, b),
                 None => errors.spanned(
                     &nv.value,
                     format!("`{text}` is a flag: write `{text}` or `{text} = false`"),
                 ),
             },
-            (Meta::NameValue(nv), Form::Valued) => attrs.set_value(key, &nv, errors),
+            (Meta::NameValue(nv), Key::Valued(valued)) => attrs.set_value(valued, &nv, errors),
         }
     }
     attrs
 }
 
 impl ToolAttrs {
-    /// Sets what a flag key controls; only flags reach here.
-    fn set_flag(&mut self, key: Key, value: bool) {
-        match key {
-            Key::Confirm => self.confirm = value,
-            Key::ReadOnly => self.read_only = Some(value),
-            Key::Destructive => self.destructive = Some(value),
-            Key::Idempotent => self.idempotent = Some(value),
-            Key::OpenWorld => self.open_world = Some(value),
-            Key::Strict => self.strict = value,
-            Key::Name
-            | Key::Description
-            | Key::Tags
-            | Key::Category
-            | Key::Timeout
-            | Key::Example
-            | Key::Callers
-            | Key::Register
-            | Key::Crate => unreachable!("`{}` is not a flag", key.as_str()),
+    /// Sets what a flag controls.
+    fn set_flag(&mut self, flag: Flag, value: bool) {
+        match flag {
+            Flag::Confirm => self.confirm = value,
+            Flag::ReadOnly => self.read_only = Some(value),
+            Flag::Destructive => self.destructive = Some(value),
+            Flag::Idempotent => self.idempotent = Some(value),
+            Flag::OpenWorld => self.open_world = Some(value),
+            Flag::Strict => self.strict = value,
         }
     }
 
-    /// Sets what a `key = value` key controls; only valued keys reach here.
-    fn set_value(&mut self, key: Key, nv: &MetaNameValue, errors: &mut Errors) {
+    /// Sets what a `key = value` key controls.
+    fn set_value(&mut self, key: Valued, nv: &MetaNameValue, errors: &mut Errors) {
         let value = &nv.value;
-        let wrong =
-            |errors: &mut Errors| errors.spanned(value, format!("expected {}", key.example()));
+        let wrong = |errors: &mut Errors| {
+            errors.spanned(value, format!("expected {}", Key::Valued(key).example()))
+        };
         match key {
-            Key::Name => match lit_str(value) {
+            Valued::Name => match lit_str(value) {
                 Some(s) => self.name = Some(s),
                 None => wrong(errors),
             },
-            Key::Description => match lit_str(value) {
+            Valued::Description => match lit_str(value) {
                 Some(s) if s.value().trim().is_empty() => {
                     errors.spanned(value, "the description is empty; say what the tool does, for the model");
                 }
                 Some(s) => self.description = Some(s),
                 None => wrong(errors),
             },
-            Key::Tags => match strings(value) {
+            Valued::Tags => match strings(value) {
                 Some(tags) => self.tags = tags,
                 None => wrong(errors),
             },
-            Key::Example => match lit_str(value) {
+            Valued::Example => match lit_str(value) {
                 Some(s) => self.examples.push(s),
                 None => wrong(errors),
             },
-            Key::Category => match word(value) {
+            Valued::Category => match word(value) {
                 Some((text, span)) => match CATEGORIES.iter().find(|c| c.eq_ignore_ascii_case(&text)) {
                     Some(c) => self.category = Some(Ident::new(c, span)),
                     None => errors.spanned(value, format!("unknown category `{text}`{}", suggest::hint(&text, CATEGORIES))),
                 },
                 None => wrong(errors),
             },
-            Key::Callers => self.callers = callers(value, errors),
-            Key::Timeout => match lit_str(value) {
+            Valued::Callers => self.callers = callers(value, errors),
+            Valued::Timeout => match lit_str(value) {
                 Some(s) => match parse_duration_ms(&s.value()) {
                     Ok(0) => errors.spanned(value, "a timeout of zero would fail every call; give a positive duration"),
                     Ok(ms) => self.timeout_ms = Some(ms),
@@ -283,11 +260,11 @@ impl ToolAttrs {
                 },
                 None => wrong(errors),
             },
-            Key::Register => match lit_bool(value) {
+            Valued::Register => match lit_bool(value) {
                 Some(b) => self.register = b,
                 None => wrong(errors),
             },
-            Key::Crate => match value {
+            Valued::Crate => match value {
                 Expr::Path(p) => self.krate = Some(p.path.clone()),
                 Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => match s.parse::<Path>() {
                     Ok(p) => self.krate = Some(p),
@@ -295,12 +272,6 @@ impl ToolAttrs {
                 },
                 _ => wrong(errors),
             },
-            Key::Confirm
-            | Key::ReadOnly
-            | Key::Destructive
-            | Key::Idempotent
-            | Key::OpenWorld
-            | Key::Strict => unreachable!("`{}` is a flag", key.as_str()),
         }
     }
 }
@@ -350,7 +321,10 @@ fn callers(expr: &Expr, errors: &mut Errors) -> Vec<Ident> {
     let mut out = Vec::new();
     for item in items {
         let Some((text, span)) = word(item) else {
-            errors.spanned(item, format!("expected {}", Key::Callers.example()));
+            errors.spanned(
+                item,
+                format!("expected {}", Key::Valued(Valued::Callers).example()),
+            );
             continue;
         };
         match text.as_str() {

@@ -75,7 +75,7 @@ fn tool_name(func: &ItemFn, attrs: &ToolAttrs, errors: &mut Errors) -> String {
         };
         errors.at(
             span,
-            format!("`{name}` is not a tool name model providers accept: use 1 to 64 of a-z, A-Z, 0-9, `_` and `-`{hint}"),
+            format!("`{name}` is not a tool name model providers accept: use 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`{hint}"),
         );
     }
     name

@@ -445,3 +445,11 @@ fn build_checks_everything_at_once() {
         "{err}"
     );
 }
+
+#[test]
+fn the_macro_states_the_tool_name_rule_as_the_runtime_does() {
+    // `#[tool]` cannot share code with this crate, so its copy of the rule is held to the same
+    // words here, through the compile error it gives.
+    let stderr = include_str!("../../ui-tests/fail/invalid_name.stderr");
+    assert!(stderr.contains(aleph_tools::TOOL_NAME_RULE), "{stderr}");
+}
