@@ -222,7 +222,7 @@ impl ToolAttrs {
     fn set_value(&mut self, key: Valued, nv: &MetaNameValue, errors: &mut Errors) {
         let value = &nv.value;
         let wrong = |errors: &mut Errors| {
-            errors.spanned(value, format!("expected {}", Key::Valued(key).example()))
+            errors.spanned(value, format!("expected {}", Key::Valued(key).example()));
         };
         match key {
             Valued::Name => match lit_str(value) {

@@ -46,6 +46,27 @@ fn serve(names: &[&str]) -> (tempfile::TempDir, AlephToolServer, PluginManager) 
     (root, server, manager)
 }
 
+/// Schemas: inline in the manifest (with the instruction file), from `describe`, open.
+fn check_plugin_schemas(server: &AlephToolServer) {
+    let word_count = server.definition("word_count").unwrap();
+    assert_eq!(word_count.category, ToolCategory::Plugin);
+    assert!(word_count.description.contains("Unicode scalar values"));
+    assert_eq!(word_count.parameters["required"], json!(["text"]));
+    assert!(word_count.output_schema.is_some());
+    assert_eq!(word_count.annotations.read_only, Some(true));
+    assert!(word_count.tags.contains(&"plugin:text-tools".to_owned()));
+    let slugify = server.definition("slugify").unwrap();
+    assert_eq!(
+        slugify.parameters["properties"]["separator"]["maxLength"],
+        3
+    );
+    let echo = server.definition("echo").unwrap();
+    assert_eq!(echo.parameters["additionalProperties"], true);
+    let fetch = server.definition("fetch").unwrap();
+    assert_eq!(fetch.parameters["required"], json!(["url"]));
+    assert_eq!(fetch.annotations.open_world, Some(true));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     let root = plugins_dir(&["text-tools", "http-fetch"]);
@@ -72,24 +93,7 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     assert_eq!(info.tools, ["echo", "slugify", "word_count"]);
     assert_eq!(info.commands, ["version"]);
 
-    // Schemas: inline in the manifest (with the instruction file), from `describe`, open.
-    let word_count = server.definition("word_count").unwrap();
-    assert_eq!(word_count.category, ToolCategory::Plugin);
-    assert!(word_count.description.contains("Unicode scalar values"));
-    assert_eq!(word_count.parameters["required"], json!(["text"]));
-    assert!(word_count.output_schema.is_some());
-    assert_eq!(word_count.annotations.read_only, Some(true));
-    assert!(word_count.tags.contains(&"plugin:text-tools".to_owned()));
-    let slugify = server.definition("slugify").unwrap();
-    assert_eq!(
-        slugify.parameters["properties"]["separator"]["maxLength"],
-        3
-    );
-    let echo = server.definition("echo").unwrap();
-    assert_eq!(echo.parameters["additionalProperties"], true);
-    let fetch = server.definition("fetch").unwrap();
-    assert_eq!(fetch.parameters["required"], json!(["url"]));
-    assert_eq!(fetch.annotations.open_world, Some(true));
+    check_plugin_schemas(&server);
 
     // Calls go through the pipeline: results, name repair, validation, plugin errors.
     let counted = server

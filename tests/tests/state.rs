@@ -84,7 +84,7 @@ async fn after_build_added_tools_are_checked_too() {
 struct Undeclared;
 
 impl aleph_tools::AlephToolDyn for Undeclared {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "undeclared"
     }
 

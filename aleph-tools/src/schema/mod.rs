@@ -65,7 +65,7 @@ pub fn arguments_schema_for<T: JsonSchema + ?Sized + 'static>() -> Arc<Value> {
 
 fn cached<T: JsonSchema + ?Sized + 'static>(use_: Use) -> Arc<Value> {
     let key = (TypeId::of::<T>(), use_);
-    if let Some(found) = sync::read(&cache()).get(&key) {
+    if let Some(found) = sync::read(cache()).get(&key) {
         return Arc::clone(found);
     }
     // Generate outside the lock: schemars may call back into user `JsonSchema` impls.
@@ -73,7 +73,7 @@ fn cached<T: JsonSchema + ?Sized + 'static>(use_: Use) -> Arc<Value> {
     if let (Use::Arguments, Value::Object(root)) = (use_, &mut generated) {
         root.remove("description");
     }
-    let mut cache = sync::write(&cache());
+    let mut cache = sync::write(cache());
     Arc::clone(cache.entry(key).or_insert_with(|| Arc::new(generated)))
 }
 

@@ -55,7 +55,11 @@ impl Default for ToolServerBuilder {
 
 impl fmt::Debug for ToolServerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        let names: Vec<&str> = self
+            .tools
+            .iter()
+            .map(|t| AlephToolDyn::name(&**t))
+            .collect();
         f.debug_struct("ToolServerBuilder")
             .field("tools", &names)
             .field("registry", &self.registry)
@@ -213,7 +217,12 @@ impl ToolServerBuilder {
         } = self;
         if registry {
             let registered = registry::unique_registered_tools()?;
-            tools.splice(0..0, registered.into_iter().map(|r| r.instantiate()));
+            tools.splice(
+                0..0,
+                registered
+                    .into_iter()
+                    .map(registry::ToolRegistration::instantiate),
+            );
         }
         let mut entries = tools
             .into_iter()

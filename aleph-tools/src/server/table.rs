@@ -41,7 +41,7 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
         name: name.clone(),
         reason,
     };
-    check_tool_name(name).map_err(|rule| invalid(rule.to_string()))?;
+    check_tool_name(name).map_err(invalid)?;
     if tool.name() != name {
         return Err(invalid(format!(
             "`name()` says `{}` but `definition().name` says `{name}`; they must agree",

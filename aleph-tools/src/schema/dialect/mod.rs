@@ -6,6 +6,7 @@
 //! can carry: keywords a provider refuses move into the description as words, never
 //! silently lost. The server keeps validating calls against the canonical schema.
 
+mod node;
 mod refs;
 mod rewrite;
 

@@ -1,0 +1,198 @@
+//! The tools array for each provider.
+
+use super::*;
+
+#[test]
+fn openai_chat_tools_are_function_entries_strict_where_possible() {
+    let tools = server().tools_for(Provider::OpenAiChat).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["add", "get_weather", "label"], "sorted by name");
+    for tool in tools.as_array().unwrap() {
+        assert_eq!(tool["type"], "function");
+        let function = &tool["function"];
+        assert!(
+            function["description"]
+                .as_str()
+                .is_some_and(|d| !d.is_empty())
+        );
+        assert_eq!(function["parameters"]["type"], "object");
+    }
+    let weather = &tools[1]["function"];
+    assert_eq!(weather["strict"], true);
+    assert_eq!(
+        weather["parameters"]["required"],
+        json!(["city", "decimals", "unit"])
+    );
+    assert_eq!(weather["parameters"]["additionalProperties"], false);
+    // A map cannot be strict: that tool goes without strict mode, with its plain schema.
+    let label = &tools[2]["function"];
+    assert_eq!(label["strict"], false);
+    assert_eq!(
+        label["parameters"]["properties"]["labels"]["additionalProperties"]["type"],
+        "string"
+    );
+}
+
+#[test]
+fn openai_responses_tools_are_flat_function_entries() {
+    let tools = server().tools_for(Provider::OpenAiResponses).unwrap();
+    let add = &tools[0];
+    assert_eq!(add["type"], "function");
+    assert_eq!(add["name"], "add");
+    assert_eq!(add["strict"], true);
+    assert_eq!(add["parameters"]["required"], json!(["a", "b"]));
+    assert!(add.get("function").is_none());
+}
+
+#[test]
+fn anthropic_tools_carry_input_schema() {
+    let tools = server().tools_for(Provider::Anthropic).unwrap();
+    let weather = &tools[1];
+    assert_eq!(
+        weather.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["description", "input_schema", "name"]
+    );
+    assert_eq!(weather["input_schema"]["required"], json!(["city"]));
+    // Optional arguments are optional by `required`, without a null branch.
+    assert!(
+        weather["input_schema"]["properties"]["unit"]
+            .get("anyOf")
+            .is_none()
+    );
+}
+
+#[test]
+fn gemini_tools_are_one_entry_of_function_declarations() {
+    let server = builder().with_tool(NoArgsTool).build().unwrap();
+    let tools = server.tools_for(Provider::Gemini).unwrap();
+    let tools = tools.as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    let declarations = tools[0]["functionDeclarations"].as_array().unwrap();
+    assert_eq!(declarations.len(), 4);
+    let weather = declarations
+        .iter()
+        .find(|d| d["name"] == "get_weather")
+        .unwrap();
+    assert_eq!(weather["parameters"]["type"], "OBJECT");
+    assert_eq!(
+        weather["parameters"]["properties"]["unit"]["enum"],
+        json!(["celsius", "fahrenheit"])
+    );
+    // Gemini refuses an OBJECT without properties: no `parameters` for a tool without any.
+    let ping = declarations
+        .iter()
+        .find(|d| d["name"] == "no_args")
+        .unwrap();
+    assert!(ping.get("parameters").is_none());
+}
+
+/// Answer with nothing.
+#[tool(register = false)]
+fn no_args() -> &'static str {
+    "pong"
+}
+
+#[test]
+fn mcp_tools_carry_output_schemas_and_annotations() {
+    let tools = server().tools_for(Provider::Mcp).unwrap();
+    let weather = &tools[1];
+    assert_eq!(weather["inputSchema"]["type"], "object");
+    assert!(
+        !weather["inputSchema"].to_string().contains("$ref"),
+        "inlined by default"
+    );
+    assert_eq!(weather["outputSchema"]["type"], "object");
+    assert_eq!(
+        weather["outputSchema"]["properties"]["unit"]["enum"],
+        json!(["celsius", "fahrenheit"])
+    );
+    assert_eq!(
+        weather["annotations"],
+        json!({ "readOnlyHint": true, "openWorldHint": true })
+    );
+    // An output that is not an object is wrapped, as MCP wants an object.
+    let add = &tools[0];
+    assert_eq!(
+        add["outputSchema"]["properties"]["result"]["type"],
+        "integer"
+    );
+    assert_eq!(add["outputSchema"]["required"], json!(["result"]));
+    assert_eq!(add["annotations"], json!({ "idempotentHint": true }));
+}
+
+#[test]
+fn filtered_tools_are_left_out_of_every_list() {
+    let server = builder()
+        .with_filter(ToolFilter::from_json(r#"{ "blocked": ["label"] }"#).unwrap())
+        .build()
+        .unwrap();
+    for provider in Provider::ALL {
+        let tools = server.tools_for(provider).unwrap();
+        assert!(
+            !tools.to_string().contains("\"label\""),
+            "{provider:?}: {tools}"
+        );
+    }
+}
+
+#[test]
+fn strict_tools_whose_schema_cannot_be_strict_are_refused() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Options {
+        extra: HashMap<String, String>,
+    }
+    /// Strict, with a map hidden inside a struct.
+    #[tool(register = false, strict)]
+    fn hidden_map(options: Options) -> usize {
+        options.extra.len()
+    }
+    let err = AlephToolServer::builder()
+        .with_tool(HiddenMapTool)
+        .build()
+        .err()
+        .unwrap();
+    let RegistryError::InvalidDefinition { name, reason } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(name, "hidden_map");
+    assert!(
+        reason.contains("/properties/options/properties/extra")
+            || reason.contains("/$defs/Options/properties/extra"),
+        "{reason}"
+    );
+    let err = AlephToolServer::new().add(HiddenMapTool).unwrap_err();
+    assert!(err.to_string().contains("strict"), "{err}");
+}
+
+#[test]
+fn a_recursive_tool_is_an_error_for_gemini_only() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Node {
+        name: String,
+        children: Vec<Node>,
+    }
+    /// Store a tree.
+    #[tool(register = false)]
+    fn store_tree(root: Node) -> usize {
+        root.children.len() + usize::from(!root.name.is_empty())
+    }
+    let server = AlephToolServer::builder()
+        .with_tool(StoreTreeTool)
+        .build()
+        .unwrap();
+    let err = server.tools_for(Provider::Gemini).unwrap_err();
+    assert_eq!(err.tool, "store_tree");
+    assert!(err.to_string().contains("recursive type `Node`"), "{err}");
+    for provider in [Provider::OpenAiChat, Provider::Anthropic, Provider::Mcp] {
+        let tools = server.tools_for(provider).unwrap();
+        assert!(
+            tools.to_string().contains("#/$defs/Node"),
+            "{provider:?} keeps the recursion as a $ref"
+        );
+    }
+}
