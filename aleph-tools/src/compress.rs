@@ -4,6 +4,11 @@ use serde_json::{Map, Value};
 
 /// Shortens `output` to at most `max_chars` characters, keeping what matters most.
 ///
+/// Despite the name, nothing is compressed in the sense of an algorithm that can be undone:
+/// the output is truncated, structure-aware, and what is left out is gone (programs keep the
+/// whole output in [`ToolResult::output`](crate::ToolResult::output); only the text the model
+/// reads is shortened).
+///
 /// - Output that fits, and empty output, come back unchanged.
 /// - A JSON array keeps its leading elements and ends with a string that counts the rest:
 ///   `[1,2,"… 98 more items (100 in all)"]`. The result is still JSON.

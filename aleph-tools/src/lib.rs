@@ -25,7 +25,29 @@
 //! # }).unwrap();
 //! ```
 //!
-//! The guide (the `book/` directory of the repository) teaches the whole library.
+//! # Features
+//!
+//! The default build is the tool server alone. Optional parts:
+//!
+//! | feature | adds |
+//! | --- | --- |
+//! | `plugins` | [`plugin`]: manifests, discovery, the plugin manager, hot reload |
+//! | `wasm` | WebAssembly plugins run by Extism (implies `plugins`) |
+//! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
+//! | `full` | all of the above |
+//!
+//! # Where to start
+//!
+//! [`#[tool]`](macro@tool) and [`AlephToolServer`] are most of what a program needs; the
+//! server's [`builder`](AlephToolServer::builder) sets everything a server keeps. Runtime
+//! tools are [`RuntimeTool`]s, tool lists and tool calls in each model provider's format are
+//! in [`provider`], middleware and hooks in [`middleware`].
+//!
+//! The guide, the `book/` directory of the
+//! [repository](https://github.com/aleph-tools/aleph-tools/tree/main/book), teaches the whole
+//! library; every snippet in it is compiled by the tests.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod args;
 mod compress;

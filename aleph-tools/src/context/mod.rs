@@ -15,12 +15,18 @@ pub use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
 
-/// Who is calling a tool.
+/// Who is calling a tool: the model in conversation, or code the model wrote.
+///
+/// A tool states who may call it (`#[tool(callers = [human, code_execution])]`); without
+/// that, only [`Caller::Human`] may. A call's context says who is calling; a context that
+/// does not say is [`Caller::Human`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Caller {
-    /// The model, during a normal conversation.
+    /// The model calling the tool in its normal conversation with a person: every call made
+    /// from a model's tool-call response is this. The name says whose conversation it is;
+    /// it does not mean a person typed the call. The default.
     #[default]
     Human,
     /// Code the model wrote, running in a code-execution sandbox.
@@ -432,7 +438,7 @@ pub trait FromToolContext: Sized {
 }
 
 /// A state type a tool needs: what [`State<T>`] parameters declare and
-/// [`AlephToolServer::build`](crate::AlephToolServer::build) checks.
+/// [`ToolServerBuilder::build`](crate::ToolServerBuilder::build) checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StateType {
     id: TypeId,

@@ -118,7 +118,7 @@ impl fmt::Debug for ToolCall {
 /// A layer around every call a server runs.
 ///
 /// Write one with [`from_fn`], or implement this trait for a type that keeps state. Add it
-/// with [`AlephToolServer::with_middleware`](crate::AlephToolServer::with_middleware).
+/// with [`ToolServerBuilder::with_middleware`](crate::ToolServerBuilder::with_middleware).
 ///
 /// ```
 /// use aleph_tools::middleware::{self, Middleware, Next, ToolCall};

@@ -129,7 +129,7 @@ pub trait AlephTool: Send + Sync + 'static {
     }
 
     /// The state types the tool needs from the server (its `State<T>` parameters, as
-    /// `#[tool]` lists them), checked by [`AlephToolServer::build`](crate::AlephToolServer::build).
+    /// `#[tool]` lists them), checked by [`ToolServerBuilder::build`](crate::ToolServerBuilder::build).
     fn required_state() -> Vec<StateType> {
         Vec::new()
     }

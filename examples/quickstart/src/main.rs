@@ -105,9 +105,14 @@ async fn main() -> anyhow::Result<()> {
         _ => anyhow::bail!("usage: quickstart [--stdio | --http ADDR]"),
     }
 
-    println!("== {} tools, collected at link time ==", server.len());
-    for definition in server.list_tools() {
-        println!("{}", serde_json::to_string_pretty(&*definition)?);
+    println!(
+        "== {} tools, collected at link time, as OpenAI's chat API is told of them ==",
+        server.len()
+    );
+    if let serde_json::Value::Array(entries) = server.tools_for(Provider::OpenAiChat)? {
+        for entry in entries {
+            println!("{entry}");
+        }
     }
 
     println!("\n== calls ==");
@@ -129,6 +134,15 @@ async fn main() -> anyhow::Result<()> {
         let result = server.call(name, args.clone()).await;
         let status = if result.success { "ok " } else { "err" };
         println!("{status} {name}({args}) -> {}", result.model_text());
+    }
+    let repaired = server.call("GetWeather", json!({ "city": "Porto" })).await;
+    if let Some(repair) = &repaired.repair {
+        println!(
+            "ok  {}(..) ran `{}` -> {}",
+            repair.original_name,
+            repair.repaired_name,
+            repaired.model_text()
+        );
     }
 
     println!("\n== the same tools for each model API ==");

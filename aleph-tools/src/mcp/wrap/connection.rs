@@ -96,7 +96,7 @@ impl McpConnectionBuilder {
 /// # }
 /// ```
 ///
-/// [`clean_tool_name`]: super::clean_tool_name
+/// [`clean_tool_name`]: crate::mcp::clean_tool_name
 pub struct McpConnection {
     pub(super) inner: Arc<Inner>,
 }
