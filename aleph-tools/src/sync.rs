@@ -1,6 +1,7 @@
-//! Locks that outlive a panic: a thread that panicked while holding one leaves data that is
-//! still consistent here (every critical section is a plain read or a single assignment), so
-//! the lock is taken anyway instead of spreading the panic to every later caller.
+//! Locks that outlive a panic. A panic while one of this crate's locks is held (in a tool, a
+//! hook, a handler) must cost only its own call: the lock is taken anyway rather than
+//! spreading the panic to every later caller. What these locks guard is replaced whole or
+//! changed by single inserts and removals, never left half-written across a call out.
 
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
