@@ -130,12 +130,12 @@ pub use context::{
 pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
 pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
 pub use patterns::PatternError;
-pub use result::{IntoToolOutput, ToolOutput, ToolResult};
+pub use result::{IntoToolOutput, RepairInfo, RepairStep, ToolOutput, ToolResult};
 pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
-    RepairInfo, RepairStep, ReplaceInfo, ToolCallRequest, ToolFilter, ToolProgressHandler,
-    ToolServerBuilder, set_tool_progress_handler,
+    ReplaceInfo, ToolCallRequest, ToolFilter, ToolProgressHandler, ToolServerBuilder,
+    set_tool_progress_handler,
 };
 pub use tool::{
     AlephTool, AlephToolDyn, BoxFuture, RuntimeTool, ToolAnnotations, ToolCategory, ToolDefinition,

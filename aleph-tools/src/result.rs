@@ -8,7 +8,6 @@ use serde_json::Value;
 
 use crate::error::{ToolError, ToolErrorKind};
 use crate::schema::Coercion;
-use crate::server::RepairInfo;
 
 /// A tool's answer: text for the model, structured data for programs, or both.
 ///
@@ -206,4 +205,27 @@ impl ToolResult {
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A wrong tool name the server mapped to a served tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RepairInfo {
+    /// The name the caller sent.
+    pub original_name: String,
+    /// The name of the tool that ran.
+    pub repaired_name: String,
+    /// Which step found it.
+    pub step: RepairStep,
+}
+
+/// The step of name repair that found the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RepairStep {
+    /// The names differ only in letter case.
+    CaseInsensitive,
+    /// The names agree once both are in snake case.
+    SnakeCase,
 }

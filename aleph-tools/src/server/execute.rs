@@ -14,12 +14,12 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::progress::Listeners;
-use super::repair::{self, RepairInfo};
+use super::repair;
 use super::{AlephToolServer, Confirmation, ConfirmationRequest, Entry};
 use crate::context::{Caller, ToolContext};
 use crate::error::ToolError;
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
-use crate::result::{ToolOutput, ToolResult};
+use crate::result::{RepairInfo, ToolOutput, ToolResult};
 use crate::schema::{self, Coercion};
 use crate::tool::BoxFuture;
 

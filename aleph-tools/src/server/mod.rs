@@ -33,7 +33,6 @@ pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
-pub use self::repair::{RepairInfo, RepairStep};
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
 use crate::context::{StateMapHandle, ToolContext};

@@ -9,33 +9,10 @@
 use std::sync::Arc;
 
 use heck::ToSnakeCase;
-use serde::{Deserialize, Serialize};
 
 use super::{Entry, Table};
 use crate::error::ToolError;
-
-/// A wrong tool name the server mapped to a served tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct RepairInfo {
-    /// The name the caller sent.
-    pub original_name: String,
-    /// The name of the tool that ran.
-    pub repaired_name: String,
-    /// Which step found it.
-    pub step: RepairStep,
-}
-
-/// The step of name repair that found the tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum RepairStep {
-    /// The names differ only in letter case.
-    CaseInsensitive,
-    /// The names agree once both are in snake case.
-    SnakeCase,
-}
+use crate::result::{RepairInfo, RepairStep};
 
 /// Finds the tool `name` refers to among the tools `visible` lets through.
 pub(super) fn resolve(
