@@ -123,6 +123,11 @@ impl ToolError {
         }
     }
 
+    /// A call given up before the tool finished (the caller's token fired).
+    pub fn cancelled(tool: impl Into<String>) -> Self {
+        Self::Cancelled { tool: tool.into() }
+    }
+
     /// A refused call.
     pub fn permission_denied(tool: impl Into<String>, reason: impl Into<String>) -> Self {
         Self::PermissionDenied {

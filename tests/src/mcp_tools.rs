@@ -51,8 +51,20 @@ fn fail(
     Err(message)
 }
 
-/// Counts to `steps`, reporting progress at each step. When its call is cancelled it stops
-/// and writes `cancelled` to `marker`, if given.
+/// Writes `cancelled` to its file when dropped before being disarmed: the server drops a
+/// cancelled call's tool at once, so the file proves a cancellation arrived.
+struct CancelMarker(Option<PathBuf>);
+
+impl Drop for CancelMarker {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::write(path, "cancelled");
+        }
+    }
+}
+
+/// Counts to `steps`, reporting progress at each step. When its call is cancelled before it
+/// finishes it writes `cancelled` to `marker`, if given.
 #[tool(register = false)]
 async fn slow(
     /// How many steps (50 ms each)
@@ -60,25 +72,18 @@ async fn slow(
     /// A file to write `cancelled` into when the call is cancelled
     marker: Option<String>,
     progress: Progress,
-    cancel: CancellationToken,
-) -> Result<String, String> {
+) -> String {
+    let mut marker = CancelMarker(marker.map(PathBuf::from));
     for step in 1..=steps {
-        tokio::select! {
-            () = cancel.cancelled() => {
-                if let Some(path) = marker {
-                    let _ = std::fs::write(PathBuf::from(path), "cancelled");
-                }
-                return Err("cancelled".into());
-            }
-            () = tokio::time::sleep(Duration::from_millis(50)) => {}
-        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
         progress.report(
             f64::from(step),
             Some(f64::from(steps)),
             Some(&format!("step {step}")),
         );
     }
-    Ok(format!("counted to {steps}"))
+    marker.0 = None;
+    format!("counted to {steps}")
 }
 
 /// Adds a tool called `name` to this server (it echoes its input), so that clients see the

@@ -119,7 +119,9 @@ impl ToolContext {
         self
     }
 
-    /// Sets the token that cancels this call.
+    /// Sets the token that cancels this call. When it fires, the server ends the call at once
+    /// with [`ToolError::Cancelled`], dropping whatever was running for it; the tool sees the
+    /// token fire too, for work it handed to other threads or processes.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
@@ -274,6 +276,11 @@ impl ToolContext {
     /// one hands out a token that is never cancelled.
     pub fn cancellation_token(&self) -> CancellationToken {
         self.cancellation.clone().unwrap_or_default()
+    }
+
+    /// The caller's token, when the caller gave one.
+    pub(crate) fn cancellation(&self) -> Option<&CancellationToken> {
+        self.cancellation.as_ref()
     }
 
     /// Whether this call has been cancelled.

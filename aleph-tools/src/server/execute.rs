@@ -5,18 +5,20 @@
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use arc_swap::Guard;
 use futures_util::FutureExt;
+use futures_util::future::{self, Either};
 use serde_json::{Map, Value};
 
 use super::progress::Listeners;
 use super::repair;
 use super::{AlephToolServer, Confirmation, ConfirmationRequest, Entry};
-use crate::context::{Caller, ToolContext};
+use crate::context::{Caller, CancellationToken, ToolContext};
 use crate::error::ToolError;
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
@@ -53,7 +55,20 @@ impl AlephToolServer {
                     listeners.start(&entry.name, &args);
                 }
                 let outcome = match self.check(&entry, args, &ctx, &mut coercions) {
-                    Ok(args) => self.dispatch(&entry, args, ctx, needs_confirmation).await,
+                    Ok(args) => match ctx.cancellation().cloned() {
+                        // Boxed: the race stays out of the common call's future.
+                        Some(token) => {
+                            Box::pin(self.dispatch_until_cancelled(
+                                &entry,
+                                args,
+                                ctx,
+                                needs_confirmation,
+                                token,
+                            ))
+                            .await
+                        }
+                        None => self.dispatch(&entry, args, ctx, needs_confirmation).await,
+                    },
                     Err(err) => Err(err),
                 };
                 (outcome, repair, Some(entry))
@@ -138,6 +153,25 @@ impl AlephToolServer {
         }
         checked.map_err(|problems| ToolError::invalid_args(&*entry.name, problems))?;
         Ok(args)
+    }
+
+    /// [`dispatch`](Self::dispatch), ended at once when `token` fires: whatever is running
+    /// (middleware, a wait for approval, the tool) is dropped, and the call is `Cancelled`.
+    async fn dispatch_until_cancelled(
+        &self,
+        entry: &Arc<Entry>,
+        args: Value,
+        ctx: ToolContext,
+        needs_confirmation: bool,
+        token: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let cancelled = pin!(token.cancelled());
+        let dispatch = pin!(self.dispatch(entry, args, ctx, needs_confirmation));
+        // The token first: a call cancelled before it starts never runs.
+        match future::select(cancelled, dispatch).await {
+            Either::Left(((), _)) => Err(ToolError::cancelled(&*entry.name)),
+            Either::Right((outcome, _)) => outcome,
+        }
     }
 
     /// Runs the middleware chain and hooks around confirmation and the tool; straight to

@@ -39,6 +39,7 @@ use crate::context::{StateMapHandle, ToolContext};
 use crate::error::RegistryError;
 use crate::middleware::{Chain, HookSet};
 use crate::patterns::PatternError;
+use crate::sync::lock;
 use crate::tool::ToolDefinition;
 
 /// What the builder set; fixed for the server's life.
@@ -189,9 +190,10 @@ impl AlephToolServer {
         ToolCallRequest::new(self, name, args)
     }
 
-    /// A receiver that wakes each time the set of tools changes (a tool added, replaced or
-    /// removed; plugins loaded, reloaded or unloaded). Its value counts the changes. This is
-    /// what an MCP server needs to send `notifications/tools/list_changed`.
+    /// A receiver that wakes each time the set of tools offered changes (a tool added,
+    /// replaced or removed; plugins loaded, reloaded or unloaded; the filter replaced). Its
+    /// value counts the changes. This is what an MCP server needs to send
+    /// `notifications/tools/list_changed`.
     ///
     /// ```
     /// # use aleph_tools::AlephToolServer;
@@ -204,17 +206,21 @@ impl AlephToolServer {
         self.shared.changes.subscribe()
     }
 
-    /// Replaces the filter; calls that start afterwards see the new one.
+    /// Replaces the filter; calls that start afterwards see the new one. The tools offered
+    /// change with it, so [`watch_tools`](Self::watch_tools) hears of it (and MCP clients get
+    /// `list_changed`).
     ///
     /// # Errors
     ///
     /// [`PatternError`] when a pattern is not a valid glob; the old filter stays.
     pub fn set_filter(&self, filter: ToolFilter) -> Result<(), PatternError> {
         let compiled = filter.compile()?;
+        let _writer = lock(&self.shared.write);
         self.shared.filter.store(Arc::new(ActiveFilter {
             source: filter,
             compiled,
         }));
+        self.shared.changes.send_modify(|count| *count += 1);
         Ok(())
     }
 
