@@ -21,6 +21,7 @@ enum Key {
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Flag {
+    Inline,
     Confirm,
     ReadOnly,
     Destructive,
@@ -43,7 +44,7 @@ enum Valued {
 }
 
 impl Key {
-    const ALL: [Self; 15] = [
+    const ALL: [Self; 16] = [
         Self::Valued(Valued::Name),
         Self::Valued(Valued::Description),
         Self::Valued(Valued::Tags),
@@ -59,10 +60,12 @@ impl Key {
         Self::Flag(Flag::Strict),
         Self::Valued(Valued::Register),
         Self::Valued(Valued::Crate),
+        Self::Flag(Flag::Inline),
     ];
 
     fn as_str(self) -> &'static str {
         match self {
+            Self::Flag(Flag::Inline) => "inline",
             Self::Flag(Flag::Confirm) => "confirm",
             Self::Flag(Flag::ReadOnly) => "read_only",
             Self::Flag(Flag::Destructive) => "destructive",
@@ -106,6 +109,7 @@ impl Key {
             Self::Valued(Valued::Callers) => "`callers = [human, code_execution]`",
             Self::Valued(Valued::Register) => "`register = false`",
             Self::Valued(Valued::Crate) => "`crate = ::my_reexport::aleph_tools`",
+            Self::Flag(Flag::Inline) => "`inline`",
             Self::Flag(Flag::Confirm) => "`confirm`",
             Self::Flag(Flag::ReadOnly) => "`read_only`",
             Self::Flag(Flag::Destructive) => "`destructive`",
@@ -121,6 +125,10 @@ const CALLERS: &[&str] = &["human", "code_execution"];
 
 /// Everything `#[tool(...)]` said, checked.
 #[derive(Default)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one flag of the attribute, as written"
+)]
 pub(crate) struct ToolAttrs {
     pub name: Option<LitStr>,
     pub description: Option<LitStr>,
@@ -135,6 +143,8 @@ pub(crate) struct ToolAttrs {
     pub examples: Vec<LitStr>,
     pub callers: Vec<Ident>,
     pub strict: bool,
+    /// Run a sync function in place on the async worker instead of the blocking pool.
+    pub inline: bool,
     pub register: bool,
     pub krate: Option<Path>,
 }
@@ -209,6 +219,7 @@ impl ToolAttrs {
     /// Sets what a flag controls.
     fn set_flag(&mut self, flag: Flag, value: bool) {
         match flag {
+            Flag::Inline => self.inline = value,
             Flag::Confirm => self.confirm = value,
             Flag::ReadOnly => self.read_only = Some(value),
             Flag::Destructive => self.destructive = Some(value),

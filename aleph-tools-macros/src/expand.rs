@@ -23,6 +23,12 @@ pub(crate) fn tool(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
         return item.into_iter().chain(errors.to_compile_errors()).collect();
     };
     let attrs = attr::parse(attr_tokens, &mut errors);
+    if attrs.inline && func.sig.asyncness.is_some() {
+        errors.spanned(
+            func.sig.asyncness,
+            "`inline` is for sync functions (it runs them in place instead of on the blocking pool); an async tool already runs on the async workers, so drop `inline`",
+        );
+    }
     let analyzed = signature::analyze(&func.sig, attrs.strict, &mut errors);
     let name = tool_name(&func, &attrs, &mut errors);
     let description = description(&func, &attrs, &mut errors);
@@ -266,12 +272,18 @@ fn emit(
         call_args,
     } = param_parts(analyzed, vis, args, &private);
     let required_state = required_state(&injected_types, &private);
-    let invoke = if func.sig.asyncness.is_some() {
+    let is_async = func.sig.asyncness.is_some();
+    let invoke = if is_async {
         quote!(#fn_ident(#(#call_args),*).await)
     } else {
         quote!(#fn_ident(#(#call_args),*))
     };
     let (output_ty, finish, checks) = output_parts(&analyzed.output, &invoke, &private);
+    let finish = if is_async || attrs.inline {
+        finish
+    } else {
+        on_blocking_pool(analyzed, &finish, &private)
+    };
     let overrides = overrides(attrs, &private);
     let submit = attrs.register.then(|| {
         quote! {
@@ -349,6 +361,36 @@ fn emit(
 
             #submit
         };
+    }
+}
+
+/// A sync body, moved to the blocking pool so it never stalls the async workers and the
+/// server's timeout and cancellation hold while it runs. A `&ToolContext` parameter gets a
+/// clone of the context, lent to the body on its thread.
+fn on_blocking_pool(
+    analyzed: &Analyzed,
+    finish: &TokenStream,
+    private: &TokenStream,
+) -> TokenStream {
+    let takes_ctx = analyzed
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::ContextRef));
+    let (own_ctx, lend_ctx) = if takes_ctx {
+        (
+            quote!(let __aleph_ctx_owned = ::core::clone::Clone::clone(__aleph_ctx);),
+            quote!(let __aleph_ctx = &__aleph_ctx_owned;),
+        )
+    } else {
+        (quote!(), quote!())
+    };
+    quote! {
+        #own_ctx
+        #private::run_blocking(<Self as #private::AlephTool>::NAME, move || {
+            #lend_ctx
+            #finish
+        })
+        .await
     }
 }
 

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use support::{AddTool, floor_add, with_audit_and_rate_limit};
 
 /// Greet someone.
-#[tool(register = false)]
+#[tool(register = false, inline)]
 fn greet(
     /// Who to greet
     name: String,

@@ -18,7 +18,7 @@ use criterion::Criterion;
 use serde_json::json;
 
 /// Add two integers.
-#[tool(register = false)]
+#[tool(register = false, inline)]
 fn add(
     /// First addend
     a: i64,

@@ -45,7 +45,7 @@ struct Range {
 }
 
 /// Search the archive.
-#[tool(register = false)]
+#[tool(register = false, inline)]
 fn search(
     /// What to look for
     query: String,

@@ -375,3 +375,14 @@ pub enum RegistryError {
     #[error(transparent)]
     Filter(#[from] PatternError),
 }
+
+/// The message of a caught panic: its text when it has one.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "the tool panicked".to_owned()
+    }
+}

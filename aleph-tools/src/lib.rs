@@ -98,7 +98,12 @@ pub mod __private_0_1_0;
 /// Keys: `name`, `description`, `tags = [...]`, `category = Builtin | Mcp | Plugin |
 /// Skill`, `confirm`, `read_only`, `destructive`, `idempotent`, `open_world`, `timeout =
 /// "10s"`, `example = "..."` (repeatable), `callers = [human, code_execution]`, `strict`,
-/// `register = false`, `crate = path`. The guide's "Writing tools" chapter covers each.
+/// `inline`, `register = false`, `crate = path`. The guide's "Writing tools" chapter covers
+/// each.
+///
+/// A sync function's body runs on Tokio's blocking pool (in place outside a Tokio runtime),
+/// so it never holds an async worker and its timeout and cancellation hold; `inline` runs a
+/// small, fast sync body in place instead.
 ///
 /// ```
 /// use aleph_tools::prelude::*;

@@ -125,6 +125,35 @@ impl<T: ?Sized> OutputSchemaFallback for &OutputSchemaProbe<T> {
     }
 }
 
+/// Runs a sync tool's body on Tokio's blocking pool and waits for it without holding an
+/// async worker; outside a Tokio runtime the body runs in place. A panic in the body fails
+/// the call with [`ToolError::Panicked`]. When the call is dropped (its timeout passed, its
+/// caller cancelled it) the body still runs to its end on its thread, and its result is
+/// discarded.
+///
+/// # Errors
+///
+/// What the body returns, or [`ToolError::Panicked`].
+pub async fn run_blocking<T, F>(tool: &'static str, body: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return body();
+    };
+    match runtime.spawn_blocking(body).await {
+        Ok(outcome) => outcome,
+        Err(join) => Err(match join.try_into_panic() {
+            Ok(payload) => ToolError::Panicked {
+                tool: tool.to_owned(),
+                message: crate::error::panic_message(&*payload),
+            },
+            Err(_) => ToolError::cancelled(tool),
+        }),
+    }
+}
+
 /// Names a `#[tool]` expansion uses in error stubs: arguments that accept anything.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct NoArgs {}

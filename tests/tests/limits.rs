@@ -1,9 +1,11 @@
-//! The limits a call promises: cancellation ends the call at once, whatever the tool does;
-//! a change of filter is a change of the tool set.
+//! The limits a call promises: a sync tool's timeout holds and its body never stalls the
+//! async workers; cancellation ends the call at once, whatever the tool does; a change of
+//! filter is a change of the tool set.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 
 use aleph_tools::prelude::*;
 use serde_json::json;
@@ -128,4 +130,142 @@ async fn a_filter_change_is_a_change_of_the_tool_set() {
     server.set_filter(ToolFilter::new().block("[")).unwrap_err();
     assert!(!changes.has_changed().unwrap());
     assert_eq!(server.tool_names(), ["guarded"]);
+}
+
+/// Work for `ms` milliseconds without yielding, as sync code does.
+#[tool(register = false, timeout = "100ms")]
+fn grind(ms: u64) -> &'static str {
+    std::thread::sleep(Duration::from_millis(ms));
+    "ground"
+}
+
+/// The thread the body ran on.
+#[tool(register = false)]
+fn where_sync() -> String {
+    format!("{:?}", std::thread::current().id())
+}
+
+/// The thread the body ran on, run in place.
+#[tool(register = false, inline)]
+fn where_inline() -> String {
+    format!("{:?}", std::thread::current().id())
+}
+
+/// Read the context from a sync body.
+#[tool(register = false)]
+fn sync_context(ctx: &ToolContext, progress: Progress) -> String {
+    progress.chunk("from a blocking thread");
+    ctx.tool_name().unwrap_or_default().to_owned()
+}
+
+/// Fail badly, off the async workers.
+#[tool(register = false)]
+fn sync_explode() -> u8 {
+    panic!("the sync body broke")
+}
+
+fn sync_server() -> AlephToolServer {
+    AlephToolServer::builder()
+        .with_tool(GrindTool)
+        .with_tool(WhereSyncTool)
+        .with_tool(WhereInlineTool)
+        .with_tool(SyncContextTool)
+        .with_tool(SyncExplodeTool)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_sync_tool_past_its_timeout_is_timed_out() {
+    let started = Instant::now();
+    let result = sync_server().call("grind", json!({ "ms": 2000 })).await;
+    assert_eq!(
+        result.error_kind,
+        Some(ToolErrorKind::Timeout),
+        "{result:?}"
+    );
+    assert_eq!(
+        result.error.as_deref(),
+        Some("`grind` did not finish within 100ms")
+    );
+    // The call ends at its limit; the thread finishes its two seconds in the background.
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        sync_server().call("grind", json!({ "ms": 1 })).await.output,
+        json!("ground")
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_sync_tool_never_stalls_the_runtime() {
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let timer = tokio::spawn({
+        let order = Arc::clone(&order);
+        async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            order.lock().unwrap().push("timer");
+        }
+    });
+    // One worker thread: a body run in place would hold it for the whole 300 ms.
+    let server = sync_server();
+    let call = server.call("grind", json!({ "ms": 90 }));
+    let slow = tokio::spawn({
+        let server = server.clone();
+        async move {
+            let result = server.call("grind", json!({ "ms": 300 })).await;
+            result.error_kind
+        }
+    });
+    assert!(call.await.success);
+    order.lock().unwrap().push("tool");
+    timer.await.unwrap();
+    assert_eq!(slow.await.unwrap(), Some(ToolErrorKind::Timeout));
+    assert_eq!(*order.lock().unwrap(), ["timer", "tool"]);
+}
+
+#[tokio::test]
+async fn sync_bodies_run_off_the_worker_unless_inline() {
+    let server = sync_server();
+    let here: ThreadId = std::thread::current().id();
+    let pooled = server.call("where_sync", json!({})).await.output;
+    let inline = server.call("where_inline", json!({})).await.output;
+    assert_eq!(inline, json!(format!("{here:?}")));
+    assert_ne!(pooled, json!(format!("{here:?}")));
+}
+
+#[tokio::test]
+async fn a_sync_body_keeps_its_context_and_its_panics() {
+    let server = sync_server();
+    let chunks = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&chunks);
+    let ctx = ToolContext::new().with_progress(move |_, event| sink.lock().unwrap().push(event));
+    let result = server.call("sync_context", json!({})).context(ctx).await;
+    assert_eq!(result.output, json!("sync_context"));
+    assert_eq!(chunks.lock().unwrap().len(), 1);
+    let boom = server.call("sync_explode", json!({})).await;
+    assert_eq!(boom.error_kind, Some(ToolErrorKind::Panicked));
+    assert_eq!(
+        boom.error.as_deref(),
+        Some("`sync_explode` failed unexpectedly: the sync body broke")
+    );
+}
+
+#[test]
+fn outside_a_runtime_a_sync_body_runs_in_place() {
+    use std::future::{Future, IntoFuture};
+    use std::task::{Context, Poll, Waker};
+
+    let server = sync_server();
+    let mut call = std::pin::pin!(server.call("where_sync", json!({})).into_future());
+    let Poll::Ready(result) = call.as_mut().poll(&mut Context::from_waker(Waker::noop())) else {
+        panic!("no runtime: the body runs in place and the call is ready at once");
+    };
+    assert_eq!(
+        result.output,
+        json!(format!("{:?}", std::thread::current().id()))
+    );
 }

@@ -30,8 +30,8 @@ async fn delete_file(
     Ok(())
 }
 
-/// A string category and a single-string tag work too.
-#[tool(category = "mcp", tags = "one", callers = code_execution, register = true)]
+/// A string category and a single-string tag work too; a sync tool may run in place.
+#[tool(category = "mcp", tags = "one", callers = code_execution, register = true, inline)]
 fn mcp_like() {}
 
 fn main() {

@@ -7,7 +7,8 @@ use aleph_tools::prelude::*;
 use serde_json::Value;
 
 /// Add two integers.
-#[tool(register = false)]
+// `inline`: a pure computation runs in place, with no hop to the blocking pool.
+#[tool(register = false, inline)]
 pub fn add(
     /// First addend
     a: i64,

@@ -19,7 +19,7 @@ use super::progress::Listeners;
 use super::repair;
 use super::{AlephToolServer, Confirmation, ConfirmationRequest, Entry};
 use crate::context::{Caller, CancellationToken, ToolContext};
-use crate::error::ToolError;
+use crate::error::{ToolError, panic_message};
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
 use crate::schema::{self, Coercion};
@@ -322,15 +322,5 @@ impl Endpoint for Innermost {
                 })
                 .await
         })
-    }
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "the tool panicked".to_owned()
     }
 }
