@@ -123,7 +123,7 @@ fn tool_lists(c: &mut Criterion) {
     let mut group = c.benchmark_group("tools_for");
     for provider in Provider::ALL {
         group.bench_function(provider.name(), |b| {
-            b.iter(|| black_box(server.tools_for(provider).unwrap()));
+            b.iter(|| black_box(server.tools_for(provider)));
         });
     }
     group.finish();

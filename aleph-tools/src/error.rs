@@ -371,6 +371,11 @@ pub enum RegistryError {
         reason: String,
     },
 
+    /// A provider the server serves cannot take the tool's schema, and the server refuses
+    /// such tools ([`IncompatibleTools::Error`](crate::IncompatibleTools::Error)).
+    #[error(transparent)]
+    Incompatible(crate::provider::ToolListError),
+
     /// The filter given to the builder has a pattern that is not a valid glob.
     #[error(transparent)]
     Filter(#[from] PatternError),

@@ -139,8 +139,8 @@ pub use result::{IntoToolOutput, RepairInfo, RepairStep, ToolOutput, ToolResult}
 pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
-    ReplaceInfo, ToolCallRequest, ToolFilter, ToolProgressHandler, ToolServerBuilder,
-    set_tool_progress_handler,
+    IncompatibleTools, ReplaceInfo, ToolCallRequest, ToolFilter, ToolProgressHandler,
+    ToolServerBuilder, set_tool_progress_handler,
 };
 pub use tool::{
     AlephTool, AlephToolDyn, BoxFuture, RuntimeTool, ToolAnnotations, ToolCategory, ToolDefinition,

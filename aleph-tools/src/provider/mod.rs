@@ -23,7 +23,7 @@
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
-//! let tools = server.tools_for(Provider::Anthropic)?;
+//! let tools = server.tools_for(Provider::Anthropic);
 //! assert_eq!(tools[0]["name"], "add");
 //!
 //! // What the model answered:
@@ -51,7 +51,6 @@ pub use self::calls::{BadArguments, ProviderCall, ProviderError};
 pub use self::round::ToolRound;
 pub use self::size::{SizeReport, estimate_tokens};
 pub use self::tools::ToolListError;
-#[cfg(feature = "mcp")]
 pub(crate) use self::tools::output_is_wrapped;
 
 use crate::schema::Dialect;

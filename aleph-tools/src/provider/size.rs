@@ -3,8 +3,6 @@
 use serde_json::Value;
 
 use super::Provider;
-use super::tools::ToolListError;
-use crate::AlephToolServer;
 
 /// The size of one provider's tool list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,19 +83,4 @@ pub fn estimate_tokens(text: &str) -> usize {
         }
     }
     tokens
-}
-
-impl AlephToolServer {
-    /// The size of the tool list [`tools_for`](Self::tools_for) gives each provider, one
-    /// entry per provider in [`Provider::ALL`]'s order; a provider that cannot take some
-    /// tool has that error instead.
-    pub fn tool_list_sizes(&self) -> Vec<Result<SizeReport, ToolListError>> {
-        Provider::ALL
-            .iter()
-            .map(|&provider| {
-                self.tools_for(provider)
-                    .map(|list| SizeReport::measure(provider, &list))
-            })
-            .collect()
-    }
 }

@@ -3,7 +3,6 @@
 use serde_json::{Map, Value, json};
 
 use super::Provider;
-use crate::AlephToolServer;
 use crate::schema::{Dialect, DialectError};
 use crate::tool::{ToolAnnotations, ToolDefinition};
 
@@ -190,18 +189,4 @@ fn mcp_annotations(annotations: ToolAnnotations) -> Option<Value> {
         }
     }
     Some(Value::Object(out))
-}
-
-impl AlephToolServer {
-    /// The `tools` array for a request to `provider`: the tools the filter offers, sorted
-    /// by name, with schemas in the provider's default [`dialect`](Provider::dialect).
-    ///
-    /// # Errors
-    ///
-    /// [`ToolListError`] naming a tool whose schema the provider cannot take (a recursive
-    /// type for Gemini, a map in a tool marked `strict` for OpenAI).
-    pub fn tools_for(&self, provider: Provider) -> Result<Value, ToolListError> {
-        let definitions = self.list_tools();
-        provider.tool_list(definitions.iter().map(AsRef::as_ref), provider.dialect())
-    }
 }

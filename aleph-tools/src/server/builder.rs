@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use super::table::{Table, checked_entry};
 use super::{
-    ActiveFilter, AlephToolServer, ConfirmationHandler, Settings, ToolFilter, ToolProgressHandler,
+    ActiveFilter, AlephToolServer, ConfirmationHandler, IncompatibleTools, Settings, ToolFilter,
+    ToolProgressHandler,
 };
 use crate::error::RegistryError;
 use crate::middleware::{DynMiddleware, Middleware};
 use crate::names::is_valid_tool_name;
+use crate::provider::Provider;
 use crate::registry;
 use crate::tool::{AlephTool, AlephToolDyn};
 
@@ -182,6 +184,24 @@ impl ToolServerBuilder {
         self
     }
 
+    /// The model providers this server's tools are offered to. Each tool is checked against
+    /// each of them when it joins the server (here, and when added later); what a provider
+    /// cannot take is handled as [`on_incompatible`](Self::on_incompatible) says. Without
+    /// providers nothing is checked ahead, and [`tools_for`](AlephToolServer::tools_for)
+    /// still leaves out what a provider cannot take.
+    pub fn with_providers(mut self, providers: impl IntoIterator<Item = Provider>) -> Self {
+        self.settings.quarantine.providers = providers.into_iter().collect();
+        self
+    }
+
+    /// What to do with a tool one of the [providers](Self::with_providers) cannot take:
+    /// serve it and report it ([`IncompatibleTools::Skip`], the default), or refuse it
+    /// ([`IncompatibleTools::Error`]).
+    pub fn on_incompatible(mut self, policy: IncompatibleTools) -> Self {
+        self.settings.quarantine.policy = policy;
+        self
+    }
+
     /// Wraps every call in `layer`. Layers run in the order they are added: the first added
     /// sees each call first and its outcome last. See [`middleware`](crate::middleware) for
     /// where the chain sits in a call.
@@ -207,7 +227,9 @@ impl ToolServerBuilder {
     /// [`RegistryError::InvalidDefinition`] for a name or schema no provider accepts, or a
     /// `strict` tool whose schema cannot be strict; [`RegistryError::MissingState`] when a
     /// tool takes `State<T>` and no `T` was given with [`with_state`](Self::with_state);
-    /// [`RegistryError::Filter`] for a filter pattern that is not a valid glob.
+    /// [`RegistryError::Incompatible`] for a tool a [provider](Self::with_providers) cannot
+    /// take, when the policy is [`IncompatibleTools::Error`]; [`RegistryError::Filter`] for a
+    /// filter pattern that is not a valid glob.
     pub fn build(self) -> Result<AlephToolServer, RegistryError> {
         let Self {
             settings,
@@ -234,8 +256,9 @@ impl ToolServerBuilder {
                 name: pair[0].name.to_string(),
             });
         }
-        for entry in &entries {
+        for entry in &mut entries {
             settings.check_state(entry)?;
+            settings.quarantine.check(entry)?;
         }
         let compiled = filter.compile()?;
         let table: Table = entries

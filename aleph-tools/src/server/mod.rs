@@ -6,7 +6,8 @@
 //! of the snapshot and holds no lock while the tool runs.
 //!
 //! The methods that speak a model provider's format (`tools_for`, `run_tool_calls`,
-//! `tool_list_sizes`) live with the formats, in [`provider`](crate::provider).
+//! `tool_list_sizes`, `incompatible_tools`) are in `providers`; the formats themselves in
+//! [`provider`](crate::provider).
 
 mod builder;
 mod call;
@@ -15,6 +16,7 @@ mod execute;
 mod filter;
 mod hooks;
 mod progress;
+mod providers;
 mod repair;
 mod table;
 
@@ -33,6 +35,8 @@ pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
+pub use self::providers::IncompatibleTools;
+use self::providers::Quarantine;
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
 use crate::context::{StateMapHandle, ToolContext};
@@ -54,6 +58,7 @@ struct Settings {
     default_output_limit: Option<usize>,
     repair_arguments: bool,
     middleware: Chain,
+    quarantine: Quarantine,
 }
 
 impl Settings {

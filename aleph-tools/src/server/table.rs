@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::AlephToolServer;
 use crate::error::RegistryError;
 use crate::names::check_tool_name;
+use crate::provider::ToolListError;
 use crate::schema::{self, ArgumentValidator};
 use crate::sync::lock;
 use crate::tool::{AlephToolDyn, ToolDefinition};
@@ -18,6 +19,8 @@ pub(super) struct Entry {
     pub(super) tool: Arc<dyn AlephToolDyn>,
     pub(super) definition: Arc<ToolDefinition>,
     pub(super) validator: ArgumentValidator,
+    /// What the server's providers cannot take of it (see `providers`).
+    pub(super) incompatible: Vec<ToolListError>,
 }
 
 /// Name → tool. Lookups hash a short name per call, so a fast hasher pays off.
@@ -61,6 +64,7 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
         tool,
         definition,
         validator,
+        incompatible: Vec::new(),
     })
 }
 
@@ -99,11 +103,13 @@ impl<T> TableChange for Result<T, RegistryError> {
 }
 
 impl AlephToolServer {
-    /// `tool`'s entry when this server can serve it: a valid definition, and the state it
-    /// takes given to the builder.
+    /// `tool`'s entry when this server can serve it: a valid definition, the state it takes
+    /// given to the builder, and (unless the policy skips misfits) a schema every provider
+    /// of the server takes.
     fn served_entry(&self, tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
-        let entry = checked_entry(tool)?;
+        let mut entry = checked_entry(tool)?;
         self.shared.settings.check_state(&entry)?;
+        self.shared.settings.quarantine.check(&mut entry)?;
         Ok(entry)
     }
 

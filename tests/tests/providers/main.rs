@@ -12,7 +12,7 @@ use aleph_tools::ToolServerBuilder;
 use aleph_tools::prelude::*;
 use aleph_tools::provider::{Provider, SizeReport, estimate_tokens};
 use aleph_tools::schema::Dialect;
-use aleph_tools::{CoercionKind, RegistryError, ToolErrorKind, ToolFilter};
+use aleph_tools::{CoercionKind, IncompatibleTools, RegistryError, ToolErrorKind, ToolFilter};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn openai_chat_tools_are_function_entries_strict_where_possible() {
-    let tools = server().tools_for(Provider::OpenAiChat).unwrap();
+    let tools = server().tools_for(Provider::OpenAiChat);
     let names: Vec<&str> = tools
         .as_array()
         .unwrap()
@@ -40,7 +40,7 @@ fn openai_chat_tools_are_function_entries_strict_where_possible() {
 
 #[test]
 fn openai_responses_tools_are_flat_function_entries() {
-    let tools = server().tools_for(Provider::OpenAiResponses).unwrap();
+    let tools = server().tools_for(Provider::OpenAiResponses);
     let add = &tools[0];
     assert_eq!(add["type"], "function");
     assert_eq!(add["name"], "add");
@@ -51,7 +51,7 @@ fn openai_responses_tools_are_flat_function_entries() {
 
 #[test]
 fn anthropic_tools_carry_input_schema() {
-    let tools = server().tools_for(Provider::Anthropic).unwrap();
+    let tools = server().tools_for(Provider::Anthropic);
     let weather = &tools[1];
     assert_eq!(
         weather.as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -69,7 +69,7 @@ fn anthropic_tools_carry_input_schema() {
 #[test]
 fn gemini_tools_are_one_entry_of_function_declarations() {
     let server = builder().with_tool(NoArgsTool).build().unwrap();
-    let tools = server.tools_for(Provider::Gemini).unwrap();
+    let tools = server.tools_for(Provider::Gemini);
     let tools = tools.as_array().unwrap();
     assert_eq!(tools.len(), 1);
     let declarations = tools[0]["functionDeclarations"].as_array().unwrap();
@@ -99,7 +99,7 @@ fn no_args() -> &'static str {
 
 #[test]
 fn mcp_tools_carry_output_schemas_and_annotations() {
-    let tools = server().tools_for(Provider::Mcp).unwrap();
+    let tools = server().tools_for(Provider::Mcp);
     let weather = &tools[1];
     assert_eq!(weather["inputSchema"]["type"], "object");
     assert!(
@@ -132,7 +132,7 @@ fn filtered_tools_are_left_out_of_every_list() {
         .build()
         .unwrap();
     for provider in Provider::ALL {
-        let tools = server.tools_for(provider).unwrap();
+        let tools = server.tools_for(provider);
         assert!(
             !tools.to_string().contains("\"label\""),
             "{provider:?}: {tools}"
@@ -169,30 +169,110 @@ fn strict_tools_whose_schema_cannot_be_strict_are_refused() {
     assert!(err.to_string().contains("strict"), "{err}");
 }
 
-#[test]
-fn a_recursive_tool_is_an_error_for_gemini_only() {
-    #[derive(Deserialize, JsonSchema)]
-    struct Node {
-        name: String,
-        children: Vec<Node>,
-    }
-    /// Store a tree.
-    #[tool(register = false)]
-    fn store_tree(root: Node) -> usize {
-        root.children.len() + usize::from(!root.name.is_empty())
-    }
+/// A tree, which Gemini's schema subset cannot describe (it has no `$ref`).
+#[derive(Deserialize, JsonSchema)]
+struct Node {
+    name: String,
+    children: Vec<Node>,
+}
+
+/// Store a tree.
+#[tool(register = false)]
+fn store_tree(root: Node) -> usize {
+    root.children.len() + usize::from(!root.name.is_empty())
+}
+
+#[tokio::test]
+async fn a_tool_a_provider_cannot_take_is_quarantined_not_fatal() {
     let server = AlephToolServer::builder()
         .with_tool(StoreTreeTool)
+        .with_tool(AddTool)
+        .with_providers([Provider::Gemini, Provider::OpenAiChat])
         .build()
         .unwrap();
-    let err = server.tools_for(Provider::Gemini).unwrap_err();
-    assert_eq!(err.tool, "store_tree");
-    assert!(err.to_string().contains("recursive type `Node`"), "{err}");
+    // Reported once, with the tool, the provider and the rule.
+    let misfits = server.incompatible_tools();
+    assert_eq!(misfits.len(), 1, "{misfits:?}");
+    assert_eq!(misfits[0].tool, "store_tree");
+    assert_eq!(misfits[0].provider, Provider::Gemini);
+    assert!(
+        misfits[0].to_string().contains("recursive type `Node`"),
+        "{}",
+        misfits[0]
+    );
+    // Gemini gets every other tool; the others get all of them.
+    let gemini = server.tools_for(Provider::Gemini);
+    let declared = &gemini[0]["functionDeclarations"];
+    assert_eq!(declared.as_array().unwrap().len(), 1);
+    assert_eq!(declared[0]["name"], "add");
     for provider in [Provider::OpenAiChat, Provider::Anthropic, Provider::Mcp] {
-        let tools = server.tools_for(provider).unwrap();
+        let tools = server.tools_for(provider);
         assert!(
             tools.to_string().contains("#/$defs/Node"),
             "{provider:?} keeps the recursion as a $ref"
         );
     }
+    // The tool is still served and callable.
+    let stored = server
+        .call(
+            "store_tree",
+            json!({ "root": { "name": "r", "children": [] } }),
+        )
+        .await;
+    assert_eq!(stored.output, json!(1));
+    // A tool added later is checked the same way, and removing it clears the report.
+    server.remove("store_tree");
+    assert!(server.incompatible_tools().is_empty());
+    server.add(StoreTreeTool).unwrap();
+    assert_eq!(server.incompatible_tools().len(), 1);
+}
+
+#[test]
+fn without_configured_providers_a_misfit_is_only_left_out() {
+    let server = AlephToolServer::builder()
+        .with_tool(StoreTreeTool)
+        .with_tool(AddTool)
+        .build()
+        .unwrap();
+    assert!(server.incompatible_tools().is_empty());
+    let gemini = server.tools_for(Provider::Gemini);
+    assert_eq!(gemini[0]["functionDeclarations"][0]["name"], "add");
+    let sizes = server.tool_list_sizes();
+    let gemini_size = sizes
+        .iter()
+        .find(|s| s.provider == Provider::Gemini)
+        .unwrap();
+    assert_eq!(gemini_size.tools, 1);
+}
+
+#[test]
+fn the_error_policy_refuses_a_misfit() {
+    let err = AlephToolServer::builder()
+        .with_tool(AddTool)
+        .with_tool(StoreTreeTool)
+        .with_providers([Provider::Gemini])
+        .on_incompatible(IncompatibleTools::Error)
+        .build()
+        .unwrap_err();
+    let RegistryError::Incompatible(misfit) = &err else {
+        panic!("unexpected {err:?}");
+    };
+    assert_eq!(
+        (misfit.tool.as_str(), misfit.provider),
+        ("store_tree", Provider::Gemini)
+    );
+    assert!(
+        err.to_string().contains("cannot be offered to gemini"),
+        "{err}"
+    );
+    let server = AlephToolServer::builder()
+        .with_providers([Provider::Gemini])
+        .on_incompatible(IncompatibleTools::Error)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        server.add(StoreTreeTool),
+        Err(RegistryError::Incompatible(_))
+    ));
+    assert!(server.is_empty());
 }

@@ -54,7 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!("served: {}", server.tool_names().join(", "));
-    let tools = server.tools_for(Provider::Anthropic)?;
+    let tools = server.tools_for(Provider::Anthropic);
     let word_count = tools
         .as_array()
         .and_then(|tools| tools.iter().find(|t| t["name"] == "word_count"))

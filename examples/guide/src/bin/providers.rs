@@ -161,7 +161,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap();
 
     for size in server.tool_list_sizes() {
-        let size = size?;
         println!(
             "{:<17} {} tools, {:>4} bytes, ~{} tokens",
             size.provider.name(),
@@ -178,7 +177,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Provider::Gemini,
     ] {
         println!("\n== {}", provider.name());
-        let tools = server.tools_for(provider)?;
+        let tools = server.tools_for(provider);
         // What a real loop sends: the conversation so far plus `tools`.
         let mut conversation: Vec<Value> = Vec::new();
         let mut results = Vec::new();
