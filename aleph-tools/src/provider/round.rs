@@ -15,7 +15,7 @@ pub struct ToolRound {
     /// One result per call, in the same order.
     pub results: Vec<ToolResult>,
     /// The provider's messages carrying the results (see
-    /// [`Provider::result_messages`]).
+    /// [`Provider::result_messages`](super::Provider::result_messages)).
     pub messages: Vec<Value>,
 }
 

@@ -87,7 +87,7 @@ impl ToolServerBuilder {
     ///
     /// The linker keeps a crate's registrations only when the program uses something of that
     /// crate: a dependency that only defines tools and is named nowhere may be left out. Name
-    /// one of its items (or `use dep as _;`) to keep it.
+    /// one of its items, or write `extern crate dep;`, to keep it.
     pub fn with_registry(mut self) -> Self {
         self.registry = true;
         self
