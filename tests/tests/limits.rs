@@ -43,31 +43,35 @@ fn server(dropped: &Arc<AtomicBool>) -> AlephToolServer {
         .unwrap()
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_cancelled_call_ends_at_once_and_drops_the_tool() {
-    let dropped = Arc::new(AtomicBool::new(false));
-    let server = server(&dropped);
+/// Calls `tool`, cancels the call 100 ms in, and returns its result and how long it took.
+async fn cancelled_after_100ms(
+    server: &AlephToolServer,
+    tool: &'static str,
+) -> (ToolResult, Duration) {
     let token = CancellationToken::new();
     let ctx = ToolContext::new().with_cancellation(token.clone());
     let started = tokio::time::Instant::now();
     let call = tokio::spawn({
         let server = server.clone();
-        async move { server.call("stubborn", json!({})).context(ctx).await }
+        async move { server.call(tool, json!({})).context(ctx).await }
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
     token.cancel();
-    let result = call.await.unwrap();
+    (call.await.unwrap(), started.elapsed())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_call_ends_at_once_and_drops_the_tool() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let server = server(&dropped);
+    let (result, took) = cancelled_after_100ms(&server, "stubborn").await;
     assert_eq!(
         result.error_kind,
         Some(ToolErrorKind::Cancelled),
         "{result:?}"
     );
     assert_eq!(result.error.as_deref(), Some("`stubborn` was cancelled"));
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(took < Duration::from_secs(1), "{took:?}");
     assert!(
         dropped.load(Ordering::SeqCst),
         "the tool's future was not dropped"
@@ -77,15 +81,7 @@ async fn a_cancelled_call_ends_at_once_and_drops_the_tool() {
 #[tokio::test(start_paused = true)]
 async fn cancellation_also_ends_a_wait_for_approval() {
     let server = server(&Arc::new(AtomicBool::new(false)));
-    let token = CancellationToken::new();
-    let ctx = ToolContext::new().with_cancellation(token.clone());
-    let call = tokio::spawn({
-        let server = server.clone();
-        async move { server.call("guarded", json!({})).context(ctx).await }
-    });
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    token.cancel();
-    let result = call.await.unwrap();
+    let (result, _) = cancelled_after_100ms(&server, "guarded").await;
     assert_eq!(
         result.error_kind,
         Some(ToolErrorKind::Cancelled),

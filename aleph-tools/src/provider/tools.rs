@@ -41,11 +41,17 @@ impl Provider {
             .into_iter()
             .map(|definition| self.tool_entry(definition, dialect))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(match self {
+        Ok(self.tools_array(entries))
+    }
+
+    /// The tools array holding `entries` (each from [`tool_entry`](Self::tool_entry)): the
+    /// entries themselves, or for Gemini one entry declaring them all.
+    pub(crate) fn tools_array(self, entries: Vec<Value>) -> Value {
+        match self {
             Self::Gemini if entries.is_empty() => json!([]),
             Self::Gemini => json!([{ "functionDeclarations": entries }]),
             _ => Value::Array(entries),
-        })
+        }
     }
 
     /// One tool as this provider's tools array lists it (for Gemini, one function

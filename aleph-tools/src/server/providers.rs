@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::AlephToolServer;
 use super::table::Entry;
@@ -96,11 +96,7 @@ impl AlephToolServer {
                 }
             })
             .collect();
-        match provider {
-            Provider::Gemini if entries.is_empty() => json!([]),
-            Provider::Gemini => json!([{ "functionDeclarations": entries }]),
-            _ => Value::Array(entries),
-        }
+        provider.tools_array(entries)
     }
 
     /// The tools some provider given to
