@@ -104,6 +104,29 @@ pub fn lint_anyhow(
     Ok(text.parse()?)
 }
 
+/// A sync tool reading its context and injected values on the blocking pool.
+#[tool]
+#[must_use]
+pub fn lint_sync_context(
+    /// How many
+    n: u8,
+    ctx: &ToolContext,
+    progress: Progress,
+) -> String {
+    progress.chunk("counting");
+    format!("{n} in {}", ctx.tool_name().unwrap_or_default())
+}
+
+/// A sync tool run in place.
+#[tool(inline)]
+#[must_use]
+pub fn lint_inline(
+    /// The value
+    x: u8,
+) -> u8 {
+    x
+}
+
 /// A private tool.
 #[tool(register = false)]
 fn lint_private(undocumented: u8) -> u8 {
