@@ -51,6 +51,13 @@ fn fail(
     Err(message)
 }
 
+/// Panics on purpose: the server must fail only this call, and a server on stdio must keep
+/// the panic message off standard output.
+#[tool(register = false)]
+fn explode() -> String {
+    panic!("explode was asked to panic")
+}
+
 /// Writes `cancelled` to its file when dropped before being disarmed: the server drops a
 /// cancelled call's tool at once, so the file proves a cancellation arrived.
 struct CancelMarker(Option<PathBuf>);
@@ -132,7 +139,7 @@ impl AlephToolDyn for Echo {
 #[derive(Clone, Default)]
 pub struct ServerSlot(Arc<OnceLock<AlephToolServer>>);
 
-/// A server with `add`, `get_weather`, `fail`, `slow` and `grow`.
+/// A server with `add`, `get_weather`, `fail`, `slow`, `grow` and `explode`.
 ///
 /// # Panics
 ///
@@ -145,6 +152,7 @@ pub fn mcp_test_server() -> AlephToolServer {
         .with_tool(FailTool)
         .with_tool(SlowTool)
         .with_tool(GrowTool)
+        .with_tool(ExplodeTool)
         .with_state(slot.clone())
         .build()
         .expect("the MCP test tools are valid");

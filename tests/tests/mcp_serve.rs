@@ -7,6 +7,7 @@ use std::process::Output;
 
 use aleph_tools::mcp::McpServer;
 use aleph_tools_tests::{interop_peers, mcp_test_server};
+use serde_json::{Value, json};
 
 /// The number of `ok:` lines `client.py` prints when every check passes.
 const CHECKS: usize = 11;
@@ -113,6 +114,72 @@ fn garbage_on_stdin_never_panics_the_server() {
     let output = child.wait_with_output().expect("the server ends");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A tool that panics fails its own call; the panic message goes to standard error, and
+/// standard output carries nothing but protocol messages.
+#[test]
+fn a_panic_stays_off_stdout() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_stdio_server"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the stdio server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "explode", "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}),
+    ];
+    for request in requests {
+        writeln!(stdin, "{request}").expect("write a request");
+    }
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut answers = std::collections::HashMap::new();
+    let mut line = String::new();
+    while answers.len() < 3 {
+        line.clear();
+        if stdout.read_line(&mut line).expect("read stdout") == 0 {
+            break;
+        }
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line:?}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        if let Some(id) = message["id"].as_i64() {
+            answers.insert(id, message);
+        }
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).expect("read the rest of stdout");
+    for line in rest.lines().filter(|l| !l.trim().is_empty()) {
+        let message: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line:?}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+    }
+    let output = child.wait_with_output().expect("the server ends");
+
+    let exploded = &answers[&2]["result"];
+    assert_eq!(exploded["isError"], true, "{exploded}");
+    assert!(
+        exploded.to_string().contains("failed unexpectedly"),
+        "{exploded}"
+    );
+    assert_eq!(
+        answers[&3]["result"]["structuredContent"],
+        json!({"result": 5})
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("explode was asked to panic"), "{stderr}");
 }
 
 /// A malformed HTTP request costs only itself: a client connecting next is served.

@@ -260,6 +260,7 @@ async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
         conn.tools(),
         [
             "ours_add",
+            "ours_explode",
             "ours_fail",
             "ours_get_weather",
             "ours_grow",
@@ -408,7 +409,7 @@ async fn a_taken_name_skips_that_tool_only() {
         .await
         .expect("connect");
     assert!(!conn.tools().contains(&"ours_add".to_owned()));
-    assert_eq!(conn.tools().len(), 4, "{:?}", conn.tools());
+    assert_eq!(conn.tools().len(), 5, "{:?}", conn.tools());
     let skipped = conn.skipped();
     assert_eq!(skipped.len(), 1, "{skipped:?}");
     assert!(skipped[0].contains("ours_add"), "{skipped:?}");
