@@ -10,22 +10,25 @@ use aleph_tools_tests::{interop_peers, mcp_test_server};
 use serde_json::{Value, json};
 
 /// The number of `ok:` lines `client.py` prints when every check passes.
-const CHECKS: usize = 11;
+const PYTHON_CHECKS: usize = 11;
+
+/// The number of `ok:` lines `client.mjs` prints when every check passes.
+const TYPESCRIPT_CHECKS: usize = 8;
 
 fn client() -> (PathBuf, PathBuf) {
     let peers = interop_peers();
     (peers.join(".venv/bin/python"), peers.join("client.py"))
 }
 
-fn assert_passed(output: &Output) {
+fn assert_passed(output: &Output, client: &str, checks: usize) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        output.status.success() && stdout.contains(&format!("passed: {CHECKS}")),
-        "the Python client failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status.success() && stdout.contains(&format!("passed: {checks}")),
+        "the {client} client failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         output.status
     );
-    assert_eq!(stdout.matches("ok: ").count(), CHECKS, "{stdout}");
+    assert_eq!(stdout.matches("ok: ").count(), checks, "{stdout}");
 }
 
 fn stdio(mode: &str) {
@@ -40,7 +43,7 @@ fn stdio(mode: &str) {
         ])
         .output()
         .expect("run the Python client");
-    assert_passed(&output);
+    assert_passed(&output, "Python", PYTHON_CHECKS);
 }
 
 async fn http(mode: &str) {
@@ -56,7 +59,7 @@ async fn http(mode: &str) {
         .output()
         .await
         .expect("run the Python client");
-    assert_passed(&output);
+    assert_passed(&output, "Python", PYTHON_CHECKS);
     assert!(
         tools.contains("echo_from_python"),
         "the hot add happened on this server"
@@ -82,6 +85,19 @@ async fn python_client_over_http_with_the_handshake() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_client_over_http_negotiating_by_itself() {
     http("auto").await;
+}
+
+/// The TypeScript SDK's client parses the tool list strictly and checks every structured
+/// result against its tool's output schema.
+#[test]
+fn typescript_client_over_stdio() {
+    let interop = interop_peers();
+    let output = std::process::Command::new(interop.join(".venv/bin/node24"))
+        .arg(interop.join("client.mjs"))
+        .arg(env!("CARGO_BIN_EXE_mcp_stdio_server"))
+        .output()
+        .expect("run the TypeScript client");
+    assert_passed(&output, "TypeScript", TYPESCRIPT_CHECKS);
 }
 
 /// Bytes no MCP client would send: the server answers what it can, never panics, and ends

@@ -12,9 +12,9 @@ use crate::{ToolError, ToolOutput, ToolResult};
 
 /// A definition as `tools/list` carries it: the MCP provider entry (schema in the MCP
 /// dialect, output schema wrapped when its root is not an object, annotations as hints).
-pub(super) fn tool_to_mcp(definition: &ToolDefinition) -> Result<Tool, String> {
+pub(super) fn tool_to_mcp(definition: &ToolDefinition, dialect: Dialect) -> Result<Tool, String> {
     let entry = Provider::Mcp
-        .tool_entry(definition, Dialect::MCP)
+        .tool_entry(definition, dialect)
         .map_err(|err| err.to_string())?;
     serde_json::from_value(entry).map_err(|err| format!("`{}`: {err}", definition.name))
 }

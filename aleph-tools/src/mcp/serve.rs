@@ -17,6 +17,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::McpError;
 use super::convert::{result_to_mcp, tool_to_mcp};
+use crate::schema::{Dialect, Refs};
 use crate::{AlephToolServer, ProgressEvent, ToolContext};
 
 /// A tool server as an MCP server.
@@ -42,6 +43,7 @@ use crate::{AlephToolServer, ProgressEvent, ToolContext};
 pub struct McpServer {
     tools: AlephToolServer,
     info: Arc<ServerConfig>,
+    dialect: Dialect,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
 }
 
@@ -64,6 +66,7 @@ impl McpServer {
                 Implementation::new("aleph-tools", env!("CARGO_PKG_VERSION")),
                 None,
             )),
+            dialect: Dialect::MCP,
             allowed_hosts: None,
         }
     }
@@ -84,6 +87,16 @@ impl McpServer {
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         let implementation = self.info.server_info.clone();
         self.info = Arc::new(server_config(implementation, Some(instructions.into())));
+        self
+    }
+
+    /// What `tools/list` does with `$ref`s in input schemas. The default,
+    /// [`Refs::Inline`], writes each referenced type out where it is used, since some MCP
+    /// clients do not follow `$ref`; [`Refs::Keep`] lists schemas with their `$defs` as
+    /// written, for clients that implement JSON Schema 2020-12 in full.
+    #[must_use]
+    pub fn with_schema_refs(mut self, refs: Refs) -> Self {
+        self.dialect = Dialect::Mcp { refs };
         self
     }
 
@@ -138,6 +151,7 @@ impl McpServer {
         Session {
             tools: self.tools.clone(),
             info: Arc::clone(&self.info),
+            dialect: self.dialect,
             _closed_on_drop: closed.clone().drop_guard(),
             closed,
         }
@@ -160,6 +174,7 @@ fn server_config(implementation: Implementation, instructions: Option<String>) -
 pub(super) struct Session {
     tools: AlephToolServer,
     info: Arc<ServerConfig>,
+    dialect: Dialect,
     /// Cancelled when the connection ends, which stops its `list_changed` task.
     closed: CancellationToken,
     _closed_on_drop: DropGuard,
@@ -179,7 +194,7 @@ impl ServerHandler for Session {
             .tools
             .list_tools()
             .iter()
-            .filter_map(|definition| match tool_to_mcp(definition) {
+            .filter_map(|definition| match tool_to_mcp(definition, self.dialect) {
                 Ok(tool) => Some(tool),
                 Err(err) => {
                     tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");

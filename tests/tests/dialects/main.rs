@@ -548,3 +548,30 @@ fn a_union_at_the_root_is_refused_where_providers_refuse_it() {
         assert!(err.to_string().contains("named argument"), "{err}");
     }
 }
+
+/// A declared `$schema` names the schema's dialect in MCP (2020-12 when absent), so the MCP
+/// dialect keeps it, with `$defs` too when asked to keep refs; the model APIs get neither.
+#[test]
+fn mcp_keeps_a_declared_dialect() {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": { "point": { "type": "object", "properties": { "x": { "type": "number" } } } },
+        "properties": { "at": { "$ref": "#/$defs/point" } },
+        "additionalProperties": false
+    });
+    let kept = Dialect::Mcp { refs: Refs::Keep }.apply(&schema).unwrap();
+    assert_eq!(kept, schema);
+    let inlined = Dialect::MCP.apply(&schema).unwrap();
+    assert_eq!(inlined["$schema"], schema["$schema"]);
+    assert_eq!(inlined["properties"]["at"], schema["$defs"]["point"]);
+    assert!(inlined.get("$defs").is_none(), "{inlined}");
+    for dialect in [
+        Dialect::Anthropic,
+        Dialect::OpenAi { strict: false },
+        Dialect::Gemini,
+    ] {
+        let out = dialect.apply(&schema).unwrap();
+        assert!(out.get("$schema").is_none(), "{dialect}: {out}");
+    }
+}

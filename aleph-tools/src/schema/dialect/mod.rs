@@ -45,7 +45,8 @@ use self::rewrite::Rules;
 /// - [`Mcp { refs }`](Dialect::Mcp): an MCP `inputSchema`; `$ref`s handled per [`Refs`]
 ///   (inlined by default, since some MCP clients do not follow them), optional properties
 ///   without their `null` branch (some clients refuse `type: [T, "null"]`), and documented
-///   enum variants folded into one `enum`.
+///   enum variants folded into one `enum`. A root `$schema` stays: MCP reads it as the
+///   schema's dialect.
 ///
 /// ```
 /// use aleph_tools::schema::Dialect;
@@ -152,18 +153,26 @@ impl Dialect {
                 Err(err) => return Err(err),
             },
         };
-        match (refs, inlined) {
+        let mut out = match (refs, inlined) {
             (Refs::Smallest, Some(inlined)) => {
                 let kept = rules.run(schema)?;
-                Ok(if serialized_len(&kept) < serialized_len(&inlined) {
+                if serialized_len(&kept) < serialized_len(&inlined) {
                     kept
                 } else {
                     inlined
-                })
+                }
             }
-            (_, Some(inlined)) => Ok(inlined),
-            (_, None) => rules.run(schema),
+            (_, Some(inlined)) => inlined,
+            (_, None) => rules.run(schema)?,
+        };
+        // MCP schemas are JSON Schema 2020-12 unless `$schema` says otherwise: a declared
+        // dialect is part of the schema's meaning there, not noise.
+        if let (Self::Mcp { .. }, Some(declared), Value::Object(root)) =
+            (self, schema.get("$schema"), &mut out)
+        {
+            root.insert("$schema".to_owned(), declared.clone());
         }
+        Ok(out)
     }
 }
 

@@ -1,0 +1,87 @@
+// An MCP client written with the official TypeScript SDK, run against aleph-tools' MCP
+// server over stdio:
+//
+//     node client.mjs COMMAND [ARG...]
+//
+// The SDK parses `tools/list` strictly (one output schema whose root is not an object fails
+// the whole list) and checks each structured result against its tool's output schema.
+// Prints `ok: …` for each check and `passed: N` at the end; exits non-zero at the first
+// failure.
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const checks = [];
+const ok = (name) => {
+  checks.push(name);
+  console.log(`ok: ${name}`);
+};
+const textOf = (result) =>
+  result.content.filter((block) => block.type === "text").map((block) => block.text).join("");
+
+const [command, ...args] = process.argv.slice(2);
+const client = new Client({ name: "aleph-tools-interop", version: "1.0.0" });
+let changed;
+const listChanged = new Promise((resolve) => (changed = resolve));
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+
+try {
+  await client.connect(new StdioClientTransport({ command, args, stderr: "inherit" }));
+
+  const { tools } = await client.listTools();
+  const listed = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
+  for (const name of ["add", "get_weather", "fail", "slow", "grow", "explode"]) {
+    assert.ok(listed[name], `${name} is listed`);
+  }
+  for (const tool of tools.filter((tool) => tool.outputSchema)) {
+    assert.equal(tool.outputSchema.type, "object", `${tool.name}'s output schema`);
+  }
+  ok("tools/list parsed, every output schema an object");
+
+  const added = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } });
+  assert.notEqual(added.isError, true);
+  assert.equal(textOf(added), "5");
+  assert.deepEqual(added.structuredContent, { result: 5 });
+  ok("structured content of a wrapped output, checked by the SDK");
+
+  const weather = await client.callTool({ name: "get_weather", arguments: { city: "Oslo" } });
+  assert.deepEqual(weather.structuredContent, { city: "Oslo", celsius: 4.0 });
+  ok("structured content of an object output, checked by the SDK");
+
+  const failed = await client.callTool({ name: "fail", arguments: { message: "no luck" } });
+  assert.equal(failed.isError, true);
+  assert.match(textOf(failed), /no luck/);
+  ok("a failing tool as isError");
+
+  const exploded = await client.callTool({ name: "explode", arguments: {} });
+  assert.equal(exploded.isError, true);
+  ok("a panicking tool as isError");
+
+  const invalid = await client.callTool({ name: "add", arguments: { a: "two", b: 3 } });
+  assert.equal(invalid.isError, true);
+  assert.match(textOf(invalid), /\/a/);
+  ok("invalid arguments named by pointer");
+
+  const steps = [];
+  const slow = await client.callTool({ name: "slow", arguments: { steps: 3 } }, undefined, {
+    onprogress: (progress) => steps.push(progress.progress),
+  });
+  assert.equal(textOf(slow), "counted to 3");
+  assert.deepEqual(steps, [1, 2, 3]);
+  ok("progress notifications in order");
+
+  await client.callTool({ name: "grow", arguments: { name: "sprout" } });
+  await listChanged;
+  const after = (await client.listTools()).tools.map((tool) => tool.name);
+  assert.ok(after.includes("sprout"), after.join(", "));
+  const sprout = await client.callTool({ name: "sprout", arguments: { text: "hi" } });
+  assert.notEqual(sprout.isError, true);
+  ok("list_changed after a hot add, and the new tool called");
+
+  await client.close();
+  console.log(`passed: ${checks.length}`);
+} catch (error) {
+  console.error(`FAILED after ${checks.length} checks:`, error);
+  process.exit(1);
+}
