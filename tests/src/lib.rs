@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 mod mcp_tools;
 
-pub use mcp_tools::{ServerSlot, Weather, mcp_test_server};
+pub use mcp_tools::{Echo, ServerSlot, Weather, mcp_test_server};
 
 /// The example plugins' directory (`examples/plugins`), each plugin's module built beside its
 /// manifest. The first call in a process runs `examples/plugins/build.sh`, which installs the

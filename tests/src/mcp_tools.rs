@@ -109,8 +109,15 @@ fn grow(
 }
 
 /// A tool made at run time: returns its arguments.
-struct Echo {
+pub struct Echo {
     name: String,
+}
+
+impl Echo {
+    /// An echo tool called `name`.
+    pub fn named(name: impl Into<String>) -> Self {
+        Self { name: name.into() }
+    }
 }
 
 impl AlephToolDyn for Echo {

@@ -10,7 +10,7 @@ use aleph_tools::{
     AlephToolServer, CancellationToken, ProgressEvent, ToolCategory, ToolContext, ToolErrorKind,
     ToolFilter, ToolResult,
 };
-use aleph_tools_tests::{interop_peers, mcp_test_server};
+use aleph_tools_tests::{Echo, interop_peers, mcp_test_server};
 use serde_json::{Value, json};
 
 fn everything() -> McpEndpoint {
@@ -440,4 +440,46 @@ impl aleph_tools::AlephToolDyn for TakenName {
     ) -> aleph_tools::BoxFuture<'a, Result<aleph_tools::ToolOutput, aleph_tools::ToolError>> {
         Box::pin(async { Ok(aleph_tools::ToolOutput::text("mine")) })
     }
+}
+
+/// A burst of `list_changed` costs a bounded number of listings: the changes that arrive
+/// while a refresh waits are covered by it, so tasks and memory do not pile up with the
+/// number of changes, and the served list still ends as the remote one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_list_changes_is_coalesced() {
+    let remote = AlephToolServer::new();
+    let http = McpServer::new(&remote)
+        .serve_http("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let server = host();
+    let _conn = McpConnection::builder(McpEndpoint::url(http.url()))
+        .prefix("web")
+        .connect(&server)
+        .await
+        .expect("connect over HTTP");
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let before = metrics.num_alive_tasks();
+    let mut most = before;
+    for i in 0..3_000 {
+        remote.add(Echo::named(format!("t{}", i % 5))).ok();
+        remote.remove(&format!("t{}", (i + 2) % 5));
+        if i % 10 == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            most = most.max(metrics.num_alive_tasks());
+        }
+    }
+    let expected: Vec<String> = remote
+        .tool_names()
+        .iter()
+        .map(|n| format!("web_{n}"))
+        .collect();
+    eventually("the last list is served", || {
+        server.tool_names() == expected
+    })
+    .await;
+    assert!(
+        most < before + 50,
+        "{most} tasks alive during the burst, {before} before: refreshes pile up"
+    );
 }

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use crate::sync::{self, lock};
@@ -61,6 +62,7 @@ impl McpConnectionBuilder {
             server: server.clone(),
             served: Mutex::new(Served::default()),
             refreshing: tokio::sync::Mutex::new(()),
+            refresh_queued: AtomicBool::new(false),
         });
         inner.open().await?;
         inner.refresh().await?;
@@ -233,6 +235,10 @@ pub(super) struct Inner {
     pub(super) server: AlephToolServer,
     pub(super) served: Mutex<Served>,
     pub(super) refreshing: tokio::sync::Mutex<()>,
+    /// Set while a refresh after a `list_changed` waits to start: the changes that arrive
+    /// meanwhile are covered by that one listing, so a burst of them costs one refresh, not
+    /// one task each.
+    pub(super) refresh_queued: AtomicBool,
 }
 
 #[derive(Default)]
@@ -331,9 +337,31 @@ impl Inner {
         Ok(())
     }
 
+    /// Refreshes after the server said its tools changed, unless a refresh is already
+    /// waiting to start (it will list after this change too).
+    pub(super) fn refresh_after_change(self: Arc<Self>) {
+        if self.refresh_queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Not inline: listing is a request, whose answer the client handler's loop delivers.
+        tokio::spawn(async move {
+            let _one_at_a_time = self.refreshing.lock().await;
+            // From here on a change needs a listing that starts after it: queue another.
+            self.refresh_queued.store(false, Ordering::Release);
+            if let Err(err) = self.list_and_serve().await {
+                tracing::warn!("{err}");
+            }
+        });
+    }
+
     /// Lists the remote tools and serves them in place of the previous set.
     pub(super) async fn refresh(&self) -> Result<(), McpError> {
         let _one_at_a_time = self.refreshing.lock().await;
+        self.list_and_serve().await
+    }
+
+    /// [`refresh`](Self::refresh) with the refresh lock held.
+    async fn list_and_serve(&self) -> Result<(), McpError> {
         let list_error = |message: String| McpError::ListTools {
             server: self.remote.label.clone(),
             message,

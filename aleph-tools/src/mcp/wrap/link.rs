@@ -71,15 +71,9 @@ impl ClientHandler for Client {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let Some(connection) = self.connection.upgrade() else {
-            return;
-        };
-        // Not inline: listing is a request, whose answer this handler's loop delivers.
-        tokio::spawn(async move {
-            if let Err(err) = connection.refresh().await {
-                tracing::warn!("{err}");
-            }
-        });
+        if let Some(connection) = self.connection.upgrade() {
+            connection.refresh_after_change();
+        }
     }
 
     async fn on_progress(
