@@ -575,3 +575,65 @@ fn mcp_keeps_a_declared_dialect() {
         assert!(out.get("$schema").is_none(), "{dialect}: {out}");
     }
 }
+
+/// Found by fuzzing: a `$ref` inside a value keyword (`default`, `const`, `enum`,
+/// `examples`) is data, not a schema, so inlining leaves it alone; before, a type whose
+/// `default` referred to itself was inlined into itself until the stack overflowed.
+#[test]
+fn references_inside_values_are_data() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "a": { "$ref": "#/$defs/a" } },
+        "$defs": { "a": {
+            "type": "object",
+            "default": { "$ref": "#/$defs/a" },
+            "examples": [{ "$ref": "#/$defs/a" }]
+        } }
+    });
+    for dialect in [Dialect::Anthropic, Dialect::Gemini, Dialect::MCP] {
+        let out = dialect.apply(&schema).unwrap();
+        assert_eq!(
+            out["properties"]["a"]["default"],
+            json!({ "$ref": "#/$defs/a" }),
+            "{dialect}"
+        );
+    }
+}
+
+/// A chain of types each nesting the next is written out only up to a depth that any
+/// reader's stack takes; deeper, the types stay shared (or, for Gemini, it is an error).
+#[test]
+fn deep_inlining_is_bounded() {
+    let mut defs = Map::new();
+    for i in 0..400 {
+        let next = json!({ "$ref": format!("#/$defs/d{}", i + 1) });
+        defs.insert(
+            format!("d{i}"),
+            json!({ "type": "array", "items": { "type": "array", "items": next } }),
+        );
+    }
+    defs.insert("d400".to_owned(), json!({ "type": "string" }));
+    let schema = json!({
+        "type": "object",
+        "properties": { "x": { "$ref": "#/$defs/d0" } },
+        "$defs": defs
+    });
+    let shared = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let mcp = Dialect::MCP
+                .apply(&schema)
+                .map(|out| out.get("$defs").is_some());
+            let gemini = Dialect::Gemini.apply(&schema).map(drop);
+            (mcp, gemini)
+        })
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert_eq!(shared.0, Ok(true));
+    assert!(
+        matches!(shared.1, Err(DialectError::TooDeep { .. })),
+        "{:?}",
+        shared.1
+    );
+}

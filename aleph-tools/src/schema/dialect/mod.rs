@@ -149,7 +149,11 @@ impl Dialect {
             Refs::Inline | Refs::Smallest => match defs.inline(schema, self) {
                 Ok(inlined) => Some(rules.run(&inlined)?),
                 // Too big written out: share the types instead, where the dialect can.
-                Err(DialectError::TooLarge { .. }) if self != Self::Gemini => None,
+                Err(DialectError::TooLarge { .. } | DialectError::TooDeep { .. })
+                    if self != Self::Gemini =>
+                {
+                    None
+                }
                 Err(err) => return Err(err),
             },
         };
@@ -244,6 +248,18 @@ pub enum DialectError {
         /// The dialect asked for.
         dialect: Dialect,
         /// The most nodes inlining writes.
+        limit: usize,
+    },
+    /// Writing every `$ref` out would nest the schema deeper than a reader can be expected
+    /// to follow (types nesting types, level after level), and the dialect cannot share
+    /// them.
+    #[error(
+        "{dialect} needs every `$ref` written out, and this schema would nest more than {limit} levels deep that way; use fewer levels of types inside types"
+    )]
+    TooDeep {
+        /// The dialect asked for.
+        dialect: Dialect,
+        /// The deepest nesting inlining writes.
         limit: usize,
     },
     /// A `$ref` that does not name an entry of `$defs`.

@@ -15,6 +15,14 @@ const ROOT: &str = "#";
 /// otherwise grow without bound.
 const MAX_INLINED_NODES: usize = 20_000;
 
+/// The deepest nesting inlining writes: deeper, every reader of the schema (this crate's
+/// rewrites, a provider's parser) recurses that deep too.
+const MAX_INLINED_DEPTH: usize = 128;
+
+/// Keywords whose value is data (a default, an example, an allowed value), not a schema:
+/// a `$ref` inside one is left as it is.
+const VALUE_KEYWORDS: &[&str] = &["enum", "const", "default", "examples"];
+
 /// The named types of one schema.
 pub(super) struct Defs<'s> {
     /// Name → schema, from `$defs` (or the older `definitions`).
@@ -62,7 +70,7 @@ impl<'s> Defs<'s> {
     pub(super) fn inline(&self, root: &Value, dialect: Dialect) -> Result<Value, DialectError> {
         let mut kept = BTreeSet::new();
         let mut budget = MAX_INLINED_NODES;
-        let mut out = self.inline_node(root, dialect, &mut kept, &mut budget, true)?;
+        let mut out = self.inline_node(root, dialect, &mut kept, &mut budget, 0)?;
         let Value::Object(map) = &mut out else {
             return Ok(out);
         };
@@ -76,8 +84,7 @@ impl<'s> Defs<'s> {
                 continue;
             }
             let mut more = BTreeSet::new();
-            let schema =
-                self.inline_node(self.types[&name], dialect, &mut more, &mut budget, false)?;
+            let schema = self.inline_node(self.types[&name], dialect, &mut more, &mut budget, 1)?;
             defs.insert(name, schema);
             pending.extend(more.into_iter().filter(|n| !defs.contains_key(n)));
         }
@@ -93,12 +100,19 @@ impl<'s> Defs<'s> {
         dialect: Dialect,
         kept: &mut BTreeSet<String>,
         budget: &mut usize,
-        is_root: bool,
+        depth: usize,
     ) -> Result<Value, DialectError> {
         *budget = budget.checked_sub(1).ok_or(DialectError::TooLarge {
             dialect,
             limit: MAX_INLINED_NODES,
         })?;
+        if depth > MAX_INLINED_DEPTH {
+            return Err(DialectError::TooDeep {
+                dialect,
+                limit: MAX_INLINED_DEPTH,
+            });
+        }
+        let is_root = depth == 0;
         let Value::Object(map) = node else {
             return Ok(node.clone());
         };
@@ -123,13 +137,13 @@ impl<'s> Defs<'s> {
                 kept.insert(name.to_owned());
                 return Ok(Value::Object(canonical_ref(map, name)));
             }
-            let mut inlined = self.inline_node(self.types[name], dialect, kept, budget, false)?;
+            let mut inlined = self.inline_node(self.types[name], dialect, kept, budget, depth)?;
             // Keywords beside the `$ref` (a field's description, its default) win over
             // the type's own.
             if let Value::Object(target) = &mut inlined {
                 for (key, value) in map {
                     if key != "$ref" {
-                        let value = self.inline_node(value, dialect, kept, budget, false)?;
+                        let value = self.inline_value(key, value, dialect, kept, budget, depth)?;
                         target.insert(key.clone(), value);
                     }
                 }
@@ -142,19 +156,33 @@ impl<'s> Defs<'s> {
                 out.insert(key.clone(), value.clone());
                 continue;
             }
-            let value = match value {
-                Value::Object(_) => self.inline_node(value, dialect, kept, budget, false)?,
-                Value::Array(items) if is_schema_list(key) => Value::Array(
-                    items
-                        .iter()
-                        .map(|item| self.inline_node(item, dialect, kept, budget, false))
-                        .collect::<Result<_, _>>()?,
-                ),
-                _ => value.clone(),
-            };
+            let value = self.inline_value(key, value, dialect, kept, budget, depth)?;
             out.insert(key.clone(), value);
         }
         Ok(Value::Object(out))
+    }
+
+    /// The value of keyword `key` of a schema at `depth`, its schemas inlined.
+    fn inline_value(
+        &self,
+        key: &str,
+        value: &Value,
+        dialect: Dialect,
+        kept: &mut BTreeSet<String>,
+        budget: &mut usize,
+        depth: usize,
+    ) -> Result<Value, DialectError> {
+        Ok(match value {
+            _ if VALUE_KEYWORDS.contains(&key) => value.clone(),
+            Value::Object(_) => self.inline_node(value, dialect, kept, budget, depth + 1)?,
+            Value::Array(items) if is_schema_list(key) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| self.inline_node(item, dialect, kept, budget, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
+            _ => value.clone(),
+        })
     }
 }
 
@@ -185,7 +213,7 @@ fn collect_refs(node: &Value, out: &mut BTreeSet<String>, skip_defs: bool) {
                     if let Value::String(reference) = value {
                         out.insert(reference.clone());
                     }
-                } else if key != "enum" && key != "const" && key != "default" && key != "examples" {
+                } else if !VALUE_KEYWORDS.contains(&key.as_str()) {
                     collect_refs(value, out, false);
                 }
             }
