@@ -15,8 +15,9 @@ const ROOT: &str = "#";
 /// otherwise grow without bound.
 const MAX_INLINED_NODES: usize = 20_000;
 
-/// The deepest nesting inlining writes: deeper, every reader of the schema (this crate's
-/// rewrites, a provider's parser) recurses that deep too.
+/// The deepest nesting inlining writes, counting each keyword, schema and followed `$ref`
+/// as a level: deeper, every reader of the schema (this crate's rewrites, a provider's
+/// parser) recurses that deep too.
 const MAX_INLINED_DEPTH: usize = 128;
 
 /// Keywords whose value is data (a default, an example, an allowed value), not a schema:
@@ -137,7 +138,10 @@ impl<'s> Defs<'s> {
                 kept.insert(name.to_owned());
                 return Ok(Value::Object(canonical_ref(map, name)));
             }
-            let mut inlined = self.inline_node(self.types[name], dialect, kept, budget, depth)?;
+            // Following a reference counts as a level too: every recursive call goes one
+            // deeper, so the recursion itself stays within the limit.
+            let mut inlined =
+                self.inline_node(self.types[name], dialect, kept, budget, depth + 1)?;
             // Keywords beside the `$ref` (a field's description, its default) win over
             // the type's own.
             if let Value::Object(target) = &mut inlined {
