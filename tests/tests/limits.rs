@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use aleph_tools::prelude::*;
 use serde_json::json;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Sets its flag when dropped: proof that a call's future was dropped.
 struct DropFlag(Arc<AtomicBool>);
@@ -263,5 +264,69 @@ fn outside_a_runtime_a_sync_body_runs_in_place() {
     assert_eq!(
         result.output,
         json!(format!("{:?}", std::thread::current().id()))
+    );
+}
+
+/// Blocks the thread polling it instead of awaiting, then answers.
+#[tool(timeout = "50ms", register = false)]
+#[allow(clippy::unused_async, reason = "the mistake this test is about")]
+async fn blocks_its_worker() -> &'static str {
+    std::thread::sleep(Duration::from_millis(400));
+    "done late"
+}
+
+/// Waits as it should, past its limit.
+#[tool(timeout = "50ms", register = false)]
+async fn awaits_past_its_limit() -> &'static str {
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    "never"
+}
+
+/// An async tool that blocks its worker cannot be stopped at its limit, but it does not go
+/// unnoticed: the server logs a warning naming the tool and the fix. A tool that awaits
+/// times out on time, without a warning.
+#[tokio::test]
+async fn a_blocking_async_tool_is_reported() {
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let _guard = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish()
+        .set_default();
+    let server = AlephToolServer::builder()
+        .with_tool(BlocksItsWorkerTool)
+        .with_tool(AwaitsPastItsLimitTool)
+        .build()
+        .unwrap();
+    let log = || String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+
+    let on_time = server.call("awaits_past_its_limit", json!({})).await;
+    assert_eq!(
+        on_time.error_kind,
+        Some(ToolErrorKind::Timeout),
+        "{on_time:?}"
+    );
+    assert!(!log().contains("blocked"), "{}", log());
+
+    let late = server.call("blocks_its_worker", json!({})).await;
+    assert!(late.duration_ms >= 400, "{late:?}");
+    let log = log();
+    assert!(
+        log.contains("WARN")
+            && log.contains("`blocks_its_worker` ended")
+            && log.contains("blocked the thread"),
+        "{log}"
     );
 }

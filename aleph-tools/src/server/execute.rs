@@ -8,7 +8,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use arc_swap::Guard;
 use futures_util::FutureExt;
@@ -289,15 +289,40 @@ impl AlephToolServer {
             .or(self.shared.settings.default_timeout)
         {
             // The timer lives on the heap, so calls without a limit keep a small future.
-            Some(limit) => Box::pin(tokio::time::timeout(limit, guarded))
-                .await
-                .map_err(|_| ToolError::Timeout {
+            Some(limit) => {
+                let started = Instant::now();
+                let outcome = Box::pin(tokio::time::timeout(limit, guarded)).await;
+                warn_if_blocked(&entry.name, limit, started.elapsed());
+                outcome.map_err(|_| ToolError::Timeout {
                     tool: entry.name.to_string(),
                     after: limit,
-                })?,
+                })?
+            }
             None => guarded.await,
         };
         finished.map_err(panicked)?
+    }
+}
+
+/// How far past its limit a call may end before the server says something held its worker.
+const BLOCKED_SLACK: Duration = Duration::from_millis(100);
+
+/// A call with a time limit ends at the limit at the latest, unless its tool blocked the
+/// thread polling it (an `async fn` that computes or sleeps instead of awaiting): then
+/// neither the timer nor anything else on that worker ran until it returned. Says so, with
+/// the fix, since nothing else would show it.
+fn warn_if_blocked(tool: &str, limit: Duration, took: Duration) {
+    if took > limit + BLOCKED_SLACK.max(limit / 2) {
+        tracing::warn!(
+            tool,
+            limit_ms = limit.as_millis(),
+            took_ms = took.as_millis(),
+            "`{tool}` ended {} ms into its {} ms time limit: it blocked the thread running it, \
+             so the limit could not fire; make it a plain `fn` (run on the blocking pool) or \
+             await instead of blocking",
+            took.as_millis(),
+            limit.as_millis(),
+        );
     }
 }
 
