@@ -311,16 +311,16 @@ const BLOCKED_SLACK: Duration = Duration::from_millis(100);
 /// thread polling it (an `async fn` that computes or sleeps instead of awaiting): then
 /// neither the timer nor anything else on that worker ran until it returned. Says so, with
 /// the fix, since nothing else would show it.
-fn warn_if_blocked(tool: &str, limit: Duration, took: Duration) {
-    if took > limit + BLOCKED_SLACK.max(limit / 2) {
+fn warn_if_blocked(tool: &str, limit: Duration, elapsed: Duration) {
+    if elapsed > limit + BLOCKED_SLACK.max(limit / 2) {
         tracing::warn!(
             tool,
             limit_ms = limit.as_millis(),
-            took_ms = took.as_millis(),
+            elapsed_ms = elapsed.as_millis(),
             "`{tool}` ended {} ms into its {} ms time limit: it blocked the thread running it, \
              so the limit could not fire; make it a plain `fn` (run on the blocking pool) or \
              await instead of blocking",
-            took.as_millis(),
+            elapsed.as_millis(),
             limit.as_millis(),
         );
     }
