@@ -100,19 +100,33 @@ fn typescript_client_over_stdio() {
     assert_passed(&output, "TypeScript", TYPESCRIPT_CHECKS);
 }
 
+/// The stdio server as a child process, its three streams piped.
+fn stdio_server() -> std::process::Child {
+    use std::process::{Command, Stdio};
+
+    Command::new(env!("CARGO_BIN_EXE_mcp_stdio_server"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the stdio server")
+}
+
+/// A line of the server's stdout, which must be a JSON-RPC message.
+fn protocol_message(line: &str) -> Value {
+    let message: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line:?}"));
+    assert_eq!(message["jsonrpc"], "2.0", "{message}");
+    message
+}
+
 /// Bytes no MCP client would send: the server answers what it can, never panics, and ends
 /// cleanly when the input ends.
 #[test]
 fn garbage_on_stdin_never_panics_the_server() {
     use std::io::Write;
-    use std::process::{Command, Stdio};
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_stdio_server"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the stdio server");
+    let mut child = stdio_server();
     let mut stdin = child.stdin.take().expect("stdin");
     let hostile = [
         "this is not JSON",
@@ -137,14 +151,8 @@ fn garbage_on_stdin_never_panics_the_server() {
 #[test]
 fn a_panic_stays_off_stdout() {
     use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_stdio_server"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the stdio server");
+    let mut child = stdio_server();
     let mut stdin = child.stdin.take().expect("stdin");
     let requests = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -167,9 +175,7 @@ fn a_panic_stays_off_stdout() {
         if stdout.read_line(&mut line).expect("read stdout") == 0 {
             break;
         }
-        let message: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line:?}"));
-        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        let message = protocol_message(&line);
         if let Some(id) = message["id"].as_i64() {
             answers.insert(id, message);
         }
@@ -178,9 +184,7 @@ fn a_panic_stays_off_stdout() {
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).expect("read the rest of stdout");
     for line in rest.lines().filter(|l| !l.trim().is_empty()) {
-        let message: Value = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("stdout carried a line that is not JSON ({e}): {line:?}"));
-        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        protocol_message(line);
     }
     let output = child.wait_with_output().expect("the server ends");
 
