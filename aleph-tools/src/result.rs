@@ -190,6 +190,14 @@ impl ToolResult {
         }
     }
 
+    /// The name of the tool that ran for a call to `called`: the repaired name when name
+    /// repair found the tool, else `called`.
+    pub(crate) fn tool_that_ran<'a>(&'a self, called: &'a str) -> &'a str {
+        self.repair
+            .as_ref()
+            .map_or(called, |repair| &repair.repaired_name)
+    }
+
     /// The text to send back to the model: the error message on failure, else the tool's
     /// text, else its output (a JSON string as is, anything else as compact JSON).
     pub fn model_text(&self) -> Cow<'_, str> {

@@ -224,11 +224,7 @@ impl ServerHandler for Session {
         if let Some(forwarder) = progress {
             forwarder.flush().await;
         }
-        let ran = result
-            .repair
-            .as_ref()
-            .map_or(&*request.name, |r| &r.repaired_name);
-        let definition = self.tools.definition(ran);
+        let definition = self.tools.definition(result.tool_that_ran(&request.name));
         Ok(result_to_mcp(&result, definition.as_deref()).into())
     }
 

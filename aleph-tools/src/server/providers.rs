@@ -178,10 +178,7 @@ impl AlephToolServer {
         match &call.arguments {
             Ok(arguments) => {
                 let result = self.run(&call.name, arguments.clone(), None).await;
-                let tool = result
-                    .repair
-                    .as_ref()
-                    .map_or_else(|| call.name.clone(), |r| r.repaired_name.clone());
+                let tool = result.tool_that_ran(&call.name).to_owned();
                 (result, Some(tool))
             }
             Err(bad) => {
