@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, NumberOrString,
@@ -152,6 +153,7 @@ impl McpServer {
             tools: self.tools.clone(),
             info: Arc::clone(&self.info),
             dialect: self.dialect,
+            listen_from: AtomicU64::new(0),
             _closed_on_drop: closed.clone().drop_guard(),
             closed,
         }
@@ -175,6 +177,8 @@ pub(super) struct Session {
     tools: AlephToolServer,
     info: Arc<ServerConfig>,
     dialect: Dialect,
+    /// The tool-change count when the last subscription was accepted.
+    listen_from: AtomicU64,
     /// Cancelled when the connection ends, which stops its `list_changed` task.
     closed: CancellationToken,
     _closed_on_drop: DropGuard,
@@ -247,6 +251,10 @@ impl ServerHandler for Session {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        // Called before the subscription is acknowledged: changes from here on are the
+        // client's to hear, even those made before `listen` starts watching.
+        self.listen_from
+            .store(*self.tools.watch_tools().borrow(), Ordering::Release);
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
         Some(accepted)
@@ -255,7 +263,12 @@ impl ServerHandler for Session {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         // Clients without a handshake (2026-07-28) subscribe instead.
         let mut changes = self.tools.watch_tools();
-        changes.mark_unchanged();
+        let acknowledged_at = self.listen_from.load(Ordering::Acquire);
+        if *changes.borrow_and_update() != acknowledged_at
+            && context.sink().notify_tool_list_changed().await.is_err()
+        {
+            return Ok(());
+        }
         let ended = self.closed.child_token();
         loop {
             tokio::select! {
