@@ -36,6 +36,39 @@ pub fn interop_peers() -> PathBuf {
     dir.canonicalize().expect("tests/interop exists")
 }
 
+/// The Node.js plugin SDK (`sdk/node`), built: the first call in a process runs
+/// `sdk/node/build.sh`, which installs TypeScript from npm and compiles the SDK unless its
+/// sources are unchanged since the last build.
+///
+/// # Panics
+///
+/// When the SDK cannot be built, with the build's output.
+pub fn plugin_sdk() -> PathBuf {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk/node");
+    run_once(&BUILT, &dir.join("build.sh"));
+    dir.canonicalize().expect("sdk/node exists")
+}
+
+/// Writes a Node.js plugin into `root/<id>`: `manifest` as `aleph_plugin.toml`, `source` as
+/// `index.js`, and the SDK installed as a copy in `node_modules/@aleph/plugin-sdk` (a copy,
+/// not a link, so Node's permission model lets the plugin read it). Returns the directory.
+///
+/// # Panics
+///
+/// On any I/O error, or when the SDK cannot be built.
+pub fn node_plugin(root: &Path, id: &str, manifest: &str, source: &str) -> PathBuf {
+    let dir = root.join(id);
+    let sdk = dir.join("node_modules/@aleph/plugin-sdk");
+    std::fs::create_dir_all(&sdk).expect("create the plugin's directory");
+    let built = plugin_sdk();
+    std::fs::copy(built.join("package.json"), sdk.join("package.json")).expect("copy the SDK");
+    copy_dir(&built.join("dist"), &sdk.join("dist"));
+    std::fs::write(dir.join("aleph_plugin.toml"), manifest).expect("write the manifest");
+    std::fs::write(dir.join("index.js"), source).expect("write the entry");
+    dir
+}
+
 /// Runs a bash script once per process, panicking with its output if it fails.
 fn run_once(done: &OnceLock<Result<(), String>>, script: &Path) {
     let outcome = done.get_or_init(|| {

@@ -1,5 +1,6 @@
-//! Turning a WebAssembly plugin's manifest into tools: handlers checked against the module's
-//! exports, schemas from the manifest or the plugin's `describe` export.
+//! Turning a plugin's manifest into tools: definitions from `[[tools]]`, schemas from the
+//! manifest or from the plugin (a WebAssembly plugin's `describe` export, a Node.js plugin's
+//! answer to `initialize`), calls going to the plugin's runtime.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,27 +9,83 @@ use serde_json::{Value, json};
 
 use super::error::PluginError;
 use super::manifest::LoadedManifest;
+#[cfg(feature = "node")]
+use super::node::{NodeHandler, NodePlugin};
+#[cfg(feature = "wasm")]
 use super::tool::{Handler, PluginTool, parse_output};
+#[cfg(feature = "wasm")]
 use super::wasm::WasmPlugin;
+#[cfg(feature = "node")]
+use crate::tool::RuntimeTool;
 use crate::tool::{AlephToolDyn, ToolAnnotations, ToolCategory, ToolDefinition};
 
 /// The export a plugin may provide to describe its tools' arguments: it returns a JSON
 /// object from tool name to input schema.
+#[cfg(feature = "wasm")]
 pub const DESCRIBE_EXPORT: &str = "describe";
 
-/// The plugin's tools, ready to serve.
+/// The tools of a WebAssembly plugin, ready to serve.
+#[cfg(feature = "wasm")]
 pub(super) fn wasm_tools(
     loaded: &LoadedManifest,
     code: &WasmPlugin,
+) -> Result<Vec<Arc<dyn AlephToolDyn>>, PluginError> {
+    let fail = |message: String| PluginError::Load {
+        plugin: loaded.manifest.plugin.id.clone(),
+        message,
+    };
+    check_handlers(loaded, code).map_err(fail)?;
+    let described = described_schemas(loaded, code).map_err(fail)?;
+    plugin_tools(loaded, &described, None, |section| {
+        Arc::new(PluginTool::new(
+            section.definition,
+            Handler {
+                export: section.handler.to_owned(),
+                plugin: code.clone(),
+            },
+        ))
+    })
+}
+
+/// The tools of a Node.js plugin, ready to serve. A tool without `timeout_ms` gets the
+/// runtime's.
+#[cfg(feature = "node")]
+pub(super) fn node_tools(
+    loaded: &LoadedManifest,
+    code: &NodePlugin,
+    timeout: Duration,
+) -> Result<Vec<Arc<dyn AlephToolDyn>>, PluginError> {
+    plugin_tools(loaded, code.schemas(), Some(timeout), |section| {
+        Arc::new(RuntimeTool::new(
+            section.definition,
+            NodeHandler {
+                plugin: code.clone(),
+                handler: section.handler.to_owned(),
+            },
+        ))
+    })
+}
+
+/// One tool of a manifest, its definition built.
+struct Built<'a> {
+    definition: ToolDefinition,
+    handler: &'a str,
+}
+
+/// Every `[[tools]]` entry as a tool: definitions from the manifest (schemas from the
+/// manifest, else from what the plugin `described`, else any object), each run by what
+/// `serve` builds around it.
+fn plugin_tools<'a>(
+    loaded: &'a LoadedManifest,
+    described: &serde_json::Map<String, Value>,
+    timeout: Option<Duration>,
+    serve: impl Fn(Built<'a>) -> Arc<dyn AlephToolDyn>,
 ) -> Result<Vec<Arc<dyn AlephToolDyn>>, PluginError> {
     let manifest = &loaded.manifest;
     let fail = |message: String| PluginError::Load {
         plugin: manifest.plugin.id.clone(),
         message,
     };
-    check_handlers(loaded, code).map_err(fail)?;
-    let described = described_schemas(loaded, code).map_err(fail)?;
-
     let mut tools: Vec<Arc<dyn AlephToolDyn>> = Vec::with_capacity(manifest.tools.len());
     for (i, section) in manifest.tools.iter().enumerate() {
         let parameters = match &section.input_schema {
@@ -42,7 +99,7 @@ pub(super) fn wasm_tools(
         };
         if !crate::schema::is_object_schema(&parameters) {
             return Err(fail(format!(
-                "the input schema of `{}` (from `describe`) must be an object schema",
+                "the input schema the plugin describes for `{}` must be an object schema",
                 section.name
             )));
         }
@@ -77,21 +134,19 @@ pub(super) fn wasm_tools(
                     .map_err(|e| fail(format!("`tools[{i}].output_schema`: {e}")))?,
             );
         }
-        if let Some(ms) = section.timeout_ms {
-            definition = definition.with_timeout(Duration::from_millis(ms));
+        if let Some(after) = section.timeout_ms.map(Duration::from_millis).or(timeout) {
+            definition = definition.with_timeout(after);
         }
-        tools.push(Arc::new(PluginTool::new(
+        tools.push(serve(Built {
             definition,
-            Handler {
-                export: section.handler().to_owned(),
-                plugin: code.clone(),
-            },
-        )));
+            handler: section.handler(),
+        }));
     }
     Ok(tools)
 }
 
 /// Every tool and command handler must be a callable export.
+#[cfg(feature = "wasm")]
 fn check_handlers(loaded: &LoadedManifest, code: &WasmPlugin) -> Result<(), String> {
     let manifest = &loaded.manifest;
     let tools = manifest
@@ -121,6 +176,7 @@ fn check_handlers(loaded: &LoadedManifest, code: &WasmPlugin) -> Result<(), Stri
 }
 
 /// What the plugin's `describe` export says of the tools whose manifest gives no schema.
+#[cfg(feature = "wasm")]
 fn described_schemas(
     loaded: &LoadedManifest,
     code: &WasmPlugin,

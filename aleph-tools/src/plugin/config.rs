@@ -22,10 +22,21 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// fuel = 10000000000
 /// pool_size = 2
 /// max_output = "16MB"
+///
+/// [plugins.runtimes.nodejs]
+/// enabled = true
+/// node = "node"
+/// node_version = ">=20"
+/// timeout_ms = 30000
+/// start_timeout_ms = 10000
+/// shutdown_grace_ms = 2000
+/// max_message = "16MB"
+/// restart = { max_restarts = 5, backoff_ms = 200, max_backoff_ms = 10000 }
 /// ```
 ///
 /// Every key may be left out; [`Default`] gives the values above except `search_paths`,
-/// which defaults to the three standard directories ([`PluginsConfig::standard_paths`]).
+/// which defaults to the three standard directories ([`PluginsConfig::standard_paths`]), and
+/// `node_version`, which is unchecked unless set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
@@ -118,6 +129,8 @@ impl PluginsConfig {
 pub struct RuntimesConfig {
     /// `[plugins.runtimes.wasm]`.
     pub wasm: WasmConfig,
+    /// `[plugins.runtimes.nodejs]`.
+    pub nodejs: NodeConfig,
 }
 
 /// The WebAssembly sandbox: `[plugins.runtimes.wasm]`. Every limit applies to every
@@ -158,6 +171,93 @@ impl WasmConfig {
     /// The per-call timeout as a [`Duration`].
     pub fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// Node.js plugins: `[plugins.runtimes.nodejs]`. Every plugin process is started, timed and
+/// restarted by these settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct NodeConfig {
+    /// Whether Node.js plugins load.
+    pub enabled: bool,
+    /// The `node` program: a path, or a name looked up in `PATH`.
+    pub node: PathBuf,
+    /// The Node.js versions plugins may run on (`">=20"`; a bare `"20"` means 20.x); any
+    /// when left out. A `node` outside the range is a load error.
+    pub node_version: Option<semver::VersionReq>,
+    /// How long one call may run, in milliseconds, when the manifest's tool sets no
+    /// `timeout_ms`. The call is then cancelled in the plugin and fails with a timeout.
+    pub timeout_ms: u64,
+    /// How long a starting process has to answer `initialize`, in milliseconds.
+    pub start_timeout_ms: u64,
+    /// How long a stopping process has, after `shutdown`, before it is killed.
+    pub shutdown_grace_ms: u64,
+    /// The largest message either side may write (`"16MB"`). A call whose request or answer
+    /// is larger fails; the plugin keeps running.
+    pub max_message: ByteSize,
+    /// What happens when a process dies.
+    pub restart: RestartPolicy,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            node: PathBuf::from("node"),
+            node_version: None,
+            timeout_ms: 30_000,
+            start_timeout_ms: 10_000,
+            shutdown_grace_ms: 2_000,
+            max_message: ByteSize::mib(16),
+            restart: RestartPolicy::default(),
+        }
+    }
+}
+
+impl NodeConfig {
+    /// The per-call timeout as a [`Duration`].
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// How a plugin process that died is restarted: after `backoff_ms`, doubling with each
+/// crash in a row up to `max_backoff_ms`, at most `max_restarts` times in a row; then the
+/// plugin stays in [`Error`](super::PluginStatus::Error) until it is reloaded. A process that
+/// ran for a minute before it died starts the count again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RestartPolicy {
+    /// Restarts in a row before giving up; `0` never restarts.
+    pub max_restarts: u32,
+    /// The wait before the first restart, in milliseconds.
+    pub backoff_ms: u64,
+    /// The longest wait between restarts, in milliseconds.
+    pub max_backoff_ms: u64,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        Self {
+            max_restarts: 5,
+            backoff_ms: 200,
+            max_backoff_ms: 10_000,
+        }
+    }
+}
+
+impl RestartPolicy {
+    /// The wait before restart number `attempt` (counting from 1).
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 1u64 << attempt.saturating_sub(1).min(20);
+        Duration::from_millis(
+            self.backoff_ms
+                .saturating_mul(factor)
+                .min(self.max_backoff_ms.max(self.backoff_ms)),
+        )
     }
 }
 
@@ -283,6 +383,7 @@ mod tests {
         assert_eq!(config.runtimes.wasm.memory_limit, ByteSize::mib(64));
         assert_eq!(config.runtimes.wasm.timeout(), Duration::from_millis(500));
         assert_eq!(config.runtimes.wasm.pool_size, 2);
+        assert_eq!(config.runtimes.nodejs, NodeConfig::default());
         let error = PluginsConfig::from_toml("[plugins.runtimes.wasm]\nmemroy_limit = 1\n")
             .unwrap_err()
             .to_string();
@@ -290,5 +391,41 @@ mod tests {
             error.contains("memroy_limit") && error.contains("line 2"),
             "{error}"
         );
+    }
+}
+
+#[cfg(test)]
+mod node_tests {
+    use super::*;
+
+    #[test]
+    fn the_nodejs_table_reads() {
+        let config = PluginsConfig::from_toml(
+            "[plugins.runtimes.nodejs]\nnode = \"/opt/node/bin/node\"\nnode_version = \"20\"\nmax_message = \"1MB\"\nrestart = { max_restarts = 2 }\n",
+        )
+        .unwrap();
+        let node = &config.runtimes.nodejs;
+        assert_eq!(node.node, PathBuf::from("/opt/node/bin/node"));
+        let range = node.node_version.as_ref().unwrap();
+        assert!(range.matches(&semver::Version::new(20, 20, 2)));
+        assert!(!range.matches(&semver::Version::new(22, 0, 0)));
+        assert_eq!(node.max_message, ByteSize::mib(1));
+        assert_eq!(node.restart.max_restarts, 2);
+        assert_eq!(node.restart.backoff_ms, 200);
+        let error =
+            PluginsConfig::from_toml("[plugins.runtimes.nodejs]\nnode_version = \"twenty\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(error.contains("node_version"), "{error}");
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap() {
+        let policy = RestartPolicy::default();
+        assert_eq!(policy.backoff(1), Duration::from_millis(200));
+        assert_eq!(policy.backoff(2), Duration::from_millis(400));
+        assert_eq!(policy.backoff(6), Duration::from_millis(6_400));
+        assert_eq!(policy.backoff(7), Duration::from_secs(10));
+        assert_eq!(policy.backoff(1_000), Duration::from_secs(10));
     }
 }

@@ -11,6 +11,8 @@ use serde_json::Value;
 use super::config::PluginsConfig;
 use super::error::PluginError;
 use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest};
+#[cfg(feature = "node")]
+use super::node::{NodePlugin, NodejsRuntime};
 #[cfg(feature = "wasm")]
 use super::wasm::{WasmPlugin, WasmRuntime};
 use crate::server::AlephToolServer;
@@ -63,6 +65,8 @@ pub struct PluginInfo {
     pub tools: Vec<String>,
     /// The direct commands it offers.
     pub commands: Vec<String>,
+    /// What its sandbox enforces, in one sentence, while its code runs.
+    pub sandbox: Option<String>,
 }
 
 /// What [`PluginManager::load_all`] did.
@@ -95,6 +99,8 @@ pub(super) struct Inner {
     pub(super) config: PluginsConfig,
     #[cfg(feature = "wasm")]
     runtime: WasmRuntime,
+    #[cfg(feature = "node")]
+    node: NodejsRuntime,
     /// Plugin directory → what is known of it. One lock serializes every change.
     slots: Mutex<BTreeMap<PathBuf, Slot>>,
 }
@@ -110,8 +116,28 @@ struct Slot {
 struct Serving {
     manifest: Arc<LoadedManifest>,
     tools: Vec<String>,
+    code: Option<Code>,
+}
+
+/// A plugin's running code, in its runtime.
+#[derive(Clone)]
+enum Code {
     #[cfg(feature = "wasm")]
-    code: Option<WasmPlugin>,
+    Wasm(WasmPlugin),
+    #[cfg(feature = "node")]
+    Node(NodePlugin),
+}
+
+impl Code {
+    /// The sandbox, in one sentence.
+    fn sandbox(&self) -> String {
+        match *self {
+            #[cfg(feature = "wasm")]
+            Self::Wasm(_) => "WebAssembly: files, network hosts and environment variables only as the manifest grants; memory, fuel and time limited".to_owned(),
+            #[cfg(feature = "node")]
+            Self::Node(ref plugin) => plugin.sandbox().to_owned(),
+        }
+    }
 }
 
 impl fmt::Debug for PluginManager {
@@ -130,6 +156,8 @@ impl PluginManager {
                 server: server.clone(),
                 #[cfg(feature = "wasm")]
                 runtime: WasmRuntime::new(config.runtimes.wasm.clone()),
+                #[cfg(feature = "node")]
+                node: NodejsRuntime::new(config.runtimes.nodejs.clone()),
                 config,
                 slots: Mutex::new(BTreeMap::new()),
             }),
@@ -302,10 +330,11 @@ impl PluginManager {
     /// [`PluginError::NotFound`] for an unknown or stopped plugin; [`PluginError::Command`]
     /// for an unknown command (naming the commands there are) or a failed one.
     #[cfg_attr(
-        not(feature = "wasm"),
+        not(any(feature = "wasm", feature = "node")),
         allow(
             clippy::unused_async,
-            reason = "awaits the plugin with the `wasm` feature"
+            unused_variables,
+            reason = "awaits the plugin with a runtime feature"
         )
     )]
     pub async fn run_command(
@@ -314,53 +343,60 @@ impl PluginManager {
         command: &str,
         input: &Value,
     ) -> Result<Value, PluginError> {
-        #[cfg(feature = "wasm")]
-        {
-            let (code, handler) = {
-                let slots = self.slots();
-                let serving = slots
-                    .values()
-                    .find(|slot| slot.id == id)
-                    .and_then(|slot| slot.serving.as_ref())
-                    .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
-                let manifest = &serving.manifest.manifest;
-                let Some(section) = manifest.commands.iter().find(|c| c.name == command) else {
-                    let known: Vec<&str> =
-                        manifest.commands.iter().map(|c| c.name.as_str()).collect();
-                    return Err(PluginError::Command {
-                        plugin: id.to_owned(),
-                        command: command.to_owned(),
-                        message: format!(
-                            "no such command; it has: {}",
-                            if known.is_empty() {
-                                "none".to_owned()
-                            } else {
-                                known.join(", ")
-                            }
-                        ),
-                    });
-                };
-                (serving.code.clone(), section.handler.clone())
+        let (code, handler) = {
+            let slots = self.slots();
+            let serving = slots
+                .values()
+                .find(|slot| slot.id == id)
+                .and_then(|slot| slot.serving.as_ref())
+                .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
+            let manifest = &serving.manifest.manifest;
+            let Some(section) = manifest.commands.iter().find(|c| c.name == command) else {
+                let known: Vec<&str> = manifest.commands.iter().map(|c| c.name.as_str()).collect();
+                return Err(PluginError::Command {
+                    plugin: id.to_owned(),
+                    command: command.to_owned(),
+                    message: format!(
+                        "no such command; it has: {}",
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                });
             };
-            let Some(code) = code else {
-                return Err(PluginError::NotFound(id.to_owned()));
-            };
-            let fail = |message: String| PluginError::Command {
-                plugin: id.to_owned(),
-                command: command.to_owned(),
-                message,
-            };
-            let input = serde_json::to_vec(input).map_err(|e| fail(e.to_string()))?;
-            let output = code
-                .call(&handler, input, &crate::CancellationToken::new())
+            (serving.code.clone(), section.handler.clone())
+        };
+        let Some(code) = code else {
+            return Err(PluginError::NotFound(id.to_owned()));
+        };
+        #[allow(unused_variables, reason = "used by the runtime features")]
+        let fail = |message: String| PluginError::Command {
+            plugin: id.to_owned(),
+            command: command.to_owned(),
+            message,
+        };
+        #[allow(
+            unreachable_code,
+            unused_variables,
+            reason = "no runtime without features"
+        )]
+        match code {
+            #[cfg(feature = "wasm")]
+            Code::Wasm(code) => {
+                let input = serde_json::to_vec(input).map_err(|e| fail(e.to_string()))?;
+                let output = code
+                    .call(&handler, input, &crate::CancellationToken::new())
+                    .await
+                    .map_err(|e| fail(e.to_string()))?;
+                super::tool::parse_output(id, &output).map_err(|e| fail(e.to_string()))
+            }
+            #[cfg(feature = "node")]
+            Code::Node(code) => code
+                .run_command(command, &handler, input)
                 .await
-                .map_err(|e| fail(e.to_string()))?;
-            super::tool::parse_output(id, &output).map_err(|e| fail(e.to_string()))
-        }
-        #[cfg(not(feature = "wasm"))]
-        {
-            let _ = (command, input);
-            Err(PluginError::NotFound(id.to_owned()))
+                .map_err(|e| fail(e.to_string())),
         }
     }
 
@@ -397,8 +433,7 @@ impl PluginManager {
 struct Prepared {
     manifest: Arc<LoadedManifest>,
     tools: Vec<Arc<dyn AlephToolDyn>>,
-    #[cfg(feature = "wasm")]
-    code: Option<WasmPlugin>,
+    code: Option<Code>,
 }
 
 impl Inner {
@@ -420,20 +455,13 @@ impl Inner {
                 second: dir.to_path_buf(),
             });
         }
-        let fail = |message: String| PluginError::Load {
-            plugin: id.clone(),
-            message,
-        };
         match manifest.manifest.plugin.kind {
             PluginKind::Static => Ok(Prepared {
                 manifest,
                 tools: Vec::new(),
-                #[cfg(feature = "wasm")]
                 code: None,
             }),
-            PluginKind::Nodejs => Err(fail(
-                "`nodejs` plugins are not supported by this host; build the plugin as WebAssembly (`kind = \"wasm\"`)".into(),
-            )),
+            PluginKind::Nodejs => self.prepare_node(manifest),
             PluginKind::Wasm => self.prepare_wasm(manifest),
         }
     }
@@ -453,7 +481,40 @@ impl Inner {
         Ok(Prepared {
             manifest,
             tools,
-            code: Some(code),
+            code: Some(Code::Wasm(code)),
+        })
+    }
+
+    #[cfg(feature = "node")]
+    fn prepare_node(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
+        if !self.config.runtimes.nodejs.enabled {
+            return Err(PluginError::Load {
+                plugin: manifest.manifest.plugin.id.clone(),
+                message:
+                    "Node.js plugins are turned off (`[plugins.runtimes.nodejs] enabled = false`)"
+                        .into(),
+            });
+        }
+        let code = self.node.start(&manifest)?;
+        let tools = super::build::node_tools(&manifest, &code, self.node.config().timeout())?;
+        Ok(Prepared {
+            manifest,
+            tools,
+            code: Some(Code::Node(code)),
+        })
+    }
+
+    #[cfg(not(feature = "node"))]
+    #[allow(
+        clippy::unused_self,
+        clippy::needless_pass_by_value,
+        reason = "the same signature as with the `node` feature"
+    )]
+    fn prepare_node(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
+        Err(PluginError::Load {
+            plugin: manifest.manifest.plugin.id.clone(),
+            message: "this build has no Node.js runtime; enable the `node` feature of aleph-tools"
+                .into(),
         })
     }
 
@@ -500,7 +561,6 @@ impl Inner {
         Ok(Serving {
             manifest: prepared.manifest,
             tools,
-            #[cfg(feature = "wasm")]
             code: prepared.code,
         })
     }
@@ -527,7 +587,14 @@ impl Slot {
             version: manifest.map(|m| m.plugin.version.clone()),
             kind: manifest.map(|m| m.plugin.kind),
             dir: dir.to_path_buf(),
-            status: self.status.clone(),
+            status: match (
+                &self.status,
+                self.serving.as_ref().and_then(|s| s.code.as_ref()),
+            ) {
+                #[cfg(feature = "node")]
+                (PluginStatus::Running, Some(Code::Node(code))) => code.status(),
+                (status, _) => status.clone(),
+            },
             tools: self
                 .serving
                 .as_ref()
@@ -536,6 +603,11 @@ impl Slot {
             commands: manifest
                 .map(|m| m.commands.iter().map(|c| c.name.clone()).collect())
                 .unwrap_or_default(),
+            sandbox: self
+                .serving
+                .as_ref()
+                .and_then(|s| s.code.as_ref())
+                .map(Code::sandbox),
         }
     }
 }

@@ -19,8 +19,10 @@ mod manager;
 mod manifest;
 mod watcher;
 
-#[cfg(feature = "wasm")]
+#[cfg(any(feature = "wasm", feature = "node"))]
 mod build;
+#[cfg(feature = "node")]
+mod node;
 #[cfg(feature = "wasm")]
 mod tool;
 #[cfg(feature = "wasm")]
@@ -28,7 +30,7 @@ mod wasm;
 
 #[cfg(feature = "wasm")]
 pub use build::DESCRIBE_EXPORT;
-pub use config::{ByteSize, PluginsConfig, RuntimesConfig, WasmConfig};
+pub use config::{ByteSize, NodeConfig, PluginsConfig, RestartPolicy, RuntimesConfig, WasmConfig};
 pub use error::PluginError;
 pub use manager::{LoadReport, PluginInfo, PluginManager, PluginStatus};
 pub use manifest::{
@@ -37,6 +39,8 @@ pub use manifest::{
     Permissions, PluginInfoSection, PluginKind, PluginManifest, PromptScope, PromptSection,
     ProviderSection, SchemaSource, ServiceSection, ToolSection,
 };
+#[cfg(feature = "node")]
+pub use node::{NodeCallError, NodePlugin, NodejsRuntime, PROTOCOL_VERSION};
 #[cfg(feature = "wasm")]
 pub use wasm::{WasmCallError, WasmPlugin, WasmRuntime};
 pub use watcher::PluginWatcher;

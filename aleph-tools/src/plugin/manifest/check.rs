@@ -101,6 +101,15 @@ impl LoadedManifest {
                 );
             }
         }
+        if m.permissions.child_process && info.kind != PluginKind::Nodejs {
+            add(
+                "permissions.child_process".into(),
+                format!(
+                    "only a `nodejs` plugin can start processes; remove it from this `{}` plugin",
+                    info.kind
+                ),
+            );
+        }
         if let Some(prompt) = &m.prompt {
             self.check_file("prompt.file", &prompt.file, add);
         }

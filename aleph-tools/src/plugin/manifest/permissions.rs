@@ -17,8 +17,12 @@ pub struct Permissions {
     /// the plugin's directory or absolute. Each is mounted at the same path inside the plugin,
     /// relative ones under `/`.
     pub filesystem: Vec<String>,
-    /// Environment variables it may read, handed to it as config keys of the same name.
+    /// Environment variables it may read: handed to a WebAssembly plugin as config keys of
+    /// the same name, and to a Node.js plugin's process as its environment (with `PATH`).
     pub env: Vec<String>,
+    /// Whether a Node.js plugin may start processes of its own. Refused for other kinds,
+    /// which cannot.
+    pub child_process: bool,
 }
 
 /// One directory a plugin may use.

@@ -1,0 +1,416 @@
+//! Node.js plugins end to end, with real `node` processes and the SDK built from `sdk/node`:
+//! discovered, checked, started, served through the server's whole pipeline, sandboxed,
+//! reloaded and unloaded.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aleph_tools::plugin::{PluginError, PluginKind, PluginManager, PluginStatus, PluginsConfig};
+use aleph_tools::prelude::*;
+use aleph_tools::{AlephToolServer, ProgressEvent, ToolErrorKind};
+use aleph_tools_tests::node_plugin;
+use serde_json::json;
+
+const CALC_MANIFEST: &str = r#"
+[plugin]
+id = "calc"
+version = "1.0.0"
+kind = "nodejs"
+entry = "index.js"
+
+[permissions]
+filesystem = ["read:./data", "write:./out"]
+env = ["HOME"]
+
+[[tools]]
+name = "add"
+description = "Add two integers."
+handler = "handleAdd"
+input_schema = { type = "object", properties = { a = { type = "integer" }, b = { type = "integer" } }, required = ["a", "b"] }
+
+[[tools]]
+name = "divide"
+description = "Divide a by b."
+
+[[tools]]
+name = "read_file"
+description = "Read a file."
+
+[[tools]]
+name = "probe"
+description = "What the process may reach."
+
+[[tools]]
+name = "wait"
+description = "Wait until cancelled; reports progress first."
+timeout_ms = 300
+
+[[commands]]
+name = "version"
+handler = "version"
+"#;
+
+const CALC_SOURCE: &str = r#"
+const fs = require("node:fs");
+const path = require("node:path");
+const { createServer, ToolError } = require("@aleph/plugin-sdk");
+
+createServer({
+  name: "calc",
+  tools: {
+    handleAdd: async ({ a, b }) => ({ sum: a + b }),
+    divide: {
+      inputSchema: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+      },
+      handler: ({ a, b }) => {
+        if (b === 0) throw new ToolError("cannot divide by zero; pass a non-zero `b`");
+        return a / b;
+      },
+    },
+    read_file: ({ path: file }) => fs.readFileSync(file, "utf8"),
+    probe: () => {
+      const attempt = (f) => { try { f(); return "allowed"; } catch (e) { return e.code || e.message; } };
+      return {
+        env: Object.keys(process.env).sort(),
+        etc: attempt(() => fs.readFileSync("/etc/hostname")),
+        write_out: attempt(() => fs.writeFileSync(path.join(__dirname, "out", "w.txt"), "x")),
+        write_data: attempt(() => fs.writeFileSync(path.join(__dirname, "data", "w.txt"), "x")),
+        spawn: attempt(() => require("node:child_process").execFileSync("true")),
+      };
+    },
+    wait: (_args, ctx) => new Promise((resolve) => {
+      ctx.progress(1, 2, "waiting");
+      ctx.signal.addEventListener("abort", () => {
+        fs.writeFileSync(path.join(__dirname, "out", "cancelled"), ctx.signal.reason.message);
+        resolve("cancelled");
+      });
+    }),
+  },
+  commands: { version: () => ({ version: "1.0.0", pid: process.pid }) },
+}).start();
+"#;
+
+fn calc(root: &Path) -> std::path::PathBuf {
+    let dir = node_plugin(root, "calc", CALC_MANIFEST, CALC_SOURCE);
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    std::fs::write(dir.join("data/note.txt"), "granted").unwrap();
+    dir
+}
+
+fn manager(server: &AlephToolServer, root: &Path) -> PluginManager {
+    PluginManager::new(server, PluginsConfig::with_search_paths([root]))
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited; only its entry is left until it is reaped.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
+    let root = tempfile::tempdir().unwrap();
+    calc(root.path());
+    let server = AlephToolServer::new();
+    let manager = manager(&server, root.path());
+    let report = manager.load_all();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+
+    let info = manager.get("calc").unwrap();
+    assert_eq!(info.status, PluginStatus::Running);
+    assert_eq!(info.kind, Some(PluginKind::Nodejs));
+    assert_eq!(info.tools, ["add", "divide", "probe", "read_file", "wait"]);
+    let sandbox = info.sandbox.unwrap();
+    assert!(sandbox.starts_with("Node.js "), "{sandbox}");
+    assert!(sandbox.contains("network not restricted"), "{sandbox}");
+
+    // Schemas: from the manifest, from the SDK's `inputSchema`, or open.
+    let add = server.definition("add").unwrap();
+    assert_eq!(add.category, ToolCategory::Plugin);
+    assert_eq!(add.parameters["required"], json!(["a", "b"]));
+    assert!(add.tags.contains(&"plugin:calc".to_owned()));
+    assert_eq!(
+        server.definition("divide").unwrap().parameters["required"],
+        json!(["a", "b"])
+    );
+    assert_eq!(
+        server.definition("wait").unwrap().timeout,
+        Some(Duration::from_millis(300))
+    );
+    assert_eq!(
+        server.definition("probe").unwrap().timeout,
+        Some(Duration::from_secs(30)),
+        "the runtime's timeout when the manifest sets none"
+    );
+
+    // Calls: results, name repair, validation before the plugin, thrown errors, filters.
+    let sum = server.call("add", json!({ "a": 2, "b": 3 })).await;
+    assert_eq!(sum.output, json!({ "sum": 5 }), "{:?}", sum.error);
+    let repaired = server.call("Divide", json!({ "a": 1, "b": 4 })).await;
+    assert_eq!(repaired.output, json!(0.25));
+    let invalid = server.call("add", json!({ "a": "two", "b": 3 })).await;
+    assert_eq!(invalid.error_kind, Some(ToolErrorKind::InvalidArgs));
+    assert!(invalid.error.unwrap().contains("/a"));
+    let thrown = server.call("divide", json!({ "a": 1, "b": 0 })).await;
+    assert_eq!(thrown.error_kind, Some(ToolErrorKind::Execution));
+    assert_eq!(
+        thrown.error.as_deref(),
+        Some("cannot divide by zero; pass a non-zero `b`")
+    );
+    server.set_filter(ToolFilter::new().block("add")).unwrap();
+    assert_eq!(
+        server
+            .call("add", json!({ "a": 1, "b": 1 }))
+            .await
+            .error_kind,
+        Some(ToolErrorKind::PermissionDenied)
+    );
+    server.set_filter(ToolFilter::new()).unwrap();
+
+    // Many calls at once, answered out of order, each to its caller.
+    let calls = (0..50).map(|i| {
+        let server = server.clone();
+        tokio::spawn(async move { server.call("add", json!({ "a": i, "b": 1000 })).await })
+    });
+    for (i, call) in calls.enumerate() {
+        assert_eq!(call.await.unwrap().output, json!({ "sum": i + 1000 }));
+    }
+
+    // Direct commands.
+    let version = manager
+        .run_command("calc", "version", &json!({}))
+        .await
+        .unwrap();
+    assert_eq!(version["version"], "1.0.0");
+    let pid = u32::try_from(version["pid"].as_u64().unwrap()).unwrap();
+    assert!(alive(pid));
+
+    // Unloading stops the process and withdraws the tools.
+    manager.unload("calc").unwrap();
+    assert!(server.tool_names().is_empty());
+    eventually("the process is gone", || !alive(pid)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sandbox_holds_files_processes_and_environment_to_the_manifest() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = calc(root.path());
+    let server = AlephToolServer::new();
+    let manager = manager(&server, root.path());
+    assert!(manager.load_all().failed.is_empty());
+
+    let probe = server.call("probe", json!({})).await.output;
+    let mut expected_env = vec!["PATH"];
+    if std::env::var_os("HOME").is_some() {
+        expected_env.insert(0, "HOME");
+    }
+    assert_eq!(probe["env"], json!(expected_env), "{probe}");
+    assert_eq!(probe["etc"], "ERR_ACCESS_DENIED", "{probe}");
+    assert_eq!(probe["write_out"], "allowed", "{probe}");
+    assert_eq!(probe["write_data"], "ERR_ACCESS_DENIED", "{probe}");
+    assert_eq!(probe["spawn"], "ERR_ACCESS_DENIED", "{probe}");
+    let granted = server
+        .call("read_file", json!({ "path": dir.join("data/note.txt") }))
+        .await;
+    assert_eq!(granted.output, json!("granted"), "{:?}", granted.error);
+    let refused = server
+        .call("read_file", json!({ "path": "/etc/passwd" }))
+        .await;
+    assert_eq!(refused.error_kind, Some(ToolErrorKind::Execution));
+    assert!(
+        refused.error.as_deref().unwrap().contains("restricted")
+            || refused
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("ERR_ACCESS_DENIED"),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn timeouts_and_cancellation_reach_the_handler_and_progress_comes_back() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = calc(root.path());
+    let server = AlephToolServer::new();
+    let manager = manager(&server, root.path());
+    assert!(manager.load_all().failed.is_empty());
+
+    // The manifest's 300 ms timeout: the call fails and the handler's signal aborts.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let events = Arc::clone(&seen);
+    let ctx = ToolContext::new().with_progress(move |_, event| {
+        if let ProgressEvent::Progress { progress, .. } = event {
+            events.lock().unwrap().push(progress);
+        }
+    });
+    let timed_out = server.call("wait", json!({})).context(ctx).await;
+    assert_eq!(timed_out.error_kind, Some(ToolErrorKind::Timeout));
+    assert_eq!(*seen.lock().unwrap(), [1.0]);
+    let marker = dir.join("out/cancelled");
+    eventually("the handler saw the cancellation", || marker.is_file()).await;
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        "the host cancelled the call"
+    );
+    std::fs::remove_file(&marker).unwrap();
+
+    // A caller's cancellation does the same.
+    let token = CancellationToken::new();
+    let call = {
+        let server = server.clone();
+        let ctx = ToolContext::new().with_cancellation(token.clone());
+        tokio::spawn(async move { server.call("wait", json!({})).context(ctx).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    token.cancel();
+    assert_eq!(
+        call.await.unwrap().error_kind,
+        Some(ToolErrorKind::Cancelled)
+    );
+    eventually("the handler saw the cancellation", || marker.is_file()).await;
+
+    // The plugin keeps serving.
+    let sum = server.call("add", json!({ "a": 1, "b": 1 })).await;
+    assert_eq!(sum.output, json!({ "sum": 2 }));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reload_replaces_the_process_and_calls_in_flight_finish_on_the_old_one() {
+    let root = tempfile::tempdir().unwrap();
+    let manifest = CALC_MANIFEST.replace(
+        "[[commands]]",
+        "[[tools]]\nname = \"slow\"\ndescription = \"Answer after a while.\"\n\n[[commands]]",
+    );
+    let source = |answer: &str| {
+        CALC_SOURCE.replace(
+            "handleAdd:",
+            &format!(
+                "slow: () => new Promise((r) => setTimeout(() => r(\"{answer}\"), 400)),\n    handleAdd:"
+            ),
+        )
+    };
+    let dir = node_plugin(root.path(), "calc", &manifest, &source("old"));
+    let server = AlephToolServer::new();
+    let manager = manager(&server, root.path());
+    assert!(manager.load_all().failed.is_empty());
+    let old_pid = manager
+        .run_command("calc", "version", &json!({}))
+        .await
+        .unwrap()["pid"]
+        .as_u64()
+        .unwrap();
+
+    let in_flight = {
+        let server = server.clone();
+        tokio::spawn(async move { server.call("slow", json!({})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    std::fs::write(dir.join("index.js"), source("new")).unwrap();
+    let reloaded = tokio::task::spawn_blocking({
+        let manager = manager.clone();
+        move || manager.reload("calc")
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(reloaded.status, PluginStatus::Running);
+    let new_pid = manager
+        .run_command("calc", "version", &json!({}))
+        .await
+        .unwrap()["pid"]
+        .as_u64()
+        .unwrap();
+    assert_ne!(old_pid, new_pid);
+
+    assert_eq!(in_flight.await.unwrap().output, json!("old"));
+    assert_eq!(server.call("slow", json!({})).await.output, json!("new"));
+    let old_pid = u32::try_from(old_pid).unwrap();
+    eventually("the old process is gone", || !alive(old_pid)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_or_refused_node_is_a_clear_load_error() {
+    let root = tempfile::tempdir().unwrap();
+    calc(root.path());
+    let server = AlephToolServer::new();
+
+    let mut config = PluginsConfig::with_search_paths([root.path()]);
+    config.runtimes.nodejs.node = "/nonexistent/bin/node".into();
+    let manager = PluginManager::new(&server, config.clone());
+    let report = manager.load_all();
+    let (_, error) = &report.failed[0];
+    assert!(matches!(error, PluginError::Load { .. }), "{error}");
+    let message = error.to_string();
+    assert!(message.contains("/nonexistent/bin/node"), "{message}");
+    assert!(message.contains("node = "), "{message}");
+    assert!(matches!(
+        manager.get("calc").unwrap().status,
+        PluginStatus::Error(_)
+    ));
+
+    config.runtimes.nodejs.node = "node".into();
+    config.runtimes.nodejs.node_version = Some("<1".parse().unwrap());
+    let manager = PluginManager::new(&server, config.clone());
+    let message = manager.load_all().failed[0].1.to_string();
+    assert!(message.contains("node_version"), "{message}");
+
+    config.runtimes.nodejs.node_version = None;
+    config.runtimes.nodejs.enabled = false;
+    let manager = PluginManager::new(&server, config);
+    let message = manager.load_all().failed[0].1.to_string();
+    assert!(message.contains("enabled = false"), "{message}");
+    assert!(server.tool_names().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_handler_the_plugin_lacks_or_a_start_that_fails_is_refused_with_its_output() {
+    let root = tempfile::tempdir().unwrap();
+    node_plugin(
+        root.path(),
+        "lacking",
+        &CALC_MANIFEST.replace("id = \"calc\"", "id = \"lacking\""),
+        "require('@aleph/plugin-sdk').createServer({ name: 'lacking', tools: { handleAdd: () => 1 } }).start();",
+    );
+    node_plugin(
+        root.path(),
+        "throws",
+        &CALC_MANIFEST.replace("id = \"calc\"", "id = \"throws\""),
+        "throw new Error('the config file is missing');",
+    );
+    let server = AlephToolServer::new();
+    let manager = manager(&server, root.path());
+    let report = manager.load_all();
+    assert_eq!(report.failed.len(), 2);
+    let lacking = report.failed[0].1.to_string();
+    assert!(
+        lacking.contains("no handler for tool `divide`"),
+        "{lacking}"
+    );
+    assert!(lacking.contains("command `version`"), "{lacking}");
+    let throws = report.failed[1].1.to_string();
+    assert!(throws.contains("exited with code 1"), "{throws}");
+    assert!(throws.contains("the config file is missing"), "{throws}");
+    assert!(server.tool_names().is_empty());
+}
