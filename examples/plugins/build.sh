@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the example plugins to WebAssembly and puts each module beside its manifest
-# (`text-tools/text_tools.wasm`, `http-fetch/http_fetch.wasm`). Installs the
-# wasm32-unknown-unknown target with rustup when it is missing.
+# Builds the example plugins: the WebAssembly ones to modules beside their manifests
+# (`text-tools/text_tools.wasm`, `http-fetch/http_fetch.wasm`), installing the
+# wasm32-unknown-unknown target with rustup when it is missing; and the Node.js ones
+# (`weather-node`, `notes-node`) by building the SDK in `sdk/node` and installing it into each
+# as a copy (`--install-links`; Node's permission model would refuse a link out of the
+# plugin's directory).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,4 +18,9 @@ for plugin in text-tools http-fetch; do
     # Copy, then rename: a watcher never sees half a module.
     cp "target/$target/release/$module" "$plugin/.$module.tmp"
     mv "$plugin/.$module.tmp" "$plugin/$module"
+done
+
+bash ../../sdk/node/build.sh
+for plugin in weather-node notes-node; do
+    (cd "$plugin" && npm ci --install-links --no-audit --no-fund --loglevel=error)
 done

@@ -57,10 +57,19 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
 "#;
 
 fn raw_manifest(id: &str, extra: &str) -> String {
-    let tools = ["ok", "crash", "garbage", "half", "flood", "oversized", "stderr", "spawn"]
-        .iter()
-        .map(|name| format!("[[tools]]\nname = \"{name}\"\ndescription = \"{name}\"\n"))
-        .collect::<String>();
+    let tools = [
+        "ok",
+        "crash",
+        "garbage",
+        "half",
+        "flood",
+        "oversized",
+        "stderr",
+        "spawn",
+    ]
+    .iter()
+    .map(|name| format!("[[tools]]\nname = \"{name}\"\ndescription = \"{name}\"\n"))
+    .collect::<String>();
     format!(
         "[plugin]\nid = \"{id}\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n\n[permissions]\n{extra}\n\n{tools}"
     )
@@ -121,8 +130,14 @@ impl Host {
 }
 
 fn alive(pid: u64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
 }
 
 async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
@@ -243,7 +258,10 @@ async fn a_plugin_ignoring_shutdown_is_killed_with_its_children_after_the_grace_
     let manager = PluginManager::new(&server, settings);
     assert!(manager.load_all().failed.is_empty());
     let spawned = server.call("spawn", json!({})).await.output;
-    let (pid, child) = (spawned["pid"].as_u64().unwrap(), spawned["child"].as_u64().unwrap());
+    let (pid, child) = (
+        spawned["pid"].as_u64().unwrap(),
+        spawned["child"].as_u64().unwrap(),
+    );
     assert!(alive(pid) && alive(child));
 
     let started = Instant::now();
@@ -262,7 +280,9 @@ async fn a_plugin_ignoring_shutdown_is_killed_with_its_children_after_the_grace_
 async fn a_plugin_that_exits_or_stays_silent_at_start_does_not_load() {
     let root = tempfile::tempdir().unwrap();
     let manifest = |id: &str| {
-        format!("[plugin]\nid = \"{id}\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n")
+        format!(
+            "[plugin]\nid = \"{id}\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n"
+        )
     };
     node_plugin(
         root.path(),
@@ -294,7 +314,11 @@ async fn a_plugin_that_exits_or_stays_silent_at_start_does_not_load() {
     assert_eq!(errors.len(), 3, "{errors:?}");
     assert!(errors[0].contains("exited with code 3"), "{}", errors[0]);
     assert!(errors[0].contains("no licence key"), "{}", errors[0]);
-    assert!(errors[1].contains("speaks plugin protocol 2"), "{}", errors[1]);
+    assert!(
+        errors[1].contains("speaks plugin protocol 2"),
+        "{}",
+        errors[1]
+    );
     assert!(errors[2].contains("within 500ms"), "{}", errors[2]);
     assert!(errors[2].contains("start_timeout_ms"), "{}", errors[2]);
     for info in manager.list() {
@@ -315,16 +339,24 @@ fn nodejs_manifest_rules_are_checked() {
     let base = "[plugin]\nid = \"p\"\nversion = \"1.0.0\"\n";
     let no_entry = check(&format!("{base}kind = \"nodejs\"\n")).unwrap_err();
     assert!(no_entry.to_string().contains("needs `entry`"), "{no_entry}");
-    let missing = check(&format!("{base}kind = \"nodejs\"\nentry = \"dist/index.js\"\n"))
-        .unwrap_err()
-        .to_string();
-    assert!(missing.contains("dist/index.js") && missing.contains("does not exist"), "{missing}");
+    let missing = check(&format!(
+        "{base}kind = \"nodejs\"\nentry = \"dist/index.js\"\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        missing.contains("dist/index.js") && missing.contains("does not exist"),
+        "{missing}"
+    );
     let wasm_spawn = check(&format!(
         "{base}kind = \"static\"\n[permissions]\nchild_process = true\n"
     ))
     .unwrap_err()
     .to_string();
-    assert!(wasm_spawn.contains("only a `nodejs` plugin can start processes"), "{wasm_spawn}");
+    assert!(
+        wasm_spawn.contains("only a `nodejs` plugin can start processes"),
+        "{wasm_spawn}"
+    );
     std::fs::write(root.path().join("p/index.js"), "").unwrap();
     check(&format!(
         "{base}kind = \"nodejs\"\nentry = \"index.js\"\n[permissions]\nchild_process = true\nenv = [\"API_KEY\"]\n"

@@ -414,3 +414,53 @@ async fn a_handler_the_plugin_lacks_or_a_start_that_fails_is_refused_with_its_ou
     assert!(throws.contains("the config file is missing"), "{throws}");
     assert!(server.tool_names().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_watcher_reloads_on_code_changes_but_not_on_the_plugins_own_data() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = calc(root.path());
+    let server = AlephToolServer::new();
+    let manager = manager(&server, root.path());
+    assert!(manager.load_all().failed.is_empty());
+    let _watcher = manager.watch_with(Duration::from_millis(50)).unwrap();
+    let pid = |manager: &PluginManager| {
+        let manager = manager.clone();
+        async move {
+            manager
+                .run_command("calc", "version", &json!({}))
+                .await
+                .unwrap()["pid"]
+                .as_u64()
+                .unwrap()
+        }
+    };
+    let first = pid(&manager).await;
+
+    // `probe` writes into `out/`, a `write:` grant: the plugin's data, not its code.
+    assert_eq!(
+        server.call("probe", json!({})).await.output["write_out"],
+        "allowed"
+    );
+    assert!(dir.join("out/w.txt").is_file());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(
+        pid(&manager).await,
+        first,
+        "a data write reloaded the plugin"
+    );
+
+    std::fs::write(
+        dir.join("index.js"),
+        CALC_SOURCE.replace("({ sum: a + b })", "({ sum: a + b, reloaded: true })"),
+    )
+    .unwrap();
+    for _ in 0..200 {
+        let sum = server.call("add", json!({ "a": 1, "b": 1 })).await;
+        if sum.output["reloaded"] == true {
+            assert_ne!(pid(&manager).await, first);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the changed entry was not reloaded");
+}

@@ -412,6 +412,21 @@ impl PluginManager {
         true
     }
 
+    /// Whether `path` lies in a directory the plugin in `dir` may write (its data, not its
+    /// code).
+    pub(super) fn is_plugin_data(&self, dir: &Path, path: &Path) -> bool {
+        let slots = self.slots();
+        let Some(manifest) = slots.get(dir).and_then(|slot| slot.manifest.as_ref()) else {
+            return false;
+        };
+        manifest
+            .manifest
+            .permissions
+            .mounts(dir)
+            .iter()
+            .any(|mount| !mount.read_only && path.starts_with(&mount.host))
+    }
+
     pub(super) fn knows_dir(&self, dir: &Path) -> bool {
         self.slots().contains_key(dir)
     }

@@ -5,15 +5,15 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
 use super::error::PluginError;
 use super::manager::{PluginManager, has_manifest};
 
 /// Watches the plugin directories while it lives; drop it to stop.
 pub struct PluginWatcher {
-    _debouncer: Debouncer<RecommendedWatcher>,
+    _debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
     roots: Vec<PathBuf>,
 }
 
@@ -66,17 +66,27 @@ impl PluginManager {
             .collect();
         let manager = self.clone();
         let watched = roots.clone();
-        let mut debouncer = new_debouncer(debounce, move |events: DebounceEventResult| {
+        let mut debouncer = new_debouncer(debounce, None, move |events: DebounceEventResult| {
             let events = match events {
                 Ok(events) => events,
-                Err(error) => {
-                    tracing::warn!("plugin watcher: {error}");
+                Err(errors) => {
+                    for error in errors {
+                        tracing::warn!("plugin watcher: {error}");
+                    }
                     return;
                 }
             };
+            // A plugin writing its own data (a `write:` grant inside its directory) is not
+            // a change to the plugin.
+            // A file read (a plugin process loading its own code) changes nothing.
             let dirs: BTreeSet<PathBuf> = events
                 .iter()
-                .filter_map(|event| plugin_dir_of(&watched, &event.path))
+                .filter(|event| !matches!(event.kind, EventKind::Access(_)))
+                .flat_map(|event| event.paths.iter())
+                .filter_map(|path| {
+                    let dir = plugin_dir_of(&watched, path)?;
+                    (!manager.is_plugin_data(&dir, path)).then_some(dir)
+                })
                 .collect();
             for dir in dirs {
                 manager.sync(&dir);
@@ -88,7 +98,6 @@ impl PluginManager {
         })?;
         for root in &roots {
             debouncer
-                .watcher()
                 .watch(root, RecursiveMode::Recursive)
                 .map_err(|e| PluginError::Watch {
                     path: root.clone(),

@@ -1,5 +1,6 @@
 //! The "Plugins" chapter: a host that loads the example plugins in `examples/plugins/`,
-//! serves their tools beside its own, and reloads one when its files change.
+//! WebAssembly and Node.js side by side, serves their tools beside its own, and reloads one
+//! when its files change.
 //!
 //! Build the plugins first: `bash examples/plugins/build.sh`.
 
@@ -25,16 +26,26 @@ fn add(
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins");
-    if !examples.join("text-tools/text_tools.wasm").exists() {
+    if !examples.join("text-tools/text_tools.wasm").exists()
+        || !examples
+            .join("notes-node/node_modules/@aleph/plugin-sdk")
+            .exists()
+    {
         return Err(
             "the example plugins are not built; run `bash examples/plugins/build.sh`".into(),
         );
     }
     // Work on a copy, so the hot-reload demo below never touches the repository.
     let plugins = std::env::temp_dir().join(format!("aleph-plugins-{}", std::process::id()));
-    for name in ["text-tools", "http-fetch"] {
+    for name in ["text-tools", "http-fetch", "weather-node", "notes-node"] {
         copy_dir(&examples.join(name), &plugins.join(name))?;
     }
+    // The weather plugin asks a weather API; this one answers on loopback.
+    let api = weather_api()?;
+    std::fs::write(
+        plugins.join("weather-node/settings.json"),
+        format!("{{ \"baseUrl\": \"{api}\" }}"),
+    )?;
 
     let server = AlephToolServer::from_registry()?;
     let mut config = PluginsConfig::with_search_paths([&plugins]);
@@ -52,6 +63,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             plugin.status,
             plugin.tools.join(", ")
         );
+        if let Some(sandbox) = plugin.sandbox {
+            println!("  sandbox: {sandbox}");
+        }
     }
     println!("served: {}", server.tool_names().join(", "));
     let tools = server.tools_for(Provider::Anthropic);
@@ -68,6 +82,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("slugify", json!({ "text": "?!" })),
         ("slugify", json!({ "txt": "typo" })),
         ("fetch", json!({ "url": "http://example.com/" })),
+        ("forecast", json!({ "city": "Lisbon", "days": 2 })),
+        ("forecast", json!({ "city": "Atlantis" })),
+        ("forecast", json!({ "city": "Lisbon", "days": 30 })),
+        ("note_add", json!({ "text": "plugins run side by side" })),
+        ("note_list", json!({})),
         ("add", json!({ "a": 2, "b": 40 })),
     ] {
         let result = server.call(name, args).await;
@@ -80,6 +99,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .run_command("text-tools", "version", &json!({}))
         .await?;
     println!("command text-tools/version -> {version}");
+    let exported = manager
+        .run_command("notes-node", "export", &json!({}))
+        .await?;
+    println!("command notes-node/export -> {exported}");
 
     // Hot reload: change a description on disk and watch the served definition follow.
     let _watcher = manager.watch_with(Duration::from_millis(100))?;
@@ -123,6 +146,53 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("after unload: {}", server.tool_names().join(", "));
     std::fs::remove_dir_all(&plugins)?;
     Ok(())
+}
+
+/// A weather API on loopback: `GET /forecast?city=..&days=..` answers with made-up days,
+/// and 404 for a city it does not know.
+fn weather_api() -> std::io::Result<String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let address = listener.local_addr()?;
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let _ = answer_forecast(stream);
+        }
+    });
+    Ok(format!("http://{address}"))
+}
+
+fn answer_forecast(mut stream: std::net::TcpStream) -> std::io::Result<()> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut request = String::new();
+    BufReader::new(&stream).read_line(&mut request)?;
+    let query = request
+        .split_whitespace()
+        .nth(1)
+        .and_then(|target| target.split_once('?'))
+        .map_or("", |(_, query)| query);
+    let param = |name: &str| {
+        query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+            .unwrap_or_default()
+    };
+    let days: usize = param("days").parse().unwrap_or(3);
+    let (status, body) = if param("city") == "Lisbon" {
+        let forecast: Vec<_> = (1..=days)
+            .map(|day| json!({ "day": day, "high_c": 20 + day, "sky": "clear" }))
+            .collect();
+        ("200 OK", json!({ "days": forecast }).to_string())
+    } else {
+        (
+            "404 Not Found",
+            json!({ "error": "unknown city" }).to_string(),
+        )
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
