@@ -35,17 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "the example plugins are not built; run `bash examples/plugins/build.sh`".into(),
         );
     }
-    // Work on a copy, so the hot-reload demo below never touches the repository.
-    let plugins = std::env::temp_dir().join(format!("aleph-plugins-{}", std::process::id()));
-    for name in ["text-tools", "http-fetch", "weather-node", "notes-node"] {
-        copy_dir(&examples.join(name), &plugins.join(name))?;
-    }
-    // The weather plugin asks a weather API; this one answers on loopback.
-    let api = weather_api()?;
-    std::fs::write(
-        plugins.join("weather-node/settings.json"),
-        format!("{{ \"baseUrl\": \"{api}\" }}"),
-    )?;
+    let plugins = copy_plugins(&examples)?;
 
     let server = AlephToolServer::from_registry()?;
     let mut config = PluginsConfig::with_search_paths([&plugins]);
@@ -146,6 +136,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("after unload: {}", server.tool_names().join(", "));
     std::fs::remove_dir_all(&plugins)?;
     Ok(())
+}
+
+/// Copies the example plugins to a directory of their own, so the hot-reload demo never
+/// touches the repository, and points the weather plugin at an API on loopback.
+fn copy_plugins(examples: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+    let plugins = std::env::temp_dir().join(format!("aleph-plugins-{}", std::process::id()));
+    for name in ["text-tools", "http-fetch", "weather-node", "notes-node"] {
+        copy_dir(&examples.join(name), &plugins.join(name))?;
+    }
+    // The weather plugin asks a weather API; this one answers on loopback.
+    let api = weather_api()?;
+    std::fs::write(
+        plugins.join("weather-node/settings.json"),
+        format!("{{ \"baseUrl\": \"{api}\" }}"),
+    )?;
+
+    Ok(plugins)
 }
 
 /// A weather API on loopback: `GET /forecast?city=..&days=..` answers with made-up days,
