@@ -94,6 +94,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     println!("command notes-node/export -> {exported}");
 
+    hot_reload(&server, &manager, &plugins).await?;
+
+    manager.unload("text-tools")?;
+    println!("after unload: {}", server.tool_names().join(", "));
+    std::fs::remove_dir_all(&plugins)?;
+    Ok(())
+}
+
+/// Hot reload: a description changed on disk is served at once; a broken update keeps the
+/// previous version serving.
+async fn hot_reload(
+    server: &AlephToolServer,
+    manager: &PluginManager,
+    plugins: &Path,
+) -> Result<(), Box<dyn std::error::Error>> {
     // Hot reload: change a description on disk and watch the served definition follow.
     let _watcher = manager.watch_with(Duration::from_millis(100))?;
     let manifest = plugins.join("text-tools/aleph_plugin.toml");
@@ -132,9 +147,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await;
     println!("slugify after the broken update -> {}", still.output);
 
-    manager.unload("text-tools")?;
-    println!("after unload: {}", server.tool_names().join(", "));
-    std::fs::remove_dir_all(&plugins)?;
     Ok(())
 }
 
