@@ -1,6 +1,7 @@
 //! Hostile Node.js plugins: each misbehaves one way, and each costs only its own calls while
 //! the host and a well-behaved plugin beside it keep serving.
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use aleph_tools::plugin::{PluginManager, PluginStatus, PluginsConfig};
@@ -57,7 +58,8 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
 "#;
 
 fn raw_manifest(id: &str, extra: &str) -> String {
-    let tools = [
+    let mut tools = String::new();
+    for name in [
         "ok",
         "crash",
         "garbage",
@@ -66,10 +68,12 @@ fn raw_manifest(id: &str, extra: &str) -> String {
         "oversized",
         "stderr",
         "spawn",
-    ]
-    .iter()
-    .map(|name| format!("[[tools]]\nname = \"{name}\"\ndescription = \"{name}\"\n"))
-    .collect::<String>();
+    ] {
+        let _ = writeln!(
+            tools,
+            "[[tools]]\nname = \"{name}\"\ndescription = \"{name}\""
+        );
+    }
     format!(
         "[plugin]\nid = \"{id}\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n\n[permissions]\n{extra}\n\n{tools}"
     )
