@@ -1,17 +1,21 @@
 //! Plugins: tools added at run time from a directory with a manifest.
 //!
 //! A plugin is a directory holding `aleph_plugin.toml` (or `aleph_plugin.json`, or a
-//! `package.json` with an `alephPlugin` section) and, for a `wasm` plugin, a WebAssembly
-//! module. The [`PluginManager`] finds plugins in its search paths, checks their manifests,
-//! loads their code into the [`WasmRuntime`] sandbox and serves their tools through an
-//! [`AlephToolServer`](crate::AlephToolServer) beside the static ones;
+//! `package.json` with an `alephPlugin` section) and its code: a WebAssembly module for a
+//! `wasm` plugin, a JavaScript program for a `nodejs` one. The [`PluginManager`] finds
+//! plugins in its search paths, checks their manifests, runs their code (in the `WasmRuntime`
+//! sandbox, or as a child process supervised by the `NodejsRuntime`) and serves their tools
+//! through an [`AlephToolServer`](crate::AlephToolServer) beside the static ones;
 //! [`PluginManager::watch`] reloads them when their files change.
 //!
-//! Plugins are untrusted: no network, files or environment unless the manifest asks and
-//! the host grants it; memory, time and fuel limits on every call; a plugin that traps,
-//! loops, runs out of memory or returns garbage fails its own call and nothing else.
+//! Plugins are untrusted: a plugin that traps, loops, crashes, runs out of memory or returns
+//! garbage fails its own calls and nothing else. WebAssembly plugins reach no network, files
+//! or environment unless the manifest asks and the host grants it, with memory, time and fuel
+//! limits on every call; Node.js plugins get what Node's permission model can enforce (files
+//! and processes, not the network), a cleared environment and per-call timeouts.
 //!
-//! Needs the `plugins` feature; the WebAssembly runtime needs `wasm`.
+//! Needs the `plugins` feature; the WebAssembly runtime needs `wasm`, the Node.js runtime
+//! `node`.
 
 mod config;
 mod error;
