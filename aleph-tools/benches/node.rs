@@ -1,0 +1,101 @@
+//! A warm `echo` call served three ways, through `AlephToolServer::call` each time:
+//!
+//! - `echo/in_process`: a `#[tool]` function linked into the program;
+//! - `echo/wasm`: the `echo` export of the `text-tools` WebAssembly plugin;
+//! - `echo/node`: a Node.js plugin written with `@aleph/plugin-sdk`, one JSON-RPC round trip
+//!   over the child's stdin and stdout.
+//!
+//! Needs the example plugins and the SDK built: `bash examples/plugins/build.sh`. Run with
+//! `cargo bench -p aleph-tools --features wasm,node --bench node`.
+
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use aleph_tools::plugin::{PluginManager, PluginsConfig};
+use aleph_tools::prelude::*;
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+
+/// Echo the arguments back.
+#[tool(register = false, name = "echo_rust")]
+async fn echo(message: String, n: i64) -> Value {
+    json!({ "message": message, "n": n })
+}
+
+const MANIFEST: &str = r#"
+[plugin]
+id = "echo-node"
+version = "1.0.0"
+kind = "nodejs"
+entry = "index.js"
+
+[[tools]]
+name = "echo_node"
+description = "Echo the arguments back."
+handler = "echo"
+"#;
+
+const SOURCE: &str = r#"
+require("@aleph/plugin-sdk").createServer({ name: "echo-node", tools: { echo: (args) => args } }).start();
+"#;
+
+fn examples() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/plugins");
+    assert!(
+        dir.join("text-tools/text_tools.wasm").exists()
+            && dir.join("../../sdk/node/dist/index.js").exists(),
+        "build the example plugins and the SDK first: bash examples/plugins/build.sh"
+    );
+    dir
+}
+
+/// A Node.js plugin directory with the SDK copied in.
+fn node_plugin(root: &Path) -> PathBuf {
+    let dir = root.join("echo-node");
+    let sdk = dir.join("node_modules/@aleph/plugin-sdk");
+    std::fs::create_dir_all(sdk.join("dist")).unwrap();
+    let built = examples().join("../../sdk/node");
+    std::fs::copy(built.join("package.json"), sdk.join("package.json")).unwrap();
+    for file in std::fs::read_dir(built.join("dist")).unwrap() {
+        let file = file.unwrap();
+        std::fs::copy(file.path(), sdk.join("dist").join(file.file_name())).unwrap();
+    }
+    std::fs::write(dir.join("aleph_plugin.toml"), MANIFEST).unwrap();
+    std::fs::write(dir.join("index.js"), SOURCE).unwrap();
+    dir
+}
+
+fn echo_calls(c: &mut Criterion) {
+    let root = std::env::temp_dir().join(format!("aleph-bench-node-{}", std::process::id()));
+    let node = node_plugin(&root);
+    let server = AlephToolServer::new();
+    server.add(EchoTool).unwrap();
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([&root]));
+    manager.load(&examples().join("text-tools")).unwrap();
+    manager.load(&node).unwrap();
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let args = json!({ "message": "hello", "n": 1 });
+    let mut group = c.benchmark_group("echo");
+    for (label, tool) in [
+        ("in_process", "echo_rust"),
+        ("wasm", "echo"),
+        ("node", "echo_node"),
+    ] {
+        group.bench_function(label, |b| {
+            b.to_async(&runtime).iter(|| async {
+                let result = server.call(tool, black_box(args.clone())).await;
+                assert_eq!(result.output["n"], 1, "{:?}", result.error);
+                black_box(result)
+            });
+        });
+    }
+    group.finish();
+    drop(manager);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+criterion_group!(benches, echo_calls);
+criterion_main!(benches);
