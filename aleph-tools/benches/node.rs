@@ -19,8 +19,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
 /// Echo the arguments back.
-#[tool(register = false, name = "echo_rust")]
-async fn echo(message: String, n: i64) -> Value {
+#[tool(register = false, name = "echo_rust", inline)]
+fn echo(message: String, n: i64) -> Value {
     json!({ "message": message, "n": n })
 }
 
