@@ -355,6 +355,13 @@ impl Connection {
     }
 }
 
+/// Nobody can call a process once its last handle is gone: it is killed, with its group.
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.kill.cancel();
+    }
+}
+
 /// Withdraws a request whose caller stopped waiting, and tells the plugin.
 struct Withdraw<'a> {
     connection: &'a Connection,
