@@ -49,6 +49,10 @@ timeout_ms = 300
 [[commands]]
 name = "version"
 handler = "version"
+
+[[commands]]
+name = "hang"
+handler = "hang"
 "#;
 
 const CALC_SOURCE: &str = r#"
@@ -90,7 +94,10 @@ createServer({
       });
     }),
   },
-  commands: { version: () => ({ version: "1.0.0", pid: process.pid }) },
+  commands: {
+    version: () => ({ version: "1.0.0", pid: process.pid }),
+    hang: () => new Promise(() => {}),
+  },
 }).start();
 "#;
 
@@ -299,9 +306,10 @@ async fn timeouts_and_cancellation_reach_the_handler_and_progress_comes_back() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reload_replaces_the_process_and_calls_in_flight_finish_on_the_old_one() {
     let root = tempfile::tempdir().unwrap();
-    let manifest = CALC_MANIFEST.replace(
+    let manifest = CALC_MANIFEST.replacen(
         "[[commands]]",
         "[[tools]]\nname = \"slow\"\ndescription = \"Answer after a while.\"\n\n[[commands]]",
+        1,
     );
     let source = |answer: &str| {
         CALC_SOURCE.replace(
@@ -463,4 +471,23 @@ async fn the_watcher_reloads_on_code_changes_but_not_on_the_plugins_own_data() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     panic!("the changed entry was not reloaded");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_that_never_answers_times_out() {
+    let root = tempfile::tempdir().unwrap();
+    calc(root.path());
+    let server = AlephToolServer::new();
+    let mut config = PluginsConfig::with_search_paths([root.path()]);
+    config.runtimes.nodejs.timeout_ms = 300;
+    let manager = PluginManager::new(&server, config);
+    assert!(manager.load_all().failed.is_empty());
+    let error = manager
+        .run_command("calc", "hang", &json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("within 300ms"), "{error}");
+    let version = manager.run_command("calc", "version", &json!({})).await;
+    assert_eq!(version.unwrap()["version"], "1.0.0");
 }

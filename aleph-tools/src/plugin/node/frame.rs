@@ -42,15 +42,15 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
             };
             let taken = chunk.len() + usize::from(done);
             match &mut skipped {
-                Some(len) => *len += chunk.len() as u64,
-                None if line.len() + chunk.len() > self.max => {
-                    let len = (line.len() + chunk.len()) as u64;
+                None if line.len() + chunk.len() <= self.max => line.extend_from_slice(chunk),
+                _ => {
+                    // Past the limit: count the line's bytes, keep only its head.
+                    let len = skipped.get_or_insert(line.len() as u64);
+                    *len += chunk.len() as u64;
+                    line.truncate(HEAD);
                     let keep = HEAD.saturating_sub(line.len()).min(chunk.len());
                     line.extend_from_slice(&chunk[..keep]);
-                    line.truncate(HEAD);
-                    skipped = Some(len);
                 }
-                None => line.extend_from_slice(chunk),
             }
             self.reader.consume(taken);
             if done {

@@ -111,6 +111,7 @@ impl NodejsRuntime {
                 stop,
                 sandbox,
                 schemas: init.schemas,
+                timeout: self.config.timeout(),
             }),
         })
     }
@@ -229,6 +230,8 @@ struct Handle {
     stop: CancellationToken,
     sandbox: String,
     schemas: serde_json::Map<String, Value>,
+    /// The time limit of a direct command.
+    timeout: std::time::Duration,
 }
 
 impl Drop for Handle {
@@ -277,6 +280,9 @@ pub enum NodeCallError {
     /// The plugin gave the call up after the host cancelled it.
     #[error("the call was cancelled")]
     Cancelled,
+    /// The call ran past its time limit; the plugin was told to cancel it.
+    #[error("the plugin did not answer within {}ms (`[plugins.runtimes.nodejs] timeout_ms`)", .0.as_millis())]
+    Timeout(std::time::Duration),
     /// The plugin answered outside the protocol.
     #[error("{0}")]
     Protocol(String),
@@ -345,11 +351,12 @@ impl NodePlugin {
         connection.request("tools/call", params, progress).await
     }
 
-    /// Runs the direct command `command` (its manifest `handler` is `handler`) with `input`.
+    /// Runs the direct command `command` (its manifest `handler` is `handler`) with `input`,
+    /// within the runtime's `timeout_ms`.
     ///
     /// # Errors
     ///
-    /// As [`call_tool`](Self::call_tool).
+    /// As [`call_tool`](Self::call_tool), and [`NodeCallError::Timeout`].
     pub async fn run_command(
         &self,
         command: &str,
@@ -362,7 +369,13 @@ impl NodePlugin {
             handler,
             input,
         };
-        connection.request("commands/execute", params, None).await
+        let timeout = self.inner.timeout;
+        tokio::time::timeout(
+            timeout,
+            connection.request("commands/execute", params, None),
+        )
+        .await
+        .unwrap_or(Err(NodeCallError::Timeout(timeout)))
     }
 
     /// Kills the process now, as a crash would: calls in flight fail and the supervisor
