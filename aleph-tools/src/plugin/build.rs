@@ -145,7 +145,7 @@ fn plugin_tools<'a>(
     Ok(tools)
 }
 
-/// Every tool and command handler must be a callable export.
+/// Every tool, command and hook handler must be a callable export.
 #[cfg(feature = "wasm")]
 fn check_handlers(loaded: &LoadedManifest, code: &WasmPlugin) -> Result<(), String> {
     let manifest = &loaded.manifest;
@@ -159,8 +159,14 @@ fn check_handlers(loaded: &LoadedManifest, code: &WasmPlugin) -> Result<(), Stri
         .iter()
         .enumerate()
         .map(|(i, c)| (format!("commands[{i}].handler"), c.handler.as_str()));
+    let hooks = manifest
+        .hooks
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (format!("hooks[{i}].handler"), h.handler.as_str()));
     match tools
         .chain(commands)
+        .chain(hooks)
         .find(|(_, handler)| !code.has_export(handler))
     {
         None => Ok(()),

@@ -8,13 +8,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
+use super::code::{Code, Purpose};
 use super::config::PluginsConfig;
 use super::error::PluginError;
 use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest};
 #[cfg(feature = "node")]
-use super::node::{NodePlugin, NodejsRuntime};
+use super::node::NodejsRuntime;
 #[cfg(feature = "wasm")]
-use super::wasm::{WasmPlugin, WasmRuntime};
+use super::wasm::WasmRuntime;
+use crate::middleware::{Hook, HookId};
 use crate::server::AlephToolServer;
 use crate::sync::lock;
 use crate::tool::AlephToolDyn;
@@ -116,28 +118,8 @@ struct Slot {
 struct Serving {
     manifest: Arc<LoadedManifest>,
     tools: Vec<String>,
+    hooks: Vec<HookId>,
     code: Option<Code>,
-}
-
-/// A plugin's running code, in its runtime.
-#[derive(Clone)]
-enum Code {
-    #[cfg(feature = "wasm")]
-    Wasm(WasmPlugin),
-    #[cfg(feature = "node")]
-    Node(NodePlugin),
-}
-
-impl Code {
-    /// The sandbox, in one sentence.
-    fn sandbox(&self) -> String {
-        match *self {
-            #[cfg(feature = "wasm")]
-            Self::Wasm(_) => "WebAssembly: files, network hosts and environment variables only as the manifest grants; memory, fuel and time limited".to_owned(),
-            #[cfg(feature = "node")]
-            Self::Node(ref plugin) => plugin.sandbox().to_owned(),
-        }
-    }
 }
 
 impl fmt::Debug for PluginManager {
@@ -371,33 +353,13 @@ impl PluginManager {
         let Some(code) = code else {
             return Err(PluginError::NotFound(id.to_owned()));
         };
-        #[allow(unused_variables, reason = "used by the runtime features")]
-        let fail = |message: String| PluginError::Command {
-            plugin: id.to_owned(),
-            command: command.to_owned(),
-            message,
-        };
-        #[allow(
-            unreachable_code,
-            unused_variables,
-            reason = "no runtime without features"
-        )]
-        match code {
-            #[cfg(feature = "wasm")]
-            Code::Wasm(code) => {
-                let input = serde_json::to_vec(input).map_err(|e| fail(e.to_string()))?;
-                let output = code
-                    .call(&handler, input, &crate::CancellationToken::new())
-                    .await
-                    .map_err(|e| fail(e.to_string()))?;
-                super::tool::parse_output(id, &output).map_err(|e| fail(e.to_string()))
-            }
-            #[cfg(feature = "node")]
-            Code::Node(code) => code
-                .run_command(command, &handler, input)
-                .await
-                .map_err(|e| fail(e.to_string())),
-        }
+        code.invoke(&handler, Purpose::Command(command), input)
+            .await
+            .map_err(|message| PluginError::Command {
+                plugin: id.to_owned(),
+                command: command.to_owned(),
+                message,
+            })
     }
 
     pub(super) fn unload_dir(&self, dir: &Path) -> bool {
@@ -448,6 +410,7 @@ impl PluginManager {
 struct Prepared {
     manifest: Arc<LoadedManifest>,
     tools: Vec<Arc<dyn AlephToolDyn>>,
+    hooks: Vec<Hook>,
     code: Option<Code>,
 }
 
@@ -474,6 +437,7 @@ impl Inner {
             PluginKind::Static => Ok(Prepared {
                 manifest,
                 tools: Vec::new(),
+                hooks: Vec::new(),
                 code: None,
             }),
             PluginKind::Nodejs => self.prepare_node(manifest),
@@ -493,10 +457,13 @@ impl Inner {
         }
         let code = self.runtime.load(&manifest)?;
         let tools = super::build::wasm_tools(&manifest, &code)?;
+        let code = Code::Wasm(code);
+        let hooks = super::hooks::plugin_hooks(&manifest, &code)?;
         Ok(Prepared {
             manifest,
             tools,
-            code: Some(Code::Wasm(code)),
+            hooks,
+            code: Some(code),
         })
     }
 
@@ -512,10 +479,13 @@ impl Inner {
         }
         let code = self.node.start(&manifest)?;
         let tools = super::build::node_tools(&manifest, &code, self.node.config().timeout())?;
+        let code = Code::Node(code);
+        let hooks = super::hooks::plugin_hooks(&manifest, &code)?;
         Ok(Prepared {
             manifest,
             tools,
-            code: Some(Code::Node(code)),
+            hooks,
+            code: Some(code),
         })
     }
 
@@ -573,9 +543,22 @@ impl Inner {
                     message: format!("{error}{key}; rename the plugin's tool"),
                 }
             })?;
+        // The new version's hooks join before the old version's leave, so no call runs
+        // between them unhooked.
+        let hooks = prepared
+            .hooks
+            .into_iter()
+            .map(|hook| self.server.add_hook(hook))
+            .collect();
+        if let Some(old) = old {
+            for id in &old.hooks {
+                self.server.remove_hook(*id);
+            }
+        }
         Ok(Serving {
             manifest: prepared.manifest,
             tools,
+            hooks,
             code: prepared.code,
         })
     }
@@ -583,6 +566,9 @@ impl Inner {
     fn withdraw(&self, serving: &Serving) {
         // Only this plugin's own tools: one replaced by hand since is left alone.
         let _ = self.server.swap_tools(&serving.tools, Vec::new());
+        for id in &serving.hooks {
+            self.server.remove_hook(*id);
+        }
     }
 }
 

@@ -25,6 +25,8 @@ mod watcher;
 
 #[cfg(any(feature = "wasm", feature = "node"))]
 mod build;
+mod code;
+mod hooks;
 #[cfg(feature = "node")]
 mod node;
 #[cfg(feature = "wasm")]

@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::protocol::PROTOCOL_VERSION;
 use self::protocol::{
-    CallParams, CommandParams, Declared, DeclaredHook, DeclaredService, InitializeParams, Limits,
-    PluginRef,
+    CallParams, CommandParams, Declared, DeclaredHook, DeclaredService, HookParams,
+    InitializeParams, Limits, PluginRef,
 };
 use self::sandbox::NodeBinary;
 use self::supervisor::{Phase, Supervisor};
@@ -376,6 +376,29 @@ impl NodePlugin {
         )
         .await
         .unwrap_or(Err(NodeCallError::Timeout(timeout)))
+    }
+
+    /// Runs the hook `handler` for `event` with `context`, within the runtime's `timeout_ms`.
+    ///
+    /// # Errors
+    ///
+    /// As [`run_command`](Self::run_command).
+    pub async fn run_hook(
+        &self,
+        event: &str,
+        handler: &str,
+        context: &Value,
+    ) -> Result<Value, NodeCallError> {
+        let connection = self.connection().await?;
+        let params = HookParams {
+            event,
+            handler,
+            context,
+        };
+        let timeout = self.inner.timeout;
+        tokio::time::timeout(timeout, connection.request("hooks/run", params, None))
+            .await
+            .unwrap_or(Err(NodeCallError::Timeout(timeout)))
     }
 
     /// Kills the process now, as a crash would: calls in flight fail and the supervisor

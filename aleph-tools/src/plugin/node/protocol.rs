@@ -188,6 +188,14 @@ pub(super) struct CommandParams<'a> {
     pub(super) input: &'a Value,
 }
 
+/// `hooks/run`'s parameters.
+#[derive(Serialize)]
+pub(super) struct HookParams<'a> {
+    pub(super) event: &'a str,
+    pub(super) handler: &'a str,
+    pub(super) context: &'a Value,
+}
+
 /// `cancel`'s parameters: the request to give up.
 #[derive(Serialize)]
 pub(super) struct CancelParams {

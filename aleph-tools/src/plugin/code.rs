@@ -1,0 +1,75 @@
+//! `Code`: a plugin's running code in its runtime, and the calls every runtime answers alike
+//! (a handler given JSON, answering JSON), so hooks and commands are written once.
+
+use serde_json::Value;
+
+#[cfg(feature = "node")]
+use super::node::NodePlugin;
+#[cfg(feature = "wasm")]
+use super::wasm::WasmPlugin;
+
+/// A plugin's running code.
+#[derive(Clone)]
+pub(super) enum Code {
+    #[cfg(feature = "wasm")]
+    Wasm(WasmPlugin),
+    #[cfg(feature = "node")]
+    Node(NodePlugin),
+}
+
+/// What a handler is run for: how a Node.js plugin is asked (a WebAssembly plugin's handler
+/// is an export, called the same way for each).
+#[derive(Clone, Copy)]
+pub(super) enum Purpose<'a> {
+    /// A direct command.
+    Command(&'a str),
+    /// A hook, for an event.
+    Hook(&'a str),
+}
+
+impl Code {
+    /// The sandbox, in one sentence.
+    pub(super) fn sandbox(&self) -> String {
+        match *self {
+            #[cfg(feature = "wasm")]
+            Self::Wasm(_) => "WebAssembly: files, network hosts and environment variables only as the manifest grants; memory, fuel and time limited".to_owned(),
+            #[cfg(feature = "node")]
+            Self::Node(ref plugin) => plugin.sandbox().to_owned(),
+        }
+    }
+
+    /// Runs `handler` with `input`, within the runtime's time limit, and reads its JSON
+    /// answer. The error is a sentence saying what went wrong.
+    #[cfg_attr(
+        not(any(feature = "wasm", feature = "node")),
+        allow(
+            clippy::unused_async,
+            unused_variables,
+            reason = "no runtime without features"
+        )
+    )]
+    pub(super) async fn invoke(
+        &self,
+        handler: &str,
+        purpose: Purpose<'_>,
+        input: &Value,
+    ) -> Result<Value, String> {
+        match *self {
+            #[cfg(feature = "wasm")]
+            Self::Wasm(ref code) => {
+                let bytes = serde_json::to_vec(input).map_err(|e| e.to_string())?;
+                let output = code
+                    .call(handler, bytes, &crate::CancellationToken::new())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                super::tool::parse_output(code.id(), &output).map_err(|e| e.to_string())
+            }
+            #[cfg(feature = "node")]
+            Self::Node(ref code) => match purpose {
+                Purpose::Command(command) => code.run_command(command, handler, input).await,
+                Purpose::Hook(event) => code.run_hook(event, handler, input).await,
+            }
+            .map_err(|e| e.to_string()),
+        }
+    }
+}

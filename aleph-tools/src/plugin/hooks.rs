@@ -1,0 +1,238 @@
+//! A plugin's `[[hooks]]` as the server's hooks: its handlers see tool calls like any
+//! interceptor, resolver or observer added in Rust, by priority, then in manifest order.
+//!
+//! | event | interceptor | resolver | observer |
+//! | --- | --- | --- | --- |
+//! | `before_tool_call` | may change the arguments or block the call | may answer in the tool's place | told, fire and forget |
+//! | `after_tool_call` | — | — | told of every outcome |
+//! | `on_error` | — | — | told of every failure |
+//!
+//! A handler gets a JSON context (the book's "Hooks" section documents it) and answers JSON.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::code::{Code, Purpose};
+use super::error::PluginError;
+use super::manifest::{HookEvent, HookKind, LoadedManifest};
+use crate::error::ToolError;
+use crate::middleware::{
+    Hook, Interceptor, ObservedCall, Observer, ObserverError, Resolver, ToolCall,
+};
+use crate::result::ToolOutput;
+
+/// The plugin's hooks, ready to add to a server; a combination no host event supports fails
+/// the load, naming the hook.
+pub(super) fn plugin_hooks(loaded: &LoadedManifest, code: &Code) -> Result<Vec<Hook>, PluginError> {
+    let manifest = &loaded.manifest;
+    let mut hooks = Vec::with_capacity(manifest.hooks.len());
+    for (i, section) in manifest.hooks.iter().enumerate() {
+        let target = Arc::new(Target {
+            plugin: manifest.plugin.id.clone(),
+            handler: section.handler.clone(),
+            event: section.event,
+            code: code.clone(),
+        });
+        let priority = section.priority;
+        let hook = match (section.event, section.kind) {
+            (HookEvent::BeforeToolCall, HookKind::Interceptor) => {
+                Hook::interceptor(priority, Intercept(target))
+            }
+            (HookEvent::BeforeToolCall, HookKind::Resolver) => {
+                Hook::resolver(priority, Resolve(target))
+            }
+            (HookEvent::BeforeToolCall, HookKind::Observer) => {
+                Hook::interceptor(priority, Notify(target))
+            }
+            (HookEvent::AfterToolCall | HookEvent::OnError, HookKind::Observer) => {
+                Hook::observer(priority, Observe(target))
+            }
+            (HookEvent::OnMessage | HookEvent::OnResponse, _) => {
+                return Err(PluginError::Load {
+                    plugin: manifest.plugin.id.clone(),
+                    message: format!(
+                        "`hooks[{i}]`: `{}` hooks are not run by this host yet; remove the hook",
+                        name(&section.event)
+                    ),
+                });
+            }
+            (event, kind) => {
+                return Err(PluginError::Load {
+                    plugin: manifest.plugin.id.clone(),
+                    message: format!(
+                        "`hooks[{i}]`: a `{}` hook cannot take part in `{}`, which happens after the call; make it an `observer`",
+                        name(&kind),
+                        name(&event)
+                    ),
+                });
+            }
+        };
+        hooks.push(hook);
+    }
+    Ok(hooks)
+}
+
+fn name(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// One hook handler of one plugin.
+struct Target {
+    plugin: String,
+    handler: String,
+    event: HookEvent,
+    code: Code,
+}
+
+impl Target {
+    async fn run(&self, context: &Value) -> Result<Value, String> {
+        let event = name(&self.event);
+        self.code
+            .invoke(&self.handler, Purpose::Hook(&event), context)
+            .await
+    }
+
+    fn describe(&self) -> String {
+        format!("the `{}` hook of plugin `{}`", self.handler, self.plugin)
+    }
+}
+
+/// What a hook is told of a call about to run.
+fn before(call: &ToolCall) -> Value {
+    json!({
+        "event": "before_tool_call",
+        "tool": call.name(),
+        "call_id": call.context().call_id(),
+        "caller": call.context().caller(),
+        "arguments": call.arguments(),
+    })
+}
+
+/// What a hook is told of a finished call.
+fn after(event: HookEvent, call: &ObservedCall) -> Value {
+    let (result, error) = match &call.outcome {
+        Ok(output) => (
+            output
+                .data
+                .clone()
+                .unwrap_or_else(|| Value::String(output.model_text().into_owned())),
+            Value::Null,
+        ),
+        Err(error) => (Value::Null, Value::String(error.to_string())),
+    };
+    json!({
+        "event": name(&event),
+        "tool": call.tool,
+        "call_id": call.call_id,
+        "caller": call.caller,
+        "arguments": call.arguments,
+        "success": call.outcome.is_ok(),
+        "result": result,
+        "error": error,
+        "duration_ms": u64::try_from(call.duration.as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+struct Intercept(Arc<Target>);
+
+impl Interceptor for Intercept {
+    async fn intercept(&self, mut call: ToolCall) -> Result<ToolCall, ToolError> {
+        let target = &self.0;
+        let answer = target.run(&before(&call)).await.map_err(|error| {
+            ToolError::Execution(format!(
+                "{} failed, so the call was not run: {error}",
+                target.describe()
+            ))
+        })?;
+        let bad = |what: &str| {
+            ToolError::Execution(format!(
+                "{} answered {what}; an interceptor answers `null`, `{{\"arguments\": {{…}}}}` or `{{\"block\": \"why\"}}`",
+                target.describe()
+            ))
+        };
+        let answer: Map<String, Value> = match answer {
+            Value::Null => return Ok(call),
+            Value::Object(answer) => answer,
+            other => return Err(bad(&format!("`{other}`"))),
+        };
+        if let Some(key) = answer.keys().find(|k| *k != "arguments" && *k != "block") {
+            return Err(bad(&format!("an object with `{key}`")));
+        }
+        if let Some(reason) = answer.get("block") {
+            let reason = reason
+                .as_str()
+                .map_or_else(|| reason.to_string(), str::to_owned);
+            return Err(ToolError::permission_denied(
+                call.name(),
+                format!("plugin `{}` blocked it: {reason}", target.plugin),
+            ));
+        }
+        match answer.get("arguments") {
+            Some(Value::Object(arguments)) => {
+                *call.arguments_mut() = Value::Object(arguments.clone());
+                Ok(call)
+            }
+            Some(other) => Err(bad(&format!(
+                "`arguments` that are not an object: `{other}`"
+            ))),
+            None => Ok(call),
+        }
+    }
+}
+
+/// An observer of calls about to run: told on its own task, changes nothing.
+struct Notify(Arc<Target>);
+
+impl Interceptor for Notify {
+    async fn intercept(&self, call: ToolCall) -> Result<ToolCall, ToolError> {
+        let target = Arc::clone(&self.0);
+        let context = before(&call);
+        tokio::spawn(async move {
+            if let Err(error) = target.run(&context).await {
+                tracing::warn!(plugin = %target.plugin, "{} failed: {error}", target.describe());
+            }
+        });
+        Ok(call)
+    }
+}
+
+struct Resolve(Arc<Target>);
+
+impl Resolver for Resolve {
+    async fn resolve(&self, call: &ToolCall) -> Option<ToolOutput> {
+        let target = Arc::clone(&self.0);
+        let context = before(call);
+        match target.run(&context).await {
+            Ok(Value::Null) => None,
+            Ok(answer) => Some(ToolOutput::json(answer)),
+            Err(error) => {
+                tracing::warn!(
+                    plugin = %target.plugin,
+                    "{} failed, so it did not answer: {error}",
+                    target.describe()
+                );
+                None
+            }
+        }
+    }
+}
+
+struct Observe(Arc<Target>);
+
+impl Observer for Observe {
+    async fn observe(&self, call: Arc<ObservedCall>) -> Result<(), ObserverError> {
+        let target = &self.0;
+        if target.event == HookEvent::OnError && call.outcome.is_ok() {
+            return Ok(());
+        }
+        target
+            .run(&after(target.event, &call))
+            .await
+            .map(drop)
+            .map_err(|error| format!("{} failed: {error}", target.describe()).into())
+    }
+}
