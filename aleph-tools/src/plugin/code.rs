@@ -20,6 +20,13 @@ pub(super) enum Code {
 /// What a handler is run for: how a Node.js plugin is asked (a WebAssembly plugin's handler
 /// is an export, called the same way for each).
 #[derive(Clone, Copy)]
+#[cfg_attr(
+    not(feature = "node"),
+    allow(
+        dead_code,
+        reason = "only a Node.js plugin is told what a handler runs for"
+    )
+)]
 pub(super) enum Purpose<'a> {
     /// A direct command.
     Command(&'a str),
@@ -42,10 +49,13 @@ impl Code {
     /// answer. The error is a sentence saying what went wrong.
     #[cfg_attr(
         not(any(feature = "wasm", feature = "node")),
+        allow(clippy::unused_async, reason = "no runtime without features")
+    )]
+    #[cfg_attr(
+        not(feature = "node"),
         allow(
-            clippy::unused_async,
             unused_variables,
-            reason = "no runtime without features"
+            reason = "only a Node.js plugin is told what a handler runs for"
         )
     )]
     pub(super) async fn invoke(

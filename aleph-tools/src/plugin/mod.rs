@@ -26,6 +26,7 @@ mod watcher;
 #[cfg(any(feature = "wasm", feature = "node"))]
 mod build;
 mod code;
+#[cfg(any(feature = "wasm", feature = "node"))]
 mod hooks;
 #[cfg(feature = "node")]
 mod node;
