@@ -13,7 +13,7 @@ if ! rustup target list --installed | grep -qx "$target"; then
     rustup target add "$target"
 fi
 cargo build --quiet --locked --release --target "$target"
-for plugin in text-tools http-fetch; do
+for plugin in text-tools http-fetch call-guard; do
     module="${plugin//-/_}.wasm"
     # Copy, then rename: a watcher never sees half a module.
     cp "target/$target/release/$module" "$plugin/.$module.tmp"

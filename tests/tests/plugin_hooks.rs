@@ -312,3 +312,55 @@ async fn a_failing_or_wrong_interceptor_refuses_only_its_call_and_bad_combinatio
     let fine = server.call("echo_args", json!({ "mode": "fine" })).await;
     assert_eq!(fine.output, json!({ "mode": "fine" }));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_webassembly_plugins_hooks_block_and_redact() {
+    let root = tempfile::tempdir().unwrap();
+    aleph_tools_tests::copy_dir(
+        &aleph_tools_tests::example_plugins().join("call-guard"),
+        &root.path().join("call-guard"),
+    );
+    let server = server();
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
+    let report = manager.load_all();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert!(manager.get("call-guard").unwrap().tools.is_empty());
+
+    let blocked = server.call("dangerous_delete", json!({})).await;
+    assert_eq!(blocked.error_kind, Some(ToolErrorKind::PermissionDenied));
+    assert!(
+        blocked
+            .error
+            .unwrap()
+            .contains("tools named dangerous_* are turned off")
+    );
+    let redacted = server
+        .call(
+            "echo_args",
+            json!({ "user": "ada", "login": { "password": "hunter2" } }),
+        )
+        .await;
+    assert_eq!(
+        redacted.output,
+        json!({ "user": "ada", "login": { "password": "***" } })
+    );
+    let untouched = server.call("echo_args", json!({ "user": "ada" })).await;
+    assert_eq!(untouched.output, json!({ "user": "ada" }));
+
+    // A hook the module does not export is a load error naming it.
+    let manifest = root.path().join("call-guard/aleph_plugin.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("handler = \"redact\"", "handler = \"redcat\""),
+    )
+    .unwrap();
+    let error = manager.reload("call-guard").unwrap_err().to_string();
+    assert!(
+        error.contains("`hooks[1].handler` names `redcat`"),
+        "{error}"
+    );
+    // The version that loaded keeps its hooks.
+    let still = server.call("echo_args", json!({ "password": "x" })).await;
+    assert_eq!(still.output, json!({ "password": "***" }));
+}

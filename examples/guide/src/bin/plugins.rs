@@ -67,6 +67,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     for (name, args) in [
         ("word_count", json!({ "text": "plugins are sandboxed" })),
+        // call-guard's hook redacts passwords before any tool sees them.
+        ("echo", json!({ "user": "ada", "password": "hunter2" })),
         ("WordCount", json!({ "text": "repaired name" })),
         ("slugify", json!({ "text": "Hello, Plugins!" })),
         ("slugify", json!({ "text": "?!" })),
@@ -154,7 +156,13 @@ async fn hot_reload(
 /// touches the repository, and points the weather plugin at an API on loopback.
 fn copy_plugins(examples: &Path) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
     let plugins = std::env::temp_dir().join(format!("aleph-plugins-{}", std::process::id()));
-    for name in ["text-tools", "http-fetch", "weather-node", "notes-node"] {
+    for name in [
+        "text-tools",
+        "http-fetch",
+        "call-guard",
+        "weather-node",
+        "notes-node",
+    ] {
         copy_dir(&examples.join(name), &plugins.join(name))?;
     }
     // The weather plugin asks a weather API; this one answers on loopback.
