@@ -14,6 +14,7 @@ use super::error::PluginError;
 use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest};
 #[cfg(feature = "node")]
 use super::node::NodejsRuntime;
+use super::prompts::{PluginPrompt, read_prompt};
 #[cfg(feature = "wasm")]
 use super::wasm::WasmRuntime;
 use crate::middleware::{Hook, HookId};
@@ -119,6 +120,7 @@ struct Serving {
     manifest: Arc<LoadedManifest>,
     tools: Vec<String>,
     hooks: Vec<HookId>,
+    prompt: Option<PluginPrompt>,
     code: Option<Code>,
 }
 
@@ -374,6 +376,15 @@ impl PluginManager {
         true
     }
 
+    /// The prompt of every plugin being served, with the tools it serves.
+    pub(super) fn serving_prompts(&self) -> Vec<(PluginPrompt, Vec<String>)> {
+        self.slots()
+            .values()
+            .filter_map(|slot| slot.serving.as_ref())
+            .filter_map(|serving| Some((serving.prompt.clone()?, serving.tools.clone())))
+            .collect()
+    }
+
     /// Whether `path` lies in a directory the plugin in `dir` may write (its data, not its
     /// code).
     pub(super) fn is_plugin_data(&self, dir: &Path, path: &Path) -> bool {
@@ -521,6 +532,8 @@ impl Inner {
     /// Serves a prepared plugin in place of `old` (its previous version), in one change.
     fn activate(&self, prepared: Prepared, old: Option<&Serving>) -> Result<Serving, PluginError> {
         let id = &prepared.manifest.manifest.plugin.id;
+        // Read before anything changes: a prompt that cannot be read fails the load whole.
+        let prompt = read_prompt(&prepared.manifest)?;
         let remove = old.map(|o| o.tools.clone()).unwrap_or_default();
         let mut tools: Vec<String> = prepared.tools.iter().map(|t| t.name().to_owned()).collect();
         tools.sort();
@@ -559,6 +572,7 @@ impl Inner {
             manifest: prepared.manifest,
             tools,
             hooks,
+            prompt,
             code: prepared.code,
         })
     }

@@ -21,6 +21,7 @@ mod config;
 mod error;
 mod manager;
 mod manifest;
+mod prompts;
 mod watcher;
 
 #[cfg(any(feature = "wasm", feature = "node"))]
@@ -48,6 +49,7 @@ pub use manifest::{
 };
 #[cfg(feature = "node")]
 pub use node::{NodeCallError, NodePlugin, NodejsRuntime, PROTOCOL_VERSION};
+pub use prompts::PluginPrompt;
 #[cfg(feature = "wasm")]
 pub use wasm::{WasmCallError, WasmPlugin, WasmRuntime};
 pub use watcher::PluginWatcher;
