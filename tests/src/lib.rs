@@ -69,6 +69,33 @@ pub fn node_plugin(root: &Path, id: &str, manifest: &str, source: &str) -> PathB
     dir
 }
 
+/// Whether process `pid` is running (a zombie, exited but not yet reaped, is not).
+pub fn process_alive(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Waits until `check` holds, looking every 25 ms for 10 s.
+///
+/// # Panics
+///
+/// When it does not hold by then, naming `what` was awaited.
+pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
 /// Runs a bash script once per process, panicking with its output if it fails.
 fn run_once(done: &OnceLock<Result<(), String>>, script: &Path) {
     let outcome = done.get_or_init(|| {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use aleph_tools::plugin::{PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools::{AlephToolServer, ToolErrorKind};
-use aleph_tools_tests::node_plugin;
+use aleph_tools_tests::{eventually, node_plugin, process_alive};
 use serde_json::json;
 
 /// A plugin written without the SDK, speaking the protocol by hand so it can break it. Each
@@ -133,27 +133,6 @@ impl Host {
     }
 }
 
-fn alive(pid: u64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..400 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_crash_mid_call_fails_that_call_and_the_plugin_restarts() {
     let host = host(|_| {}, "");
@@ -266,12 +245,12 @@ async fn a_plugin_ignoring_shutdown_is_killed_with_its_children_after_the_grace_
         spawned["pid"].as_u64().unwrap(),
         spawned["child"].as_u64().unwrap(),
     );
-    assert!(alive(pid) && alive(child));
+    assert!(process_alive(pid) && process_alive(child));
 
     let started = Instant::now();
     manager.unload("hostile").unwrap();
     eventually("the plugin and its child are gone", || {
-        !alive(pid) && !alive(child)
+        !process_alive(pid) && !process_alive(child)
     })
     .await;
     assert!(

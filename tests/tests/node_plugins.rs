@@ -9,7 +9,7 @@ use std::time::Duration;
 use aleph_tools::plugin::{PluginError, PluginKind, PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools::prelude::*;
 use aleph_tools::{AlephToolServer, ProgressEvent, ToolErrorKind};
-use aleph_tools_tests::node_plugin;
+use aleph_tools_tests::{eventually, node_plugin, process_alive};
 use serde_json::json;
 
 const CALC_MANIFEST: &str = r#"
@@ -113,28 +113,6 @@ fn manager(server: &AlephToolServer, root: &Path) -> PluginManager {
     PluginManager::new(server, PluginsConfig::with_search_paths([root]))
 }
 
-fn alive(pid: u32) -> bool {
-    // A zombie has exited; only its entry is left until it is reaped.
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..200 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
     let root = tempfile::tempdir().unwrap();
@@ -210,13 +188,13 @@ async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
         .await
         .unwrap();
     assert_eq!(version["version"], "1.0.0");
-    let pid = u32::try_from(version["pid"].as_u64().unwrap()).unwrap();
-    assert!(alive(pid));
+    let pid = version["pid"].as_u64().unwrap();
+    assert!(process_alive(pid));
 
     // Unloading stops the process and withdraws the tools.
     manager.unload("calc").unwrap();
     assert!(server.tool_names().is_empty());
-    eventually("the process is gone", || !alive(pid)).await;
+    eventually("the process is gone", || !process_alive(pid)).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -354,8 +332,7 @@ async fn a_reload_replaces_the_process_and_calls_in_flight_finish_on_the_old_one
 
     assert_eq!(in_flight.await.unwrap().output, json!("old"));
     assert_eq!(server.call("slow", json!({})).await.output, json!("new"));
-    let old_pid = u32::try_from(old_pid).unwrap();
-    eventually("the old process is gone", || !alive(old_pid)).await;
+    eventually("the old process is gone", || !process_alive(old_pid)).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

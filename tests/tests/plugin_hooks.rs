@@ -9,7 +9,7 @@ use aleph_tools::plugin::{PluginManager, PluginsConfig};
 use aleph_tools::{
     AlephToolServer, RuntimeTool, ToolContext, ToolDefinition, ToolError, ToolErrorKind, ToolOutput,
 };
-use aleph_tools_tests::node_plugin;
+use aleph_tools_tests::{eventually, node_plugin};
 use serde_json::{Value, json};
 
 const MANIFEST: &str = r#"
@@ -131,16 +131,6 @@ fn lines(path: &Path) -> Vec<Value> {
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
-}
-
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..200 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("timed out waiting until {what}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
