@@ -18,7 +18,8 @@ name = "My Plugin"
 version = "1.2.3"
 description = "Does something useful"
 author = "Someone"
-kind = "static"
+kind = "nodejs"
+entry = "index.js"
 api_version = ">=1.0, <2"
 
 [permissions]
@@ -86,12 +87,16 @@ fn plugin_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 #[test]
 fn a_complete_manifest_reads_every_section() {
-    let dir = plugin_dir(&[("aleph_plugin.toml", COMPLETE), ("SKILL.md", "Be brief.")]);
+    let dir = plugin_dir(&[
+        ("aleph_plugin.toml", COMPLETE),
+        ("SKILL.md", "Be brief."),
+        ("index.js", ""),
+    ]);
     let loaded = PluginManifest::read_dir(dir.path()).unwrap();
     let m = &loaded.manifest;
     assert_eq!(m.plugin.id, "my-plugin");
     assert_eq!(m.plugin.version, semver::Version::new(1, 2, 3));
-    assert_eq!(m.plugin.kind, PluginKind::Static);
+    assert_eq!(m.plugin.kind, PluginKind::Nodejs);
     assert_eq!(m.permissions.allowed_hosts(), ["*"]);
     let mounts = m.permissions.mounts(dir.path());
     assert!(mounts[0].read_only && !mounts[1].read_only);
@@ -234,7 +239,7 @@ fn cases() -> Vec<Case> {
             ),
             &[],
             "tools",
-            "cannot serve tools",
+            "cannot have tools",
         ),
         (
             "unknown key",

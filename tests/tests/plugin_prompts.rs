@@ -103,5 +103,5 @@ fn a_static_plugin_with_code_or_tools_is_refused() {
     let error = aleph_tools::plugin::PluginManifest::read_dir(&dir)
         .unwrap_err()
         .to_string();
-    assert!(error.contains("cannot serve tools"), "{error}");
+    assert!(error.contains("cannot have tools"), "{error}");
 }

@@ -145,7 +145,7 @@ fn plugin_tools<'a>(
     Ok(tools)
 }
 
-/// Every tool, command and hook handler must be a callable export.
+/// Every tool, command, hook and service handler must be a callable export.
 #[cfg(feature = "wasm")]
 fn check_handlers(loaded: &LoadedManifest, code: &WasmPlugin) -> Result<(), String> {
     let manifest = &loaded.manifest;
@@ -164,9 +164,22 @@ fn check_handlers(loaded: &LoadedManifest, code: &WasmPlugin) -> Result<(), Stri
         .iter()
         .enumerate()
         .map(|(i, h)| (format!("hooks[{i}].handler"), h.handler.as_str()));
+    let services = manifest.services.iter().enumerate().flat_map(|(i, s)| {
+        [
+            (
+                format!("services[{i}].start_handler"),
+                s.start_handler.as_str(),
+            ),
+            (
+                format!("services[{i}].stop_handler"),
+                s.stop_handler.as_str(),
+            ),
+        ]
+    });
     match tools
         .chain(commands)
         .chain(hooks)
+        .chain(services)
         .find(|(_, handler)| !code.has_export(handler))
     {
         None => Ok(()),

@@ -32,6 +32,8 @@ pub(super) enum Purpose<'a> {
     Command(&'a str),
     /// A hook, for an event.
     Hook(&'a str),
+    /// Starting (`start`) or stopping a background service.
+    Service { name: &'a str, start: bool },
 }
 
 impl Code {
@@ -78,6 +80,7 @@ impl Code {
             Self::Node(ref code) => match purpose {
                 Purpose::Command(command) => code.run_command(command, handler, input).await,
                 Purpose::Hook(event) => code.run_hook(event, handler, input).await,
+                Purpose::Service { name, start } => code.run_service(name, start).await,
             }
             .map_err(|e| e.to_string()),
         }

@@ -50,6 +50,17 @@ pub enum PluginError {
         message: String,
     },
 
+    /// A background service is unknown or failed.
+    #[error("plugin `{plugin}`, service `{service}`: {message}")]
+    Service {
+        /// The plugin's id.
+        plugin: String,
+        /// The service's name.
+        service: String,
+        /// What went wrong.
+        message: String,
+    },
+
     /// No plugin has this id.
     #[error("no plugin `{0}` is loaded")]
     NotFound(String),

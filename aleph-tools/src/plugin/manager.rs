@@ -15,6 +15,7 @@ use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest
 #[cfg(feature = "node")]
 use super::node::NodejsRuntime;
 use super::prompts::{PluginPrompt, read_prompt};
+use super::services::Services;
 #[cfg(feature = "wasm")]
 use super::wasm::WasmRuntime;
 use crate::middleware::{Hook, HookId};
@@ -121,6 +122,7 @@ struct Serving {
     tools: Vec<String>,
     hooks: Vec<HookId>,
     prompt: Option<PluginPrompt>,
+    services: Arc<Services>,
     code: Option<Code>,
 }
 
@@ -385,6 +387,24 @@ impl PluginManager {
             .collect()
     }
 
+    /// The services of every plugin being served.
+    pub(super) fn serving_services(&self) -> Vec<Arc<Services>> {
+        self.slots()
+            .values()
+            .filter_map(|slot| slot.serving.as_ref())
+            .map(|serving| Arc::clone(&serving.services))
+            .collect()
+    }
+
+    /// The services of plugin `id`, when it is being served.
+    pub(super) fn serving_services_of(&self, id: &str) -> Option<Arc<Services>> {
+        self.slots()
+            .values()
+            .find(|slot| slot.id == id)
+            .and_then(|slot| slot.serving.as_ref())
+            .map(|serving| Arc::clone(&serving.services))
+    }
+
     /// Whether `path` lies in a directory the plugin in `dir` may write (its data, not its
     /// code).
     pub(super) fn is_plugin_data(&self, dir: &Path, path: &Path) -> bool {
@@ -567,12 +587,20 @@ impl Inner {
             for id in &old.hooks {
                 self.server.remove_hook(*id);
             }
+            old.services.stop_all();
         }
+        let services = Services::new(
+            id,
+            prepared.code.clone(),
+            &prepared.manifest.manifest.services,
+        );
+        services.start_automatic();
         Ok(Serving {
             manifest: prepared.manifest,
             tools,
             hooks,
             prompt,
+            services,
             code: prepared.code,
         })
     }
@@ -583,6 +611,7 @@ impl Inner {
         for id in &serving.hooks {
             self.server.remove_hook(*id);
         }
+        serving.services.stop_all();
     }
 }
 

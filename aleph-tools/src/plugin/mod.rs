@@ -22,6 +22,7 @@ mod error;
 mod manager;
 mod manifest;
 mod prompts;
+mod services;
 mod watcher;
 
 #[cfg(any(feature = "wasm", feature = "node"))]
@@ -50,6 +51,7 @@ pub use manifest::{
 #[cfg(feature = "node")]
 pub use node::{NodeCallError, NodePlugin, NodejsRuntime, PROTOCOL_VERSION};
 pub use prompts::PluginPrompt;
+pub use services::{ServiceInfo, ServiceState};
 #[cfg(feature = "wasm")]
 pub use wasm::{WasmCallError, WasmPlugin, WasmRuntime};
 pub use watcher::PluginWatcher;

@@ -12,6 +12,10 @@ const save = (notes) => {
   fs.renameSync(`${file}.tmp`, file);
 };
 
+// The backup service: a timer while it runs, one last copy when it stops.
+let timer = null;
+const backup = () => fs.writeFileSync(path.join(__dirname, "data", "notes.backup.json"), JSON.stringify(load()));
+
 createServer({
   name: "notes-node",
   tools: {
@@ -25,5 +29,16 @@ createServer({
   },
   commands: {
     exportMarkdown: () => load().map((note) => `- ${note.text}`).join("\n"),
+  },
+  services: {
+    backup: {
+      start: () => {
+        timer = setInterval(backup, 5000);
+      },
+      stop: () => {
+        clearInterval(timer);
+        backup();
+      },
+    },
   },
 }).start();

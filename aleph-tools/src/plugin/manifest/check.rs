@@ -69,11 +69,20 @@ impl LoadedManifest {
                 "a `static` plugin runs no code; remove `entry` or change `kind`".into(),
             ),
             (PluginKind::Static, None) => {
-                if !m.tools.is_empty() {
-                    add(
-                        "tools".into(),
-                        "a `static` plugin runs no code, so it cannot serve tools; set `kind = \"wasm\"` and an `entry`".into(),
-                    );
+                for (key, declared) in [
+                    ("tools", !m.tools.is_empty()),
+                    ("hooks", !m.hooks.is_empty()),
+                    ("commands", !m.commands.is_empty()),
+                    ("services", !m.services.is_empty()),
+                ] {
+                    if declared {
+                        add(
+                            key.into(),
+                            format!(
+                                "a `static` plugin runs no code, so it cannot have {key}; set `kind = \"wasm\"` and an `entry`"
+                            ),
+                        );
+                    }
                 }
             }
             (kind, None) => add(

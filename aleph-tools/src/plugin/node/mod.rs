@@ -401,6 +401,28 @@ impl NodePlugin {
             .unwrap_or(Err(NodeCallError::Timeout(timeout)))
     }
 
+    /// Starts (`start`) or stops the background service `service`, within the runtime's
+    /// `timeout_ms`.
+    ///
+    /// # Errors
+    ///
+    /// As [`run_command`](Self::run_command).
+    pub async fn run_service(&self, service: &str, start: bool) -> Result<Value, NodeCallError> {
+        let connection = self.connection().await?;
+        let method = if start {
+            "services/start"
+        } else {
+            "services/stop"
+        };
+        let timeout = self.inner.timeout;
+        tokio::time::timeout(
+            timeout,
+            connection.request(method, json!({ "service": service }), None),
+        )
+        .await
+        .unwrap_or(Err(NodeCallError::Timeout(timeout)))
+    }
+
     /// Kills the process now, as a crash would: calls in flight fail and the supervisor
     /// restarts it. For tests of what a crash costs, and for a process known to be wedged.
     pub fn kill(&self) {

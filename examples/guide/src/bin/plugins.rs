@@ -95,6 +95,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .run_command("notes-node", "export", &json!({}))
         .await?;
     println!("command notes-node/export -> {exported}");
+    let backup = manager.start_service("notes-node", "backup").await?;
+    println!("service notes-node/backup: {}", backup.state);
+    let backup = manager.stop_service("notes-node", "backup").await?;
+    println!(
+        "service notes-node/backup: {} (backup written: {})",
+        backup.state,
+        plugins.join("notes-node/data/notes.backup.json").is_file()
+    );
 
     hot_reload(&server, &manager, &plugins).await?;
 
