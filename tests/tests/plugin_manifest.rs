@@ -541,3 +541,23 @@ fn the_plugins_config_reads_from_an_application_config() {
         PluginsConfig::from_toml("[plugins.runtimes.wasm]\nmemory_limit = \"lots\"\n").unwrap_err();
     assert!(bad.to_string().contains("not a size"), "{bad}");
 }
+
+#[test]
+fn sections_the_host_does_not_serve_yet_refuse_the_load() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("routes");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("aleph_plugin.toml"),
+        "[plugin]\nid = \"routes\"\nversion = \"1.0.0\"\nkind = \"static\"\n\n[[http_routes]]\nmethod = \"GET\"\npath = \"/status\"\nhandler = \"status\"\n",
+    )
+    .unwrap();
+    let server = AlephToolServer::new();
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
+    let report = manager.load_all();
+    let message = report.failed[0].1.to_string();
+    assert!(
+        message.contains("declares [[http_routes]], which this host does not serve yet"),
+        "{message}"
+    );
+}

@@ -464,6 +464,21 @@ impl Inner {
                 second: dir.to_path_buf(),
             });
         }
+        let m = &manifest.manifest;
+        for (section, declared) in [
+            ("[[channels]]", !m.channels.is_empty()),
+            ("[[providers]]", !m.providers.is_empty()),
+            ("[[http_routes]]", !m.http_routes.is_empty()),
+        ] {
+            if declared {
+                return Err(PluginError::Load {
+                    plugin: id.clone(),
+                    message: format!(
+                        "its manifest declares {section}, which this host does not serve yet; remove the section to load the plugin"
+                    ),
+                });
+            }
+        }
         match manifest.manifest.plugin.kind {
             PluginKind::Static => Ok(Prepared {
                 manifest,
