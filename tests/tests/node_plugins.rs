@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aleph_tools::plugin::{PluginError, PluginKind, PluginManager, PluginStatus, PluginsConfig};
+use aleph_tools::plugin::{
+    NodeConfig, NodejsRuntime, PluginError, PluginKind, PluginManager, PluginStatus, PluginsConfig,
+};
 use aleph_tools::prelude::*;
 use aleph_tools::{AlephToolServer, ProgressEvent, ToolErrorKind};
 use aleph_tools_tests::{eventually, node_plugin, process_alive};
@@ -467,4 +469,18 @@ async fn a_command_that_never_answers_times_out() {
     assert!(error.contains("within 300ms"), "{error}");
     let version = manager.run_command("calc", "version", &json!({})).await;
     assert_eq!(version.unwrap()["version"], "1.0.0");
+}
+
+#[test]
+fn the_runtime_reports_the_node_it_runs_on() {
+    let runtime = NodejsRuntime::new(NodeConfig::default());
+    let version = runtime.node_version().unwrap();
+    let printed = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        format!("v{version}"),
+        String::from_utf8_lossy(&printed.stdout).trim()
+    );
 }

@@ -91,8 +91,13 @@ pub struct LoadReport {
 /// Loading, reloading and unloading swap a plugin's whole tool set at once; calls already
 /// running finish on the version they started on.
 ///
-/// Loading compiles WebAssembly and blocks while it does; from async code, call it inside
-/// `tokio::task::spawn_blocking`. Cloning is cheap and shares the manager.
+/// A plugin's hooks join the server's hooks, its services run in the background
+/// ([`services`](Self::services)) and its prompt is offered by scope
+/// ([`prompts`](Self::prompts)), all withdrawn with the plugin.
+///
+/// Loading compiles WebAssembly, or starts a Node.js process and waits for its answer, and
+/// blocks while it does; from async code, call it inside `tokio::task::spawn_blocking`.
+/// Cloning is cheap and shares the manager.
 #[derive(Clone)]
 pub struct PluginManager {
     pub(super) inner: Arc<Inner>,
@@ -309,7 +314,8 @@ impl PluginManager {
     }
 
     /// Runs the direct command `command` of plugin `id` with `input` (JSON), without a
-    /// model: the handler export gets the input as JSON and returns JSON.
+    /// model: the handler (a WebAssembly export, or a Node.js plugin's command) gets the
+    /// input as JSON and returns JSON, within the runtime's time limit.
     ///
     /// # Errors
     ///

@@ -300,7 +300,7 @@ impl NodePlugin {
     pub fn status(&self) -> PluginStatus {
         match &*self.inner.phase.borrow() {
             Phase::Ready(_) => PluginStatus::Running,
-            Phase::Starting => PluginStatus::Error("restarting".into()),
+            Phase::Starting => PluginStatus::Error("the process is starting again".into()),
             Phase::Restarting { reason, attempt } => {
                 PluginStatus::Error(format!("{reason}; restart {attempt} is due"))
             }
