@@ -237,6 +237,7 @@ async fn a_plugin_ignoring_shutdown_is_killed_with_its_children_after_the_grace_
     std::fs::write(dir.join("index.js"), source).unwrap();
     let mut settings = PluginsConfig::with_search_paths([root.path()]);
     settings.runtimes.nodejs.shutdown_grace_ms = 300;
+    settings.policy.child_process = true;
     let server = AlephToolServer::new();
     let manager = PluginManager::new(&server, settings);
     assert!(manager.load_all().failed.is_empty());

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::policy::PermissionPolicy;
+
 /// Settings for plugins, in the shape of an `[plugins]` table:
 ///
 /// ```toml
@@ -32,6 +34,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// shutdown_grace_ms = 2000
 /// max_message = "16MB"
 /// restart = { max_restarts = 5, backoff_ms = 200, max_backoff_ms = 10000 }
+///
+/// [plugins.policy]
+/// network = ["connect:*"]
+/// env = ["*"]
 /// ```
 ///
 /// Every key may be left out; [`Default`] gives the values above except `search_paths`,
@@ -51,6 +57,8 @@ pub struct PluginsConfig {
     pub hot_reload: bool,
     /// Settings per runtime.
     pub runtimes: RuntimesConfig,
+    /// What any plugin may be granted, whatever its manifest asks.
+    pub policy: PermissionPolicy,
 }
 
 impl Default for PluginsConfig {
@@ -60,6 +68,7 @@ impl Default for PluginsConfig {
             search_paths: Self::standard_paths(),
             hot_reload: true,
             runtimes: RuntimesConfig::default(),
+            policy: PermissionPolicy::default(),
         }
     }
 }
@@ -91,7 +100,7 @@ impl PluginsConfig {
     /// # Errors
     ///
     /// The TOML error, with line and column, when the text is not valid TOML or a key has the
-    /// wrong type or an unknown name.
+    /// wrong type or an unknown name; a policy rule that cannot be read.
     pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
         #[derive(Deserialize)]
         struct Root {
@@ -106,7 +115,9 @@ impl PluginsConfig {
                 "the plugin settings are read from a `[plugins]` table; rename `[extensions]` to `[plugins]` (and `[extensions.runtimes.wasm]` to `[plugins.runtimes.wasm]`)",
             ));
         }
-        Ok(root.plugins.unwrap_or_default())
+        let config = root.plugins.unwrap_or_default();
+        config.policy.check().map_err(serde::de::Error::custom)?;
+        Ok(config)
     }
 
     /// The search paths with `~/` expanded to the home directory. A `~/` path is left out when

@@ -24,6 +24,17 @@ pub enum PluginError {
         message: String,
     },
 
+    /// The manifest asks for permissions the host's [`PermissionPolicy`] does not allow.
+    ///
+    /// [`PermissionPolicy`]: super::PermissionPolicy
+    #[error("plugin `{plugin}` is refused: {message}")]
+    Policy {
+        /// The plugin's id.
+        plugin: String,
+        /// Each grant refused, what the policy allows instead, and what to change.
+        message: String,
+    },
+
     /// Another directory already holds a plugin with this id.
     #[error(
         "plugin id `{id}` is already loaded from `{}`; ids must be unique, so `{}` was skipped",

@@ -71,6 +71,9 @@ pub struct PluginInfo {
     pub commands: Vec<String>,
     /// What its sandbox enforces, in one sentence, while its code runs.
     pub sandbox: Option<String>,
+    /// The grants its manifest asks for that the permission policy dropped
+    /// ([`PolicyMode::Trim`](super::PolicyMode::Trim)); it runs without them.
+    pub dropped: Vec<String>,
 }
 
 /// What [`PluginManager::load_all`] did.
@@ -129,6 +132,7 @@ struct Serving {
     prompt: Option<PluginPrompt>,
     services: Arc<Services>,
     code: Option<Code>,
+    dropped: Vec<String>,
 }
 
 impl fmt::Debug for PluginManager {
@@ -449,6 +453,7 @@ struct Prepared {
     tools: Vec<Arc<dyn AlephToolDyn>>,
     hooks: Vec<Hook>,
     code: Option<Code>,
+    dropped: Vec<String>,
 }
 
 impl Inner {
@@ -485,16 +490,39 @@ impl Inner {
                 });
             }
         }
-        match manifest.manifest.plugin.kind {
+        let granted = self
+            .config
+            .policy
+            .grant(id, &m.permissions, dir)
+            .map_err(|message| PluginError::Policy {
+                plugin: id.clone(),
+                message,
+            })?;
+        for grant in &granted.dropped {
+            tracing::warn!(plugin = %id, grant = %grant, "permission dropped by the policy");
+        }
+        let manifest = if granted.permissions == m.permissions {
+            manifest
+        } else {
+            let mut trimmed = (*manifest).clone();
+            trimmed.manifest.permissions = granted.permissions;
+            Arc::new(trimmed)
+        };
+        let prepared = match manifest.manifest.plugin.kind {
             PluginKind::Static => Ok(Prepared {
                 manifest,
                 tools: Vec::new(),
                 hooks: Vec::new(),
                 code: None,
+                dropped: Vec::new(),
             }),
             PluginKind::Nodejs => self.prepare_node(manifest),
             PluginKind::Wasm => self.prepare_wasm(manifest),
-        }
+        };
+        prepared.map(|prepared| Prepared {
+            dropped: granted.dropped,
+            ..prepared
+        })
     }
 
     #[cfg(feature = "wasm")]
@@ -516,6 +544,7 @@ impl Inner {
             tools,
             hooks,
             code: Some(code),
+            dropped: Vec::new(),
         })
     }
 
@@ -538,6 +567,7 @@ impl Inner {
             tools,
             hooks,
             code: Some(code),
+            dropped: Vec::new(),
         })
     }
 
@@ -623,6 +653,7 @@ impl Inner {
             prompt,
             services,
             code: prepared.code,
+            dropped: prepared.dropped,
         })
     }
 
@@ -673,6 +704,11 @@ impl Slot {
                 .as_ref()
                 .and_then(|s| s.code.as_ref())
                 .map(Code::sandbox),
+            dropped: self
+                .serving
+                .as_ref()
+                .map(|s| s.dropped.clone())
+                .unwrap_or_default(),
         }
     }
 }

@@ -21,6 +21,7 @@ mod config;
 mod error;
 mod manager;
 mod manifest;
+mod policy;
 mod prompts;
 mod services;
 mod watcher;
@@ -50,6 +51,7 @@ pub use manifest::{
 };
 #[cfg(feature = "node")]
 pub use node::{NodeCallError, NodePlugin, NodejsRuntime, PROTOCOL_VERSION};
+pub use policy::{PermissionPolicy, PolicyMode, PolicyOverride};
 pub use prompts::PluginPrompt;
 pub use services::{ServiceInfo, ServiceState};
 #[cfg(feature = "wasm")]

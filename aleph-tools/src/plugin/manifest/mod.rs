@@ -13,6 +13,7 @@ mod sections;
 
 pub use self::error::{ManifestError, ManifestProblem};
 pub use self::permissions::{Mount, Permissions};
+pub(in crate::plugin) use self::permissions::{parse_filesystem, parse_network};
 pub use self::read::LoadedManifest;
 pub use self::sections::{
     ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,

@@ -56,7 +56,7 @@ impl Permissions {
     }
 }
 
-pub(super) fn parse_network(rule: &str) -> Result<String, String> {
+pub(in crate::plugin) fn parse_network(rule: &str) -> Result<String, String> {
     let Some(target) = rule.strip_prefix("connect:") else {
         return Err(format!(
             "`{rule}` must start with `connect:`, as in `connect:https://api.example.com`"
@@ -85,7 +85,7 @@ pub(super) fn parse_network(rule: &str) -> Result<String, String> {
     Ok(host.to_owned())
 }
 
-pub(super) fn parse_filesystem(rule: &str, plugin_dir: &Path) -> Result<Mount, String> {
+pub(in crate::plugin) fn parse_filesystem(rule: &str, plugin_dir: &Path) -> Result<Mount, String> {
     let (read_only, path) = if let Some(path) = rule.strip_prefix("read:") {
         (true, path)
     } else if let Some(path) = rule.strip_prefix("write:") {
