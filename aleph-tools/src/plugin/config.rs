@@ -16,6 +16,7 @@ use super::policy::PermissionPolicy;
 /// enabled = true
 /// search_paths = ["~/.aleph/plugins", "./plugins"]
 /// hot_reload = true
+/// disabled = []                 # plugin ids found but not run
 ///
 /// [plugins.runtimes.wasm]
 /// enabled = true
@@ -40,9 +41,10 @@ use super::policy::PermissionPolicy;
 /// env = ["*"]
 /// ```
 ///
-/// Every key may be left out; [`Default`] gives the values above except `search_paths`,
-/// which defaults to the three standard directories ([`PluginsConfig::standard_paths`]), and
-/// `node_version`, which is unchecked unless set.
+/// The table may also be named `[extensions]`. Every key may be left out; [`Default`]
+/// gives the values above except `search_paths`, which defaults to the three standard
+/// directories ([`PluginsConfig::standard_paths`]), and `node_version`, which is unchecked
+/// unless set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
@@ -55,6 +57,9 @@ pub struct PluginsConfig {
     /// Whether [`PluginManager::watch`](super::PluginManager::watch) reloads plugins
     /// whose files change.
     pub hot_reload: bool,
+    /// Ids of plugins that are found but not run until enabled
+    /// ([`PluginManager::enable`](super::PluginManager::enable)).
+    pub disabled: Vec<String>,
     /// Settings per runtime.
     pub runtimes: RuntimesConfig,
     /// What any plugin may be granted, whatever its manifest asks.
@@ -67,6 +72,7 @@ impl Default for PluginsConfig {
             enabled: true,
             search_paths: Self::standard_paths(),
             hot_reload: true,
+            disabled: Vec::new(),
             runtimes: RuntimesConfig::default(),
             policy: PermissionPolicy::default(),
         }
@@ -93,9 +99,9 @@ impl PluginsConfig {
         }
     }
 
-    /// Reads the settings from TOML text holding a `[plugins]` table (other tables are
-    /// ignored, so a whole application config file may be passed). An `[extensions]` table,
-    /// this table's name in some configurations, is refused rather than silently ignored.
+    /// Reads the settings from TOML text holding a `[plugins]` table, or the same table
+    /// named `[extensions]` (other tables are ignored, so a whole application config file may
+    /// be passed).
     ///
     /// # Errors
     ///
@@ -107,15 +113,17 @@ impl PluginsConfig {
             #[serde(default)]
             plugins: Option<PluginsConfig>,
             #[serde(default)]
-            extensions: Option<toml::Value>,
+            extensions: Option<PluginsConfig>,
         }
         let root = toml::from_str::<Root>(text)?;
-        if root.plugins.is_none() && root.extensions.is_some() {
-            return Err(serde::de::Error::custom(
-                "the plugin settings are read from a `[plugins]` table; rename `[extensions]` to `[plugins]` (and `[extensions.runtimes.wasm]` to `[plugins.runtimes.wasm]`)",
-            ));
-        }
-        let config = root.plugins.unwrap_or_default();
+        let config = match (root.plugins, root.extensions) {
+            (Some(_), Some(_)) => {
+                return Err(serde::de::Error::custom(
+                    "both `[plugins]` and `[extensions]` are set; they are the same table, so keep one",
+                ));
+            }
+            (plugins, extensions) => plugins.or(extensions).unwrap_or_default(),
+        };
         config.policy.check().map_err(serde::de::Error::custom)?;
         Ok(config)
     }
@@ -375,13 +383,15 @@ mod tests {
     }
 
     #[test]
-    fn an_extensions_table_is_refused_by_name() {
-        let err = PluginsConfig::from_toml("[extensions]\nhot_reload = false\n").unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("rename `[extensions]` to `[plugins]`"),
-            "{err}"
-        );
+    fn an_extensions_table_is_the_plugins_table() {
+        let config = PluginsConfig::from_toml(
+            "[extensions]\nhot_reload = false\n[extensions.runtimes.nodejs]\nnode_version = \"20\"\n",
+        )
+        .unwrap();
+        assert!(!config.hot_reload);
+        assert!(config.runtimes.nodejs.node_version.is_some());
+        let err = PluginsConfig::from_toml("[extensions]\n[plugins]\n").unwrap_err();
+        assert!(err.to_string().contains("keep one"), "{err}");
     }
 
     #[test]

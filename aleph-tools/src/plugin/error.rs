@@ -72,6 +72,24 @@ pub enum PluginError {
         message: String,
     },
 
+    /// A plugin could not be installed.
+    #[error("cannot install `{}`: {message}", path.display())]
+    Install {
+        /// The directory or archive installed from.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+
+    /// A plugin could not be uninstalled.
+    #[error("cannot uninstall plugin `{plugin}`: {message}")]
+    Uninstall {
+        /// The plugin's id.
+        plugin: String,
+        /// What went wrong.
+        message: String,
+    },
+
     /// No plugin has this id.
     #[error("no plugin `{0}` is loaded")]
     NotFound(String),

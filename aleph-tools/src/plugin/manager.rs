@@ -84,6 +84,8 @@ pub struct LoadReport {
     pub loaded: Vec<String>,
     /// The plugins that failed, by directory, with why. Each failure cost only its plugin.
     pub failed: Vec<(PathBuf, PluginError)>,
+    /// The plugins left stopped because the config lists them as `disabled`, by id.
+    pub disabled: Vec<String>,
 }
 
 /// Loads plugins and serves their tools beside the server's own.
@@ -165,7 +167,8 @@ impl PluginManager {
     }
 
     /// The plugin directories in the search paths, in search order: each directory directly
-    /// inside a search path that holds a manifest. Search paths that do not exist are skipped.
+    /// inside a search path that holds a manifest (hidden ones, named `.…`, aside). Search
+    /// paths that do not exist are skipped.
     pub fn discover(&self) -> Vec<PathBuf> {
         let mut found = Vec::new();
         for root in self.inner.config.resolved_search_paths() {
@@ -174,6 +177,7 @@ impl PluginManager {
             };
             let mut dirs: Vec<PathBuf> = entries
                 .filter_map(Result::ok)
+                .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
                 .map(|entry| entry.path())
                 .filter(|path| has_manifest(path))
                 .collect();
@@ -184,13 +188,27 @@ impl PluginManager {
     }
 
     /// Loads every plugin [`discover`](Self::discover) finds. A plugin that fails is
-    /// reported and skipped; the others load. Nothing loads when `enabled` is off.
+    /// reported and skipped; the others load. A plugin the config lists as `disabled` is
+    /// listed as [`Stopped`](PluginStatus::Stopped) without running until
+    /// [`enable`](Self::enable). Nothing loads when `enabled` is off.
     pub fn load_all(&self) -> LoadReport {
         let mut report = LoadReport::default();
         if !self.inner.config.enabled {
             return report;
         }
         for dir in self.discover() {
+            if let Ok(manifest) = PluginManifest::read_dir(&dir)
+                && self
+                    .inner
+                    .config
+                    .disabled
+                    .contains(&manifest.manifest.plugin.id)
+            {
+                let id = manifest.manifest.plugin.id.clone();
+                self.keep_stopped(&dir, manifest);
+                report.disabled.push(id);
+                continue;
+            }
             match self.load(&dir) {
                 Ok(info) => report.loaded.push(info.id),
                 Err(error) => report.failed.push((dir, error)),
@@ -428,6 +446,24 @@ impl PluginManager {
             .mounts(dir)
             .iter()
             .any(|mount| !mount.read_only && path.starts_with(&mount.host))
+    }
+
+    /// Lists the plugin in `dir` as stopped, without running it, unless it is known already.
+    fn keep_stopped(&self, dir: &Path, manifest: LoadedManifest) {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        self.slots().entry(dir).or_insert_with(|| Slot {
+            id: manifest.manifest.plugin.id.clone(),
+            manifest: Some(Arc::new(manifest)),
+            status: PluginStatus::Stopped,
+            serving: None,
+        });
+    }
+
+    /// Whether the plugin in `dir` is disabled.
+    pub(super) fn is_disabled(&self, dir: &Path) -> bool {
+        self.slots()
+            .get(dir)
+            .is_some_and(|slot| slot.status == PluginStatus::Stopped)
     }
 
     pub(super) fn knows_dir(&self, dir: &Path) -> bool {

@@ -19,6 +19,7 @@
 
 mod config;
 mod error;
+mod install;
 mod manager;
 mod manifest;
 mod policy;

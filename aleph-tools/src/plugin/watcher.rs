@@ -113,8 +113,11 @@ impl PluginManager {
     /// Brings the plugin in `dir` in line with the disk.
     fn sync(&self, dir: &Path) {
         if has_manifest(dir) {
-            // A failure is kept in the plugin's status (and logged) by `load`.
-            let _ = self.load(dir);
+            // A disabled plugin stays disabled until enabled, whatever changes.
+            if !self.is_disabled(dir) {
+                // A failure is kept in the plugin's status (and logged) by `load`.
+                let _ = self.load(dir);
+            }
         } else if self.knows_dir(dir) {
             self.unload_dir(dir);
         }
@@ -125,6 +128,10 @@ impl PluginManager {
 fn plugin_dir_of(roots: &[PathBuf], path: &Path) -> Option<PathBuf> {
     roots.iter().find_map(|root| {
         let first = path.strip_prefix(root).ok()?.components().next()?;
+        // Hidden directories are not plugins (an install unpacks in one).
+        if first.as_os_str().to_string_lossy().starts_with('.') {
+            return None;
+        }
         Some(root.join(first))
     })
 }
@@ -141,6 +148,10 @@ mod tests {
             Some(PathBuf::from("/q/echo"))
         );
         assert_eq!(plugin_dir_of(&roots, Path::new("/p")), None);
+        assert_eq!(
+            plugin_dir_of(&roots, Path::new("/p/.installing-1/aleph_plugin.toml")),
+            None
+        );
         assert_eq!(plugin_dir_of(&roots, Path::new("/elsewhere/x")), None);
     }
 }
