@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+pub mod manifests;
 mod mcp_tools;
 
 pub use mcp_tools::{Echo, ServerSlot, Weather, mcp_test_server};

@@ -41,8 +41,13 @@ pub struct ToolFilter {
     /// Tools matching one of these are never offered.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub blocked: BTreeSet<String>,
-    /// Tools matching one of these need a person's approval for each call.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    /// Tools matching one of these need a person's approval for each call. Read from
+    /// `requireConfirmation` or, as TOML files spell keys, `require_confirmation`.
+    #[serde(
+        default,
+        alias = "require_confirmation",
+        skip_serializing_if = "BTreeSet::is_empty"
+    )]
     pub require_confirmation: BTreeSet<String>,
 }
 

@@ -1,0 +1,268 @@
+//! The command's configuration file: where it is found, what it holds, and the one key the
+//! command writes (`disabled`, by `plugins enable` and `plugins disable`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use aleph_tools::ToolFilter;
+use aleph_tools::plugin::PluginsConfig;
+use anyhow::{Context as _, bail};
+use serde::Deserialize;
+
+/// The file name looked for in the current directory.
+pub const LOCAL_FILE: &str = "aleph-tools.toml";
+
+/// Everything the command reads from its configuration file.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// The file read, when there is one.
+    pub file: Option<PathBuf>,
+    /// `[plugins]` (or `[extensions]`), search paths made absolute from the file's directory.
+    pub plugins: PluginsConfig,
+    /// `[tools]`: which tools are offered, and which need confirmation.
+    pub tools: ToolFilter,
+    /// `[server]`: how the MCP server presents itself.
+    pub server: ServerSection,
+    /// `[[mcp_servers]]`: MCP servers whose tools are served beside the plugins'.
+    pub mcp_servers: Vec<McpServerSection>,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSection {
+    /// The name MCP clients see (`aleph-tools` when left out).
+    pub name: Option<String>,
+    /// Instructions MCP clients may give their model.
+    pub instructions: Option<String>,
+    /// Host names HTTP clients may use (loopback names when left out).
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+/// One `[[mcp_servers]]` entry: a command to start, or a URL to connect to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSection {
+    /// The server's name, used in messages and as the prefix of its tools' names.
+    pub name: String,
+    /// The program to start (speaking MCP over stdio).
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables added to its environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Its working directory.
+    pub cwd: Option<PathBuf>,
+    /// The URL of a streamable HTTP MCP server, instead of a command.
+    pub url: Option<String>,
+    /// The prefix of its tools' names; `name` when left out, none when empty.
+    pub prefix: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct FileShape {
+    plugins: Option<toml::Value>,
+    extensions: Option<toml::Value>,
+    tools: ToolFilter,
+    server: ServerSection,
+    mcp_servers: Vec<McpServerSection>,
+}
+
+impl Config {
+    /// Reads the configuration: `explicit` when given (it must exist), else the file named
+    /// by `ALEPH_TOOLS_CONFIG`, else `./aleph-tools.toml`, else `~/.aleph/config.toml`; the
+    /// defaults when there is none.
+    pub fn load(explicit: Option<&Path>) -> anyhow::Result<Self> {
+        let Some(file) = locate(explicit) else {
+            return Ok(Self::default());
+        };
+        if !file.is_file() {
+            bail!("the config file `{}` does not exist", file.display());
+        }
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("cannot read `{}`", file.display()))?;
+        Self::parse(&text, &file)
+    }
+
+    /// Reads the configuration from `text`, the contents of `file`.
+    pub fn parse(text: &str, file: &Path) -> anyhow::Result<Self> {
+        let at = || format!("in `{}`", file.display());
+        let shape: FileShape = toml::from_str(text).with_context(at)?;
+        let mut plugins = PluginsConfig::from_toml(text).with_context(at)?;
+        let base = file.parent().unwrap_or(Path::new("."));
+        for path in &mut plugins.search_paths {
+            if path.is_relative() && !path.starts_with("~") {
+                *path = base.join(&*path);
+            }
+        }
+        for (i, server) in shape.mcp_servers.iter().enumerate() {
+            if server.command.is_some() == server.url.is_some() {
+                bail!(
+                    "in `{}`: `mcp_servers[{i}]` (`{}`) needs exactly one of `command` and `url`",
+                    file.display(),
+                    server.name
+                );
+            }
+        }
+        Ok(Self {
+            file: Some(file.to_path_buf()),
+            plugins,
+            tools: shape.tools,
+            server: shape.server,
+            mcp_servers: shape.mcp_servers,
+        })
+    }
+}
+
+/// The configuration file in use, by the order [`Config::load`] documents.
+pub fn locate(explicit: Option<&Path>) -> Option<PathBuf> {
+    if let Some(path) = explicit {
+        return Some(path.to_path_buf());
+    }
+    if let Some(path) = std::env::var_os("ALEPH_TOOLS_CONFIG") {
+        return Some(PathBuf::from(path));
+    }
+    let local = PathBuf::from(LOCAL_FILE);
+    if local.is_file() {
+        return Some(local);
+    }
+    let home = user_file()?;
+    home.is_file().then_some(home)
+}
+
+/// `~/.aleph/config.toml`.
+pub fn user_file() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".aleph/config.toml"))
+}
+
+/// Adds `id` to the `disabled` list of the plugin table in `file` (creating the file, the
+/// table and the list as needed), or removes it; the rest of the file is kept as written.
+/// Returns whether the file changed.
+pub fn set_disabled(file: &Path, id: &str, disabled: bool) -> anyhow::Result<bool> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(error).context(format!("cannot read `{}`", file.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("in `{}`", file.display()))?;
+    let name = if doc.contains_key("extensions") && !doc.contains_key("plugins") {
+        "extensions"
+    } else {
+        "plugins"
+    };
+    let table = doc
+        .entry(name)
+        .or_insert_with(toml_edit::table)
+        .as_table_like_mut()
+        .with_context(|| format!("in `{}`: `{name}` is not a table", file.display()))?;
+    let list = table
+        .entry("disabled")
+        .or_insert(toml_edit::value(toml_edit::Array::new()))
+        .as_array_mut()
+        .with_context(|| format!("in `{}`: `{name}.disabled` is not a list", file.display()))?;
+    let position = list.iter().position(|item| item.as_str() == Some(id));
+    let changed = match (disabled, position) {
+        (true, None) => {
+            list.push(id);
+            true
+        }
+        (false, Some(i)) => {
+            list.remove(i);
+            true
+        }
+        _ => false,
+    };
+    if changed {
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        }
+        std::fs::write(file, doc.to_string())
+            .with_context(|| format!("cannot write `{}`", file.display()))?;
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_reads_every_section() {
+        let config = Config::parse(
+            r#"
+[extensions]
+search_paths = ["plugins", "/abs"]
+
+[tools]
+blocked = ["dangerous_*"]
+require_confirmation = ["note_*"]
+
+[server]
+name = "mine"
+
+[[mcp_servers]]
+name = "everything"
+command = "npx"
+args = ["-y", "server"]
+"#,
+            Path::new("/etc/aleph/aleph-tools.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            config.plugins.search_paths,
+            [PathBuf::from("/etc/aleph/plugins"), PathBuf::from("/abs")]
+        );
+        assert!(config.tools.blocked.contains("dangerous_*"));
+        assert!(config.tools.require_confirmation.contains("note_*"));
+        assert_eq!(config.server.name.as_deref(), Some("mine"));
+        assert_eq!(config.mcp_servers[0].args, ["-y", "server"]);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let file = Path::new("c.toml");
+        for (text, needle) in [
+            ("[tool]\nblocked = []", "unknown field `tool`"),
+            (
+                "[[mcp_servers]]\nname = \"x\"",
+                "exactly one of `command` and `url`",
+            ),
+            ("[plugins]\nsearch_path = []", "unknown field `search_path`"),
+            (
+                "[plugins.policy]\nnetwork = [\"x.com\"]",
+                "plugins.policy.network[0]",
+            ),
+        ] {
+            let error = format!("{:#}", Config::parse(text, file).unwrap_err());
+            assert!(error.contains(needle), "{text}: {error}");
+            assert!(error.contains("c.toml"), "{error}");
+        }
+    }
+
+    #[test]
+    fn disabling_edits_only_the_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sub/aleph-tools.toml");
+        assert!(set_disabled(&file, "a", true).unwrap());
+        assert!(!set_disabled(&file, "a", true).unwrap());
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("disabled = [\"a\"]"), "{text}");
+
+        std::fs::write(&file, "# mine\n[extensions]\nhot_reload = false # keep\n").unwrap();
+        set_disabled(&file, "b", true).unwrap();
+        set_disabled(&file, "c", true).unwrap();
+        set_disabled(&file, "b", false).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.starts_with("# mine\n[extensions]\nhot_reload = false # keep\n"),
+            "{text}"
+        );
+        assert_eq!(Config::parse(&text, &file).unwrap().plugins.disabled, ["c"]);
+    }
+}

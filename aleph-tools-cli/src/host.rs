@@ -1,0 +1,140 @@
+//! What every subcommand starts from: a tool server with the configured filter, the plugin
+//! manager, and the wrapped MCP servers.
+
+use aleph_tools::mcp::{McpConnection, McpEndpoint};
+use aleph_tools::plugin::{PluginInfo, PluginManager, PluginManifest};
+use aleph_tools::{AlephToolServer, Confirmation, ConfirmationRequest};
+use anyhow::{Context as _, bail};
+
+use crate::config::{Config, McpServerSection};
+
+/// Which plugins to run.
+pub enum Plugins<'a> {
+    /// None: only the manager, to install, uninstall or check.
+    None,
+    /// Every plugin in the search paths.
+    All,
+    /// The plugin with this id alone.
+    Only(&'a str),
+}
+
+/// A running set of tools.
+pub struct Host {
+    /// The server every tool is served through.
+    pub server: AlephToolServer,
+    /// The plugins.
+    pub manager: PluginManager,
+    /// The wrapped MCP servers, kept open while the host lives (dropping one withdraws its
+    /// tools).
+    _connections: Vec<McpConnection>,
+}
+
+impl Host {
+    /// Builds the server, loads `plugins` and, when `wrap` is set, connects to the configured
+    /// MCP servers. A plugin or MCP server that fails is reported on standard error and
+    /// left out; the rest are served. `approve` approves every call that needs confirmation.
+    pub async fn start(
+        config: &Config,
+        plugins: Plugins<'_>,
+        wrap: bool,
+        approve: bool,
+    ) -> anyhow::Result<Self> {
+        let mut builder = AlephToolServer::builder().with_filter(config.tools.clone());
+        if approve {
+            builder = builder.with_confirmation_handler(|_: ConfirmationRequest| async {
+                Confirmation::Approve
+            });
+        }
+        let server = builder.build()?;
+        let manager = PluginManager::new(&server, config.plugins.clone());
+        let loading = manager.clone();
+        match plugins {
+            Plugins::None => {}
+            Plugins::All => {
+                let report = tokio::task::spawn_blocking(move || loading.load_all()).await?;
+                for (dir, error) in report.failed {
+                    eprintln!(
+                        "warning: the plugin in `{}` is left out: {error}",
+                        dir.display()
+                    );
+                }
+            }
+            Plugins::Only(id) => {
+                let id = id.to_owned();
+                tokio::task::spawn_blocking(move || load_one(&loading, &id)).await??;
+            }
+        }
+        let mut connections = Vec::new();
+        if wrap {
+            for section in &config.mcp_servers {
+                match connect(section, &server).await {
+                    Ok(connection) => {
+                        for skipped in connection.skipped() {
+                            eprintln!("warning: {skipped}");
+                        }
+                        connections.push(connection);
+                    }
+                    Err(error) => eprintln!(
+                        "warning: the MCP server `{}` is left out: {error:#}",
+                        section.name
+                    ),
+                }
+            }
+        }
+        Ok(Self {
+            server,
+            manager,
+            _connections: connections,
+        })
+    }
+}
+
+/// Loads the plugin `id`, found by its manifest in the search paths.
+fn load_one(manager: &PluginManager, id: &str) -> anyhow::Result<PluginInfo> {
+    let dir = manager
+        .discover()
+        .into_iter()
+        .find(|dir| PluginManifest::read_dir(dir).is_ok_and(|m| m.manifest.plugin.id == id));
+    let Some(dir) = dir else {
+        let paths: Vec<String> = manager
+            .config()
+            .resolved_search_paths()
+            .iter()
+            .map(|p| format!("`{}`", p.display()))
+            .collect();
+        bail!(
+            "no plugin `{id}` in the search paths ({}); `aleph-tools plugins list` shows the plugins there are",
+            paths.join(", ")
+        );
+    };
+    Ok(manager.load(&dir)?)
+}
+
+async fn connect(
+    section: &McpServerSection,
+    server: &AlephToolServer,
+) -> anyhow::Result<McpConnection> {
+    let endpoint = match (&section.command, &section.url) {
+        (Some(command), _) => {
+            let mut endpoint = McpEndpoint::command(command).args(section.args.iter());
+            for (key, value) in &section.env {
+                endpoint = endpoint.env(key, value);
+            }
+            if let Some(dir) = &section.cwd {
+                endpoint = endpoint.current_dir(dir);
+            }
+            endpoint
+        }
+        (None, Some(url)) => McpEndpoint::url(url),
+        (None, None) => bail!("it has neither `command` nor `url`"),
+    };
+    let prefix = section.prefix.as_deref().unwrap_or(&section.name);
+    let mut builder = McpConnection::builder(endpoint);
+    if !prefix.is_empty() {
+        builder = builder.prefix(prefix);
+    }
+    builder
+        .connect(server)
+        .await
+        .with_context(|| format!("cannot connect to `{}`", section.name))
+}

@@ -1,0 +1,225 @@
+//! The `aleph-tools` command: serves WebAssembly and Node.js plugins and wrapped MCP servers
+//! to any MCP client, manages plugins, and lists and calls tools, without writing Rust.
+//!
+//! ```text
+//! aleph-tools serve [--stdio | --http ADDR] [--plugins DIR]… [--config FILE]
+//! aleph-tools plugins list | check DIR | install PATH | uninstall ID | enable ID | disable ID
+//!                   | command ID NAME [JSON] | services
+//! aleph-tools tools list [--provider P] | call NAME [JSON]
+//! ```
+//!
+//! The configuration file (`--config`, else `ALEPH_TOOLS_CONFIG`, else `./aleph-tools.toml`,
+//! else `~/.aleph/config.toml`) holds `[plugins]` (or `[extensions]`), `[tools]` (the
+//! filter), `[server]` and `[[mcp_servers]]`.
+
+mod config;
+mod host;
+mod plugins;
+mod serve;
+mod table;
+mod tools;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use aleph_tools::provider::Provider;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::Config;
+
+/// Serve WebAssembly and Node.js plugins and MCP servers' tools to any MCP client; manage
+/// plugins; list and call tools.
+#[derive(Parser)]
+#[command(name = "aleph-tools", version, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+#[allow(clippy::doc_markdown, reason = "doc comments here are --help text, shown as written")]
+struct Global {
+    /// The configuration file [default: $ALEPH_TOOLS_CONFIG, ./aleph-tools.toml or
+    /// ~/.aleph/config.toml, the first that exists]
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// A directory of plugins; repeat for more. Replaces the configured search paths
+    #[arg(long = "plugins", global = true, value_name = "DIR")]
+    plugin_dirs: Vec<PathBuf>,
+}
+
+#[derive(Subcommand)]
+#[allow(clippy::doc_markdown, reason = "doc comments here are --help text, shown as written")]
+enum Command {
+    /// Serve every plugin's and wrapped MCP server's tools over MCP, reloading plugins as
+    /// they change
+    Serve {
+        /// Speak MCP on standard input and output (the default), for clients that start the
+        /// command
+        #[arg(long, conflicts_with = "http")]
+        stdio: bool,
+        /// Serve streamable HTTP at http://ADDR/mcp instead (for example 127.0.0.1:8080)
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// Do not reload plugins when their files change
+        #[arg(long)]
+        no_watch: bool,
+    },
+    /// Manage plugins
+    #[command(subcommand)]
+    Plugins(PluginsCommand),
+    /// List or call the tools the server offers
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+}
+
+#[derive(Subcommand)]
+enum PluginsCommand {
+    /// Load every plugin in the search paths and show its status and tools
+    List,
+    /// Check the plugin in DIR: read its manifest, apply the permission policy, and load it
+    Check {
+        /// The plugin's directory
+        dir: PathBuf,
+    },
+    /// Install a plugin from a directory or a .tar.gz, .tgz or .zip archive into the first
+    /// search path
+    Install {
+        /// The directory or archive
+        path: PathBuf,
+    },
+    /// Delete an installed plugin
+    Uninstall {
+        /// The plugin's id
+        id: String,
+    },
+    /// Run a disabled plugin again (removes it from `disabled` in the config file)
+    Enable {
+        /// The plugin's id
+        id: String,
+    },
+    /// Keep a plugin from running without removing it (adds it to `disabled` in the config
+    /// file)
+    Disable {
+        /// The plugin's id
+        id: String,
+    },
+    /// Run one of a plugin's direct commands and print its JSON answer
+    Command {
+        /// The plugin's id
+        id: String,
+        /// The command's name
+        name: String,
+        /// Its input, as JSON [default: {}]
+        input: Option<String>,
+    },
+    /// Load every plugin and show its background services
+    Services,
+}
+
+#[derive(Subcommand)]
+enum ToolsCommand {
+    /// Show the tools offered, or with --provider the exact tools array sent to that provider
+    List {
+        /// Print the tools array in this provider's dialect
+        #[arg(long, value_enum)]
+        provider: Option<ProviderArg>,
+    },
+    /// Call a tool through the whole pipeline (name repair, filter, validation, hooks) and
+    /// print its output
+    Call {
+        /// The tool's name
+        name: String,
+        /// Its arguments, as a JSON object [default: {}]
+        args: Option<String>,
+        /// Approve the call when the tool needs confirmation
+        #[arg(long, short)]
+        yes: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ProviderArg {
+    /// OpenAI Chat Completions (and every compatible endpoint)
+    Openai,
+    /// OpenAI Responses
+    OpenaiResponses,
+    /// Anthropic Messages
+    Anthropic,
+    /// Gemini generateContent
+    Gemini,
+    /// MCP tools/list
+    Mcp,
+}
+
+impl From<ProviderArg> for Provider {
+    fn from(arg: ProviderArg) -> Self {
+        match arg {
+            ProviderArg::Openai => Self::OpenAiChat,
+            ProviderArg::OpenaiResponses => Self::OpenAiResponses,
+            ProviderArg::Anthropic => Self::Anthropic,
+            ProviderArg::Gemini => Self::Gemini,
+            ProviderArg::Mcp => Self::Mcp,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let serving = matches!(cli.command, Command::Serve { .. });
+    let default_level = if serving { "info" } else { "warn" };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let mut config = Config::load(cli.global.config.as_deref())?;
+    if !cli.global.plugin_dirs.is_empty() {
+        config.plugins.search_paths = cli.global.plugin_dirs;
+    }
+    match cli.command {
+        Command::Serve { http, no_watch, .. } => {
+            let transport = http.map_or(serve::Transport::Stdio, serve::Transport::Http);
+            serve::run(&config, transport, !no_watch).await
+        }
+        Command::Plugins(command) => match command {
+            PluginsCommand::List => plugins::list(&config).await,
+            PluginsCommand::Check { dir } => plugins::check(&config, &dir).await,
+            PluginsCommand::Install { path } => plugins::install(&config, &path).await,
+            PluginsCommand::Uninstall { id } => plugins::uninstall(&config, &id).await,
+            PluginsCommand::Enable { id } => plugins::set_enabled(&config, &id, true).await,
+            PluginsCommand::Disable { id } => plugins::set_enabled(&config, &id, false).await,
+            PluginsCommand::Command { id, name, input } => {
+                plugins::command(&config, &id, &name, input.as_deref()).await
+            }
+            PluginsCommand::Services => plugins::services(&config).await,
+        },
+        Command::Tools(command) => match command {
+            ToolsCommand::List { provider } => tools::list(&config, provider.map(Into::into)).await,
+            ToolsCommand::Call { name, args, yes } => {
+                tools::call(&config, &name, args.as_deref(), yes).await
+            }
+        },
+    }
+}

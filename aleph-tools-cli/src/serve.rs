@@ -1,0 +1,70 @@
+//! `aleph-tools serve`: the tools over MCP, on standard input and output or streamable HTTP,
+//! with hot reload.
+
+use aleph_tools::mcp::McpServer;
+use anyhow::Context as _;
+
+use crate::config::Config;
+use crate::host::{Host, Plugins};
+
+/// Where to serve.
+pub enum Transport {
+    /// Standard input and output, for a client that starts the command.
+    Stdio,
+    /// Streamable HTTP at `http://ADDR/mcp`.
+    Http(String),
+}
+
+/// Serves until the client goes away (stdio) or the process is interrupted (HTTP).
+pub async fn run(config: &Config, transport: Transport, watch: bool) -> anyhow::Result<()> {
+    let host = Host::start(config, Plugins::All, true, false).await?;
+    let _watcher = if watch && config.plugins.hot_reload {
+        Some(
+            host.manager
+                .watch()
+                .context("cannot watch the plugins for changes")?,
+        )
+    } else {
+        None
+    };
+    let mut mcp = McpServer::new(&host.server).with_name(
+        config.server.name.as_deref().unwrap_or("aleph-tools"),
+        env!("CARGO_PKG_VERSION"),
+    );
+    if let Some(instructions) = &config.server.instructions {
+        mcp = mcp.with_instructions(instructions);
+    }
+    if let Some(hosts) = &config.server.allowed_hosts {
+        mcp = mcp.with_allowed_hosts(hosts.iter().cloned());
+    }
+    match transport {
+        Transport::Stdio => mcp.serve_stdio().await?,
+        Transport::Http(addr) => {
+            let http = mcp.serve_http(addr.as_str()).await?;
+            eprintln!(
+                "aleph-tools: serving {} tools over MCP at {}",
+                host.server.tool_names().len(),
+                http.url()
+            );
+            stopped().await;
+            http.shutdown().await?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits for Ctrl-C, or on Unix for SIGTERM too.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,401 @@
+//! The `aleph-tools` command, run as a built binary: serving the example plugins to the
+//! official Python MCP client, checking broken manifests, printing provider tools arrays, and
+//! managing plugins, each with the exit code and messages a user sees.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use aleph_tools::AlephToolServer;
+use aleph_tools::plugin::{PluginManager, PluginsConfig};
+use aleph_tools::provider::Provider;
+use aleph_tools_tests::manifests::broken_manifests;
+use aleph_tools_tests::{copy_dir, example_plugins, interop_peers, node_plugin};
+use serde_json::Value;
+
+const EXAMPLES: [&str; 5] = [
+    "call-guard",
+    "http-fetch",
+    "notes-node",
+    "text-tools",
+    "weather-node",
+];
+
+/// A scratch world for the command: a home directory, a working directory, and the example
+/// plugins copied into `plugins/`.
+struct World {
+    root: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> Self {
+        let world = Self {
+            root: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(world.home()).unwrap();
+        std::fs::create_dir_all(world.plugins()).unwrap();
+        world
+    }
+
+    fn with_examples() -> Self {
+        let world = Self::new();
+        let examples = example_plugins();
+        for name in EXAMPLES {
+            copy_dir(&examples.join(name), &world.plugins().join(name));
+        }
+        world
+    }
+
+    fn home(&self) -> PathBuf {
+        self.root.path().join("home")
+    }
+
+    fn plugins(&self) -> PathBuf {
+        self.root.path().join("work/plugins")
+    }
+
+    fn config(&self) -> PathBuf {
+        self.root.path().join("work/aleph-tools.toml")
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_aleph-tools"));
+        command
+            .current_dir(self.root.path().join("work"))
+            .env("HOME", self.home())
+            .env_remove("ALEPH_TOOLS_CONFIG")
+            .env_remove("RUST_LOG");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[track_caller]
+fn succeeded(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        stdout(output),
+        stderr(output)
+    );
+    stdout(output)
+}
+
+/// The one-line error of a failed run, checked to exit with 1 and print nothing on stdout.
+#[track_caller]
+fn failed(output: &Output) -> String {
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(output));
+    assert_eq!(stdout(output), "", "{}", stderr(output));
+    let text = stderr(output);
+    assert!(text.starts_with("error: "), "{text}");
+    text
+}
+
+#[test]
+fn serve_stdio_is_answered_by_the_official_python_client() {
+    let world = World::with_examples();
+    std::fs::write(
+        world.config(),
+        "[plugins]\nsearch_paths = [\"plugins\"]\n\n[tools]\nblocked = [\"echo\"]\n",
+    )
+    .unwrap();
+    let staging = tempfile::tempdir().unwrap();
+    let greeter = node_plugin(
+        staging.path(),
+        "greeter",
+        "[plugin]\nid = \"greeter\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n\n[[tools]]\nname = \"greet\"\ndescription = \"Greet someone.\"\n",
+        r#"require("@aleph/plugin-sdk").createServer({ name: "greeter", tools: { greet: ({ who }) => `hello ${who}` } }).start();"#,
+    );
+    let peers = interop_peers();
+    let config = world.config();
+    let output = Command::new(peers.join(".venv/bin/python"))
+        .arg(peers.join("plugins_client.py"))
+        .arg("--add")
+        .arg(&greeter)
+        .arg("--into")
+        .arg(world.plugins())
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_aleph-tools"))
+        .args(["serve", "--stdio", "--config"])
+        .arg(&config)
+        .env("HOME", world.home())
+        .output()
+        .unwrap();
+    let text = succeeded(&output);
+    assert!(text.contains("passed: 8"), "{text}\n{}", stderr(&output));
+    assert_eq!(text.matches("ok: ").count(), 8, "{text}");
+}
+
+#[test]
+fn plugins_check_names_each_broken_manifest() {
+    let world = World::new();
+    for (i, case) in broken_manifests().into_iter().enumerate() {
+        let dir = world.root.path().join(format!("broken-{i}"));
+        case.write(&dir);
+        let output = world.run(&["plugins", "check", dir.to_str().unwrap()]);
+        let message = failed(&output);
+        assert!(message.contains(case.words), "{}: {message}", case.what);
+        if !case.key.is_empty() {
+            assert!(
+                message.contains(&format!("`{}`", case.key)),
+                "{}: {message}",
+                case.what
+            );
+        }
+        assert!(
+            message.contains("aleph_plugin.toml"),
+            "{}: {message}",
+            case.what
+        );
+    }
+
+    let good = world.root.path().join("text-tools");
+    copy_dir(&example_plugins().join("text-tools"), &good);
+    let text = succeeded(&world.run(&["plugins", "check", good.to_str().unwrap()]));
+    assert!(
+        text.starts_with(
+            "ok: `text-tools` 1.0.0 (wasm): 3 tools: echo, slugify, word_count; 1 command: version\nsandbox: "
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_list_for_a_provider_prints_the_exact_tools_array() {
+    let world = World::with_examples();
+    let plugins = world.plugins();
+    let server = AlephToolServer::new();
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([&plugins]));
+    let report = tokio::task::spawn_blocking(move || manager.load_all())
+        .await
+        .unwrap();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    for (flag, provider) in [
+        ("openai", Provider::OpenAiChat),
+        ("anthropic", Provider::Anthropic),
+        ("gemini", Provider::Gemini),
+        ("mcp", Provider::Mcp),
+    ] {
+        let printed = succeeded(&world.run(&[
+            "tools",
+            "list",
+            "--provider",
+            flag,
+            "--plugins",
+            plugins.to_str().unwrap(),
+        ]));
+        let printed: Value = serde_json::from_str(&printed).unwrap();
+        assert_eq!(printed, server.tools_for(provider), "{flag}");
+    }
+    let table = succeeded(&world.run(&["tools", "list", "--plugins", plugins.to_str().unwrap()]));
+    assert!(table.starts_with("NAME "), "{table}");
+    assert!(
+        table.contains("word_count  Plugin    Count the words, lines and characters of a text."),
+        "{table}"
+    );
+}
+
+fn archive(dir: &Path) -> PathBuf {
+    let script = "import shutil, sys; print(shutil.make_archive(sys.argv[1], 'gztar', sys.argv[2], sys.argv[3]))";
+    let output = Command::new("python3")
+        .args(["-c", script])
+        .arg(dir.with_extension("release"))
+        .arg(dir.parent().unwrap())
+        .arg(dir.file_name().unwrap())
+        .output()
+        .unwrap();
+    PathBuf::from(succeeded(&output).trim())
+}
+
+#[test]
+fn plugins_are_installed_run_disabled_enabled_and_uninstalled() {
+    let world = World::new();
+    std::fs::write(
+        world.config(),
+        "# my settings\n[plugins]\nsearch_paths = [\"plugins\"]\n",
+    )
+    .unwrap();
+    let source = world.root.path().join("text-tools");
+    copy_dir(&example_plugins().join("text-tools"), &source);
+    let packed = archive(&source);
+
+    let text = succeeded(&world.run(&["plugins", "install", packed.to_str().unwrap()]));
+    assert!(
+        text.starts_with("installed `text-tools` 1.0.0 (wasm): 3 tools"),
+        "{text}"
+    );
+    assert!(
+        world
+            .plugins()
+            .join("text-tools/aleph_plugin.toml")
+            .is_file()
+    );
+    let again = failed(&world.run(&["plugins", "install", packed.to_str().unwrap()]));
+    assert!(again.contains("uninstall"), "{again}");
+
+    let list = succeeded(&world.run(&["plugins", "list"]));
+    assert!(
+        list.contains("text-tools  1.0.0    wasm  running  echo, slugify, word_count"),
+        "{list}"
+    );
+    let version = succeeded(&world.run(&["plugins", "command", "text-tools", "version"]));
+    let version: Value = serde_json::from_str(&version).unwrap();
+    assert_eq!(version["version"], "1.0.0", "{version}");
+    let counted = succeeded(&world.run(&["tools", "call", "word_count", r#"{"text": "a b"}"#]));
+    assert_eq!(serde_json::from_str::<Value>(&counted).unwrap()["words"], 2);
+
+    let text = succeeded(&world.run(&["plugins", "disable", "text-tools"]));
+    assert!(text.contains("is disabled"), "{text}");
+    let config = std::fs::read_to_string(world.config()).unwrap();
+    assert!(config.starts_with("# my settings\n"), "{config}");
+    assert!(config.contains("disabled = [\"text-tools\"]"), "{config}");
+    let list = succeeded(&world.run(&["plugins", "list"]));
+    assert!(
+        list.contains("text-tools  1.0.0    wasm  stopped"),
+        "{list}"
+    );
+    let refused = failed(&world.run(&["tools", "call", "word_count", r#"{"text": "a"}"#]));
+    assert!(refused.contains("unknown tool"), "{refused}");
+    let text = succeeded(&world.run(&["plugins", "enable", "text-tools"]));
+    assert!(
+        text.contains("is enabled") && text.contains("it loads: `text-tools`"),
+        "{text}"
+    );
+    assert!(succeeded(&world.run(&["plugins", "list"])).contains("running"));
+
+    let text = succeeded(&world.run(&["plugins", "uninstall", "text-tools"]));
+    assert!(text.starts_with("removed `"), "{text}");
+    assert!(!world.plugins().join("text-tools").exists());
+    let missing = failed(&world.run(&["plugins", "uninstall", "text-tools"]));
+    assert!(missing.contains("no plugin `text-tools`"), "{missing}");
+}
+
+#[test]
+fn services_and_commands_of_node_plugins() {
+    let world = World::with_examples();
+    let services = succeeded(&world.run(&[
+        "plugins",
+        "services",
+        "--plugins",
+        world.plugins().to_str().unwrap(),
+    ]));
+    assert!(services.starts_with("PLUGIN "), "{services}");
+    assert!(services.contains("notes-node  backup"), "{services}");
+    let exported = succeeded(&world.run(&[
+        "plugins",
+        "command",
+        "notes-node",
+        "export",
+        "{}",
+        "--plugins",
+        world.plugins().to_str().unwrap(),
+    ]));
+    serde_json::from_str::<Value>(&exported).unwrap();
+    let unknown = failed(&world.run(&[
+        "plugins",
+        "command",
+        "notes-node",
+        "import",
+        "--plugins",
+        world.plugins().to_str().unwrap(),
+    ]));
+    assert!(
+        unknown.contains("no such command; it has: export"),
+        "{unknown}"
+    );
+}
+
+#[test]
+fn mistakes_exit_non_zero_with_one_readable_message() {
+    let world = World::new();
+    let missing = failed(&world.run(&["plugins", "list", "--config", "nowhere.toml"]));
+    assert!(
+        missing.contains("the config file `nowhere.toml` does not exist"),
+        "{missing}"
+    );
+
+    std::fs::write(world.config(), "[tools]\nblocked = \"echo\"\n").unwrap();
+    let bad = failed(&world.run(&["tools", "list"]));
+    assert!(
+        bad.contains("aleph-tools.toml") && bad.contains("line 2"),
+        "{bad}"
+    );
+    std::fs::write(world.config(), "[[mcp_servers]]\nname = \"x\"\n").unwrap();
+    let bad = failed(&world.run(&["tools", "list"]));
+    assert!(bad.contains("exactly one of `command` and `url`"), "{bad}");
+    std::fs::remove_file(world.config()).unwrap();
+
+    let json = failed(&world.run(&["tools", "call", "x", "{nope"]));
+    assert!(json.contains("the arguments are not JSON"), "{json}");
+    let unknown = failed(&world.run(&["plugins", "command", "ghost", "run"]));
+    assert!(
+        unknown.contains("no plugin `ghost` in the search paths"),
+        "{unknown}"
+    );
+    let nothing = failed(&world.run(&["plugins", "install", "ghost.zip"]));
+    assert!(nothing.contains("cannot install `ghost.zip`"), "{nothing}");
+
+    // A plugin that cannot load costs only itself.
+    std::fs::create_dir_all(world.plugins().join("broken")).unwrap();
+    std::fs::write(
+        world.plugins().join("broken/aleph_plugin.toml"),
+        "[plugin]\n",
+    )
+    .unwrap();
+    let list = world.run(&["plugins", "list"]);
+    assert!(succeeded(&list).contains("broken"), "{}", stdout(&list));
+    assert!(
+        stderr(&list).contains("warning: the plugin in"),
+        "{}",
+        stderr(&list)
+    );
+
+    // Usage mistakes are clap's: exit code 2 and a hint.
+    let usage = world.run(&["plugins", "frobnicate"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(
+        stderr(&usage).contains("unrecognized subcommand"),
+        "{}",
+        stderr(&usage)
+    );
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    let world = World::new();
+    for args in [
+        &["--help"][..],
+        &["serve", "--help"],
+        &["plugins", "--help"],
+        &["plugins", "list", "--help"],
+        &["plugins", "check", "--help"],
+        &["plugins", "install", "--help"],
+        &["plugins", "uninstall", "--help"],
+        &["plugins", "enable", "--help"],
+        &["plugins", "disable", "--help"],
+        &["plugins", "command", "--help"],
+        &["plugins", "services", "--help"],
+        &["tools", "--help"],
+        &["tools", "list", "--help"],
+        &["tools", "call", "--help"],
+    ] {
+        let text = succeeded(&world.run(args));
+        assert!(text.contains("Usage: aleph-tools"), "{args:?}: {text}");
+    }
+    let version = succeeded(&world.run(&["--version"]));
+    assert_eq!(
+        version.trim(),
+        format!("aleph-tools {}", env!("CARGO_PKG_VERSION"))
+    );
+}
