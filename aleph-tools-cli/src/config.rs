@@ -225,6 +225,24 @@ args = ["-y", "server"]
     }
 
     #[test]
+    fn the_guides_example_reads() {
+        let chapter = include_str!("../../book/src/command.md");
+        let start = chapter
+            .find("```toml\n")
+            .expect("the chapter has a TOML example")
+            + 8;
+        let end = start + chapter[start..].find("```").expect("the example ends");
+        let config = Config::parse(&chapter[start..end], Path::new("/srv/aleph-tools.toml"))
+            .expect("the guide's example is a valid config");
+        assert_eq!(config.mcp_servers.len(), 2);
+        assert_eq!(config.plugins.disabled, ["weather-node"]);
+        assert_eq!(
+            config.plugins.search_paths[0],
+            PathBuf::from("/srv/plugins")
+        );
+    }
+
+    #[test]
     fn mistakes_are_named() {
         let file = Path::new("c.toml");
         for (text, needle) in [

@@ -39,7 +39,10 @@ struct Cli {
 }
 
 #[derive(Args)]
-#[allow(clippy::doc_markdown, reason = "doc comments here are --help text, shown as written")]
+#[allow(
+    clippy::doc_markdown,
+    reason = "doc comments here are --help text, shown as written"
+)]
 struct Global {
     /// The configuration file [default: $ALEPH_TOOLS_CONFIG, ./aleph-tools.toml or
     /// ~/.aleph/config.toml, the first that exists]
@@ -51,7 +54,10 @@ struct Global {
 }
 
 #[derive(Subcommand)]
-#[allow(clippy::doc_markdown, reason = "doc comments here are --help text, shown as written")]
+#[allow(
+    clippy::doc_markdown,
+    reason = "doc comments here are --help text, shown as written"
+)]
 enum Command {
     /// Serve every plugin's and wrapped MCP server's tools over MCP, reloading plugins as
     /// they change

@@ -1,6 +1,7 @@
 //! `aleph-tools tools`: the tools offered, as a table or as a provider's exact tools array,
 //! and calling one.
 
+use aleph_tools::ToolErrorKind;
 use aleph_tools::provider::Provider;
 use anyhow::{Context as _, bail};
 use serde_json::Value;
@@ -55,6 +56,19 @@ pub async fn call(
         );
     }
     if !result.success {
+        let called = result
+            .repair
+            .as_ref()
+            .map_or(name, |r| r.repaired_name.as_str());
+        let needs_approval = config.tools.requires_confirmation(called)
+            || host
+                .server
+                .list_tools()
+                .iter()
+                .any(|tool| tool.name == called && tool.requires_confirmation);
+        if !yes && result.error_kind == Some(ToolErrorKind::PermissionDenied) && needs_approval {
+            bail!("`{called}` needs a person's approval; pass --yes to approve this call");
+        }
         bail!(
             "{}",
             result

@@ -92,13 +92,14 @@ fn succeeded(output: &Output) -> String {
     stdout(output)
 }
 
-/// The one-line error of a failed run, checked to exit with 1 and print nothing on stdout.
+/// The standard error of a failed run, checked to exit with 1, print nothing on standard
+/// output and say `error: ` once.
 #[track_caller]
 fn failed(output: &Output) -> String {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(output));
     assert_eq!(stdout(output), "", "{}", stderr(output));
     let text = stderr(output);
-    assert!(text.starts_with("error: "), "{text}");
+    assert_eq!(text.matches("error: ").count(), 1, "{text}");
     text
 }
 
@@ -223,7 +224,7 @@ fn plugins_are_installed_run_disabled_enabled_and_uninstalled() {
     let world = World::new();
     std::fs::write(
         world.config(),
-        "# my settings\n[plugins]\nsearch_paths = [\"plugins\"]\n",
+        "# my settings\n[plugins]\nsearch_paths = [\"plugins\"]\n\n[tools]\nrequire_confirmation = [\"slugify\"]\n",
     )
     .unwrap();
     let source = world.root.path().join("text-tools");
@@ -254,6 +255,13 @@ fn plugins_are_installed_run_disabled_enabled_and_uninstalled() {
     assert_eq!(version["version"], "1.0.0", "{version}");
     let counted = succeeded(&world.run(&["tools", "call", "word_count", r#"{"text": "a b"}"#]));
     assert_eq!(serde_json::from_str::<Value>(&counted).unwrap()["words"], 2);
+    let unapproved = failed(&world.run(&["tools", "call", "Slugify", r#"{"text": "A B"}"#]));
+    assert!(
+        unapproved.contains("`slugify` needs a person's approval; pass --yes"),
+        "{unapproved}"
+    );
+    let slug = succeeded(&world.run(&["tools", "call", "slugify", r#"{"text": "A B"}"#, "--yes"]));
+    assert_eq!(slug.trim(), "a-b");
 
     let text = succeeded(&world.run(&["plugins", "disable", "text-tools"]));
     assert!(text.contains("is disabled"), "{text}");

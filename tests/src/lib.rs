@@ -173,6 +173,9 @@ mod book {
 
     #[doc = include_str!("../../book/src/plugins.md")]
     mod plugins {}
+
+    #[doc = include_str!("../../book/src/command.md")]
+    mod command {}
 }
 
 #[doc = include_str!("../../book/src/mcp.md")]
