@@ -66,7 +66,8 @@ enum Command {
         /// command
         #[arg(long, conflicts_with = "http")]
         stdio: bool,
-        /// Serve streamable HTTP at http://ADDR/mcp instead (for example 127.0.0.1:8080)
+        /// Serve streamable HTTP at http://ADDR/mcp instead (for example 127.0.0.1:8080), with
+        /// the plugins' HTTP routes under http://ADDR/plugins/ID/
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
         /// Do not reload plugins when their files change

@@ -1,5 +1,5 @@
-//! `aleph-tools serve`: the tools over MCP, on standard input and output or streamable HTTP,
-//! with hot reload.
+//! `aleph-tools serve`: the tools over MCP, on standard input and output or streamable HTTP
+//! (with the plugins' HTTP routes beside `/mcp`), with hot reload.
 
 use aleph_tools::mcp::McpServer;
 use anyhow::Context as _;
@@ -40,11 +40,15 @@ pub async fn run(config: &Config, transport: Transport, watch: bool) -> anyhow::
     match transport {
         Transport::Stdio => mcp.serve_stdio().await?,
         Transport::Http(addr) => {
-            let http = mcp.serve_http(addr.as_str()).await?;
+            let http = mcp
+                .with_router(host.manager.router())
+                .serve_http(addr.as_str())
+                .await?;
             eprintln!(
-                "aleph-tools: serving {} tools over MCP at {}",
+                "aleph-tools: serving {} tools over MCP at {}, plugin routes under http://{}/plugins/",
                 host.server.tool_names().len(),
-                http.url()
+                http.url(),
+                http.local_addr()
             );
             stopped().await;
             http.shutdown().await?;

@@ -407,3 +407,57 @@ fn every_subcommand_has_help() {
         format!("aleph-tools {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn serve_http_answers_mcp_and_plugin_routes_until_terminated() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let world = World::with_examples();
+    let mut child = world
+        .command()
+        .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
+        .arg(world.plugins())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the server ended");
+        if let Some(rest) = line.split_once("at http://") {
+            break rest.1.split('/').next().unwrap().to_owned();
+        }
+    };
+    assert!(line.contains("serving 7 tools"), "{line}");
+    let request = |method: &str, path: &str, body: &str| {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    };
+    let created = request(
+        "POST",
+        "/plugins/notes-node/notes",
+        r#"{"text": "from curl"}"#,
+    );
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    let listed = request("GET", "/plugins/notes-node/notes", "");
+    assert!(listed.contains("from curl"), "{listed}");
+    // /mcp is there too: a POST that is not JSON-RPC is refused by the MCP service.
+    let mcp = request("POST", "/mcp", "{}");
+    assert!(mcp.starts_with("HTTP/1.1 4"), "{mcp}");
+
+    let terminated = Command::new("kill")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

@@ -294,5 +294,25 @@ pub fn broken_manifests() -> Vec<BrokenManifest> {
             key: "http_routes[0].path",
             words: "must start with `/`",
         },
+        BrokenManifest {
+            what: "route parameter",
+            manifest: wasm_manifest(
+                "",
+                "[[http_routes]]\nmethod = \"GET\"\npath = \"/items/{id\"\nhandler = \"h\"\n",
+            ),
+            files: wasm,
+            key: "http_routes[0].path",
+            words: "is not a parameter",
+        },
+        BrokenManifest {
+            what: "route twice",
+            manifest: wasm_manifest(
+                "",
+                "[[http_routes]]\nmethod = \"GET\"\npath = \"/a\"\nhandler = \"h\"\n[[http_routes]]\nmethod = \"GET\"\npath = \"/a\"\nhandler = \"g\"\n",
+            ),
+            files: wasm,
+            key: "http_routes[1]",
+            words: "is declared twice",
+        },
     ]
 }

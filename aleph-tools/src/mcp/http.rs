@@ -47,6 +47,11 @@ impl McpServer {
             addr: addr.to_string(),
             source,
         })?;
+        let extra = self.router.clone();
+        let hosts: Arc<[String]> = self
+            .allowed_hosts
+            .clone()
+            .unwrap_or_else(|| ["localhost", "127.0.0.1", "::1"].map(String::from).into());
         let shutdown = CancellationToken::new();
         let mut config =
             StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
@@ -58,7 +63,25 @@ impl McpServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let router = axum::Router::new().route_service("/mcp", service);
+        let mut router = axum::Router::new().route_service("/mcp", service);
+        if let Some(extra) = extra {
+            let checked = extra.layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    let allowed = host_allowed(request.headers(), &hosts);
+                    async move {
+                        if allowed {
+                            next.run(request).await
+                        } else {
+                            axum::response::IntoResponse::into_response((
+                                axum::http::StatusCode::FORBIDDEN,
+                                "this Host is not allowed",
+                            ))
+                        }
+                    }
+                },
+            ));
+            router = router.merge(checked);
+        }
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
             axum::serve(listener, router)
@@ -71,6 +94,27 @@ impl McpServer {
             task: Some(task),
         })
     }
+}
+
+/// Whether the request's `Host` is one of `allowed` (a name, matched with any port, or a
+/// `name:port`).
+fn host_allowed(headers: &axum::http::HeaderMap, allowed: &[String]) -> bool {
+    let Some(host) = headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+    else {
+        return false;
+    };
+    let host = host.to_ascii_lowercase();
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host.as_str(),
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    allowed.iter().any(|entry| {
+        let entry = entry.to_ascii_lowercase();
+        entry == host || entry.trim_start_matches('[').trim_end_matches(']') == name
+    })
 }
 
 /// A running streamable HTTP MCP server. Dropping it stops the server.

@@ -46,6 +46,7 @@ pub struct McpServer {
     info: Arc<ServerConfig>,
     dialect: Dialect,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
+    pub(super) router: Option<axum::Router>,
 }
 
 impl fmt::Debug for McpServer {
@@ -69,6 +70,7 @@ impl McpServer {
             )),
             dialect: Dialect::MCP,
             allowed_hosts: None,
+            router: None,
         }
     }
 
@@ -110,6 +112,18 @@ impl McpServer {
         hosts: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Routes [`serve_http`](Self::serve_http) serves beside `/mcp`, such as a plugin
+    /// manager's [`router`](crate::plugin::PluginManager::router) (feature `routes`). They
+    /// get the same `Host` check as `/mcp`. Routes given more than once are merged.
+    #[must_use]
+    pub fn with_router(mut self, router: axum::Router) -> Self {
+        self.router = Some(match self.router.take() {
+            Some(before) => before.merge(router),
+            None => router,
+        });
         self
     }
 

@@ -176,10 +176,16 @@ fn check_handlers(loaded: &LoadedManifest, code: &WasmPlugin) -> Result<(), Stri
             ),
         ]
     });
+    let routes = manifest
+        .http_routes
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (format!("http_routes[{i}].handler"), r.handler.as_str()));
     match tools
         .chain(commands)
         .chain(hooks)
         .chain(services)
+        .chain(routes)
         .find(|(_, handler)| !code.has_export(handler))
     {
         None => Ok(()),

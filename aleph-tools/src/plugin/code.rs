@@ -34,6 +34,9 @@ pub(super) enum Purpose<'a> {
     Hook(&'a str),
     /// Starting (`start`) or stopping a background service.
     Service { name: &'a str, start: bool },
+    /// Answering an HTTP request to a route.
+    #[cfg(feature = "routes")]
+    Route,
 }
 
 impl Code {
@@ -81,6 +84,8 @@ impl Code {
                 Purpose::Command(command) => code.run_command(command, handler, input).await,
                 Purpose::Hook(event) => code.run_hook(event, handler, input).await,
                 Purpose::Service { name, start } => code.run_service(name, start).await,
+                #[cfg(feature = "routes")]
+                Purpose::Route => code.run_route(handler, input).await,
             }
             .map_err(|e| e.to_string()),
         }

@@ -39,6 +39,9 @@ use super::policy::PermissionPolicy;
 /// [plugins.policy]
 /// network = ["connect:*"]
 /// env = ["*"]
+///
+/// [plugins.routes]
+/// max_body = "2MB"
 /// ```
 ///
 /// The table may also be named `[extensions]`. Every key may be left out; [`Default`]
@@ -64,6 +67,8 @@ pub struct PluginsConfig {
     pub runtimes: RuntimesConfig,
     /// What any plugin may be granted, whatever its manifest asks.
     pub policy: PermissionPolicy,
+    /// How plugins' HTTP routes are served.
+    pub routes: RoutesConfig,
 }
 
 impl Default for PluginsConfig {
@@ -75,6 +80,7 @@ impl Default for PluginsConfig {
             disabled: Vec::new(),
             runtimes: RuntimesConfig::default(),
             policy: PermissionPolicy::default(),
+            routes: RoutesConfig::default(),
         }
     }
 }
@@ -138,6 +144,23 @@ impl PluginsConfig {
                 Err(_) => Some(path.clone()),
             })
             .collect()
+    }
+}
+
+/// Plugins' HTTP routes: `[plugins.routes]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RoutesConfig {
+    /// The largest request body a route accepts (`"2MB"`); a larger one is answered 413.
+    pub max_body: ByteSize,
+}
+
+impl Default for RoutesConfig {
+    fn default() -> Self {
+        Self {
+            max_body: ByteSize::mib(2),
+        }
     }
 }
 

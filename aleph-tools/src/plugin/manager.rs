@@ -433,6 +433,24 @@ impl PluginManager {
             .map(|serving| Arc::clone(&serving.services))
     }
 
+    /// The code and HTTP routes of plugin `id`, when it is being served.
+    #[cfg(feature = "routes")]
+    pub(super) fn serving_routes(
+        &self,
+        id: &str,
+    ) -> Option<(Code, Vec<super::manifest::HttpRouteSection>)> {
+        let slots = self.slots();
+        let serving = slots
+            .values()
+            .find(|slot| slot.id == id)?
+            .serving
+            .as_ref()?;
+        Some((
+            serving.code.clone()?,
+            serving.manifest.manifest.http_routes.clone(),
+        ))
+    }
+
     /// Whether `path` lies in a directory the plugin in `dir` may write (its data, not its
     /// code).
     pub(super) fn is_plugin_data(&self, dir: &Path, path: &Path) -> bool {
@@ -515,7 +533,6 @@ impl Inner {
         for (section, declared) in [
             ("[[channels]]", !m.channels.is_empty()),
             ("[[providers]]", !m.providers.is_empty()),
-            ("[[http_routes]]", !m.http_routes.is_empty()),
         ] {
             if declared {
                 return Err(PluginError::Load {
@@ -525,6 +542,12 @@ impl Inner {
                     ),
                 });
             }
+        }
+        if cfg!(not(feature = "routes")) && !m.http_routes.is_empty() {
+            return Err(PluginError::Load {
+                plugin: id.clone(),
+                message: "its manifest declares [[http_routes]] and this build cannot serve them; enable the `routes` feature of aleph-tools".into(),
+            });
         }
         let granted = self
             .config

@@ -24,6 +24,8 @@ mod manager;
 mod manifest;
 mod policy;
 mod prompts;
+#[cfg(feature = "routes")]
+mod routes;
 mod services;
 mod watcher;
 
@@ -41,7 +43,9 @@ mod wasm;
 
 #[cfg(feature = "wasm")]
 pub use build::DESCRIBE_EXPORT;
-pub use config::{ByteSize, NodeConfig, PluginsConfig, RestartPolicy, RuntimesConfig, WasmConfig};
+pub use config::{
+    ByteSize, NodeConfig, PluginsConfig, RestartPolicy, RoutesConfig, RuntimesConfig, WasmConfig,
+};
 pub use error::PluginError;
 pub use manager::{LoadReport, PluginInfo, PluginManager, PluginStatus};
 pub use manifest::{

@@ -91,6 +91,51 @@ export interface Service {
   stop(context: CallContext): void | Promise<void>;
 }
 
+/** An HTTP request to one of the plugin's `[[http_routes]]`, as the host passes it on. */
+export interface HttpRequest {
+  /** `GET`, `POST`, `PUT`, `PATCH` or `DELETE`. */
+  method: string;
+  /** The path under `/plugins/{id}`, such as `/notes/42`. */
+  path: string;
+  /** The manifest's pattern it matched, such as `/notes/{id}`. */
+  route: string;
+  /** The values of the pattern's `{name}` segments. */
+  params: Record<string, string>;
+  /** The query string's parameters (the first value of each name). */
+  query: Record<string, string>;
+  /** The query string as sent. */
+  raw_query: string;
+  /** The request's headers, names in lowercase, repeated ones joined with `, `. */
+  headers: Record<string, string>;
+  /** The body as text (absent when it is not UTF-8; then `body_base64` holds it). */
+  body?: string;
+  /** The body in base64, when it is not UTF-8 text. */
+  body_base64?: string;
+  /** The body parsed, when the request says it is JSON and it is. */
+  json?: unknown;
+}
+
+/**
+ * What a route handler answers. A handler may also return any other JSON value, which is
+ * sent with status 200: a string as text, anything else as JSON.
+ */
+export interface HttpResponse {
+  /** The status code, 100 to 599. */
+  status: number;
+  /** Response headers. `content-type` defaults to text for a string body, else JSON. */
+  headers?: Record<string, string>;
+  /** The body: a string is sent as text, any other JSON value as JSON. */
+  body?: unknown;
+  /** A binary body, in base64, instead of `body`. */
+  body_base64?: string;
+}
+
+/** Answers an HTTP request to one of the plugin's routes. */
+export type RouteHandler = (
+  request: HttpRequest,
+  context: CallContext,
+) => HttpResponse | unknown | Promise<HttpResponse | unknown>;
+
 /** What a plugin serves, by name. */
 export interface ServerOptions {
   /** The plugin's name, for messages. */
@@ -106,6 +151,8 @@ export interface ServerOptions {
   hooks?: Record<string, Handler>;
   /** Background services, keyed by the service's name. */
   services?: Record<string, Service>;
+  /** HTTP route handlers, keyed by the manifest's `handler` for the route. */
+  routes?: Record<string, RouteHandler>;
 }
 
 /** Where a server reads and writes; the process's stdio unless a test says otherwise. */
@@ -246,6 +293,16 @@ export class PluginServer {
           return null;
         });
       }
+      case "routes/handle": {
+        const route = own(this.options.routes ?? {}, params.handler);
+        if (!route) {
+          return this.#error(id, ErrorCode.InvalidParams, `no route \`${params.handler}\` in ${this.options.name}`);
+        }
+        const request = (params.request ?? {}) as HttpRequest;
+        return this.#run(id, `${request.method} ${request.path}`, request, async (args, context) =>
+          asResponse(await route(args, context)),
+        );
+      }
       case "shutdown":
         return this.#shutdown(id);
       default:
@@ -283,6 +340,11 @@ export class PluginServer {
     for (const service of (params.services ?? []) as { name: string }[]) {
       if (!own(this.options.services ?? {}, service.name)) {
         missing.push(`service \`${service.name}\` (\`${service.name}\` in \`services\`)`);
+      }
+    }
+    for (const route of (params.routes ?? []) as { method: string; path: string; handler: string }[]) {
+      if (!own(this.options.routes ?? {}, route.handler)) {
+        missing.push(`route \`${route.method} ${route.path}\` (\`${route.handler}\` in \`routes\`)`);
       }
     }
     this.#result(id, { protocolVersion: PROTOCOL_VERSION, missing, schemas, sdk: SDK });
@@ -363,6 +425,14 @@ export class PluginServer {
 /** A plugin server serving `options`'s handlers; call `start()` on it. */
 export function createServer(options: ServerOptions): PluginServer {
   return new PluginServer(options);
+}
+
+/** A route handler's answer as a response: one with a numeric `status` as it is, else a 200. */
+function asResponse(answer: unknown): HttpResponse {
+  if (answer !== null && typeof answer === "object" && typeof (answer as HttpResponse).status === "number") {
+    return answer as HttpResponse;
+  }
+  return { status: 200, body: answer === undefined ? null : answer };
 }
 
 function own<T>(record: Record<string, T>, key: unknown): T | undefined {

@@ -193,6 +193,33 @@ test("commands, hooks and services run by name; shutdown stops started services"
   assert.deepEqual(events, ["start", "stop"]);
 });
 
+test("routes answer requests: a response as given, any other value as a 200", async () => {
+  const { ask } = serve({
+    name: "t",
+    routes: {
+      create: (request) => ({ status: 201, body: { got: request.json, id: request.params.id } }),
+      plain: (request) => `hello ${request.query.who}`,
+      broken: () => {
+        throw new Error("no database");
+      },
+    },
+  });
+  const created = await ask("routes/handle", {
+    handler: "create",
+    request: { method: "POST", path: "/items/7", route: "/items/{id}", params: { id: "7" }, json: { a: 1 } },
+  });
+  assert.deepEqual(created.result, { status: 201, body: { got: { a: 1 }, id: "7" } });
+  const plain = await ask("routes/handle", { handler: "plain", request: { method: "GET", path: "/", query: { who: "Ada" } } });
+  assert.deepEqual(plain.result, { status: 200, body: "hello Ada" });
+  const broken = await ask("routes/handle", { handler: "broken", request: { method: "GET", path: "/" } });
+  assert.equal(broken.error.code, ErrorCode.HandlerFailed);
+  assert.equal(broken.error.message, "no database");
+  const unknown = await ask("routes/handle", { handler: "nope", request: {} });
+  assert.equal(unknown.error.code, ErrorCode.InvalidParams);
+  const init = await ask("initialize", initialize({ routes: [{ method: "GET", path: "/x", handler: "gone" }] }));
+  assert.match(init.result.missing[0], /route `GET \/x` \(`gone` in `routes`\)/);
+});
+
 test("a real process keeps console output off stdout and exits when stdin closes", async () => {
   const child = spawn(process.execPath, [path.join(__dirname, "fixtures", "plugin.js")], { stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";

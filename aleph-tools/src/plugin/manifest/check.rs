@@ -74,6 +74,9 @@ impl LoadedManifest {
                     ("hooks", !m.hooks.is_empty()),
                     ("commands", !m.commands.is_empty()),
                     ("services", !m.services.is_empty()),
+                    ("http_routes", !m.http_routes.is_empty()),
+                    ("channels", !m.channels.is_empty()),
+                    ("providers", !m.providers.is_empty()),
                 ] {
                     if declared {
                         add(
@@ -238,6 +241,32 @@ impl LoadedManifest {
                 add(
                     format!("http_routes[{i}].path"),
                     format!("`{}` must start with `/`", route.path),
+                );
+            } else if let Some(bad) = route.path.split('/').find(|segment| {
+                (segment.contains('{') || segment.contains('}'))
+                    && !segment
+                        .strip_prefix('{')
+                        .and_then(|s| s.strip_suffix('}'))
+                        .is_some_and(|name| {
+                            !name.is_empty()
+                                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        })
+            }) {
+                add(
+                    format!("http_routes[{i}].path"),
+                    format!(
+                        "`{bad}` in `{}` is not a parameter; a segment is text, or `{{name}}` alone",
+                        route.path
+                    ),
+                );
+            }
+            if m.http_routes[..i]
+                .iter()
+                .any(|r| r.method == route.method && r.path == route.path)
+            {
+                add(
+                    format!("http_routes[{i}]"),
+                    format!("`{} {}` is declared twice", route.method, route.path),
                 );
             }
             handlers.push((format!("http_routes[{i}].handler"), &route.handler));

@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::protocol::PROTOCOL_VERSION;
 use self::protocol::{
-    CallParams, CommandParams, Declared, DeclaredHook, DeclaredService, HookParams,
-    InitializeParams, Limits, PluginRef,
+    CallParams, CommandParams, Declared, DeclaredHook, DeclaredRoute, DeclaredService, HookParams,
+    InitializeParams, Limits, PluginRef, RouteParams,
 };
 use self::sandbox::NodeBinary;
 use self::supervisor::{Phase, Supervisor};
@@ -199,6 +199,15 @@ fn initialize_params(loaded: &LoadedManifest, config: &NodeConfig) -> Value {
                 name: &s.name,
                 start_handler: &s.start_handler,
                 stop_handler: &s.stop_handler,
+            })
+            .collect(),
+        routes: m
+            .http_routes
+            .iter()
+            .map(|r| DeclaredRoute {
+                method: &r.method,
+                path: &r.path,
+                handler: &r.handler,
             })
             .collect(),
         limits: Limits {
@@ -421,6 +430,20 @@ impl NodePlugin {
         )
         .await
         .unwrap_or(Err(NodeCallError::Timeout(timeout)))
+    }
+
+    /// Answers an HTTP request to a route with `handler`, within the runtime's `timeout_ms`.
+    ///
+    /// # Errors
+    ///
+    /// As [`run_command`](Self::run_command).
+    pub async fn run_route(&self, handler: &str, request: &Value) -> Result<Value, NodeCallError> {
+        let connection = self.connection().await?;
+        let params = RouteParams { handler, request };
+        let timeout = self.inner.timeout;
+        tokio::time::timeout(timeout, connection.request("routes/handle", params, None))
+            .await
+            .unwrap_or(Err(NodeCallError::Timeout(timeout)))
     }
 
     /// Kills the process now, as a crash would: calls in flight fail and the supervisor

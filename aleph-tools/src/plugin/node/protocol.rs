@@ -118,6 +118,7 @@ pub(super) struct InitializeParams<'a> {
     pub(super) commands: Vec<Declared<'a>>,
     pub(super) hooks: Vec<DeclaredHook<'a>>,
     pub(super) services: Vec<DeclaredService<'a>>,
+    pub(super) routes: Vec<DeclaredRoute<'a>>,
     pub(super) limits: Limits,
 }
 
@@ -147,6 +148,14 @@ pub(super) struct DeclaredService<'a> {
     pub(super) name: &'a str,
     pub(super) start_handler: &'a str,
     pub(super) stop_handler: &'a str,
+}
+
+/// An HTTP route: what it answers and its handler.
+#[derive(Serialize)]
+pub(super) struct DeclaredRoute<'a> {
+    pub(super) method: &'a str,
+    pub(super) path: &'a str,
+    pub(super) handler: &'a str,
 }
 
 #[derive(Serialize)]
@@ -194,6 +203,13 @@ pub(super) struct HookParams<'a> {
     pub(super) event: &'a str,
     pub(super) handler: &'a str,
     pub(super) context: &'a Value,
+}
+
+/// `routes/handle`'s parameters.
+#[derive(Serialize)]
+pub(super) struct RouteParams<'a> {
+    pub(super) handler: &'a str,
+    pub(super) request: &'a Value,
 }
 
 /// `cancel`'s parameters: the request to give up.

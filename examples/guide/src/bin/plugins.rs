@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use aleph_tools::mcp::McpServer;
 use aleph_tools::plugin::{PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
@@ -104,12 +105,63 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         plugins.join("notes-node/data/notes.backup.json").is_file()
     );
 
+    routes(&server, &manager).await?;
+
     hot_reload(&server, &manager, &plugins).await?;
 
     manager.unload("text-tools")?;
     println!("after unload: {}", server.tool_names().join(", "));
     std::fs::remove_dir_all(&plugins)?;
     Ok(())
+}
+
+/// HTTP routes: the plugins' `[[http_routes]]` served beside `/mcp`, called over loopback.
+async fn routes(
+    server: &AlephToolServer,
+    manager: &PluginManager,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let http = McpServer::new(server)
+        .with_router(manager.router())
+        .serve_http("127.0.0.1:0")
+        .await?;
+    let addr = http.local_addr();
+    for (method, path, body) in [
+        (
+            "POST",
+            "/plugins/notes-node/notes",
+            r#"{"text": "sent over HTTP"}"#,
+        ),
+        ("GET", "/plugins/notes-node/notes/1", ""),
+        ("POST", "/plugins/text-tools/count", "three little words"),
+        ("DELETE", "/plugins/notes-node/notes", ""),
+    ] {
+        let answer =
+            tokio::task::spawn_blocking(move || request(addr, method, path, body)).await??;
+        println!("{method} {path} -> {answer}");
+    }
+    http.shutdown().await?;
+    Ok(())
+}
+
+/// One HTTP/1.1 request; the status line and the body, on one line.
+fn request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr)?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response.lines().next().unwrap_or_default().to_owned();
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    Ok(format!("{status}: {body}"))
 }
 
 /// Hot reload: a description changed on disk is served at once; a broken update keeps the

@@ -96,3 +96,33 @@ pub fn version(Json(_input): Json<Value>) -> FnResult<Json<Value>> {
         json!({ "plugin": "text-tools", "version": env!("CARGO_PKG_VERSION") }),
     ))
 }
+
+// ANCHOR: route
+/// The request an HTTP route handler gets, as far as this plugin reads it.
+#[derive(Deserialize)]
+struct HttpRequest {
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    query: serde_json::Map<String, Value>,
+}
+
+/// `POST /plugins/text-tools/count`: counts the request's body (text). `?only=words`
+/// answers the word count alone, as text.
+#[plugin_fn]
+pub fn count_route(Json(request): Json<HttpRequest>) -> FnResult<Json<Value>> {
+    let words = request.body.split_whitespace().count();
+    if request.query.get("only").and_then(Value::as_str) == Some("words") {
+        return Ok(Json(json!({ "status": 200, "body": words.to_string() })));
+    }
+    Ok(Json(json!({
+        "status": 200,
+        "headers": { "cache-control": "no-store" },
+        "body": {
+            "words": words,
+            "lines": request.body.lines().count(),
+            "characters": request.body.chars().count(),
+        },
+    })))
+}
+// ANCHOR_END: route
