@@ -253,7 +253,7 @@ async fn a_failing_or_wrong_interceptor_refuses_only_its_call_and_bad_combinatio
         "messages",
         &manifest(
             "messages",
-            "[[hooks]]\nevent = \"on_message\"\nhandler = \"x\"\n",
+            "[[hooks]]\nevent = \"on_response\"\nkind = \"resolver\"\nhandler = \"x\"\n",
         ),
         r#"require("@aleph/plugin-sdk").createServer({ name: "messages", hooks: { x: () => null } }).start();"#,
     );
@@ -277,7 +277,7 @@ async fn a_failing_or_wrong_interceptor_refuses_only_its_call_and_bad_combinatio
         errors[0]
     );
     assert!(
-        errors[1].contains("`on_message` hooks are not run by this host yet"),
+        errors[1].contains("`hooks[0]`: a `resolver` cannot take part in `on_response`"),
         "{}",
         errors[1]
     );

@@ -8,6 +8,7 @@
 //! | `on_error` | — | — | told of every failure |
 //!
 //! A handler gets a JSON context (the book's "Hooks" section documents it) and answers JSON.
+//! `on_message` and `on_response` hooks are the manager's own (see `messages`).
 
 use std::sync::Arc;
 
@@ -16,17 +17,22 @@ use serde_json::{Map, Value, json};
 use super::code::{Code, Purpose};
 use super::error::PluginError;
 use super::manifest::{HookEvent, HookKind, LoadedManifest};
+use super::messages::MessageHook;
 use crate::error::ToolError;
 use crate::middleware::{
     Hook, Interceptor, ObservedCall, Observer, ObserverError, Resolver, ToolCall,
 };
 use crate::result::ToolOutput;
 
-/// The plugin's hooks, ready to add to a server; a combination no host event supports fails
-/// the load, naming the hook.
-pub(super) fn plugin_hooks(loaded: &LoadedManifest, code: &Code) -> Result<Vec<Hook>, PluginError> {
+/// The plugin's hooks: those to add to a server, and its message hooks. A combination no
+/// host event supports fails the load, naming the hook.
+pub(super) fn plugin_hooks(
+    loaded: &LoadedManifest,
+    code: &Code,
+) -> Result<(Vec<Hook>, Vec<Arc<MessageHook>>), PluginError> {
     let manifest = &loaded.manifest;
     let mut hooks = Vec::with_capacity(manifest.hooks.len());
+    let mut messages = Vec::new();
     for (i, section) in manifest.hooks.iter().enumerate() {
         let target = Arc::new(Target {
             plugin: manifest.plugin.id.clone(),
@@ -48,14 +54,24 @@ pub(super) fn plugin_hooks(loaded: &LoadedManifest, code: &Code) -> Result<Vec<H
             (HookEvent::AfterToolCall | HookEvent::OnError, HookKind::Observer) => {
                 Hook::observer(priority, Observe(target))
             }
-            (HookEvent::OnMessage | HookEvent::OnResponse, _) => {
+            (HookEvent::OnResponse, HookKind::Resolver) => {
                 return Err(PluginError::Load {
                     plugin: manifest.plugin.id.clone(),
                     message: format!(
-                        "`hooks[{i}]`: `{}` hooks are not run by this host yet; remove the hook",
-                        name(&section.event)
+                        "`hooks[{i}]`: a `resolver` cannot take part in `on_response`, which has nothing to resolve; make it an `interceptor` or an `observer`"
                     ),
                 });
+            }
+            (HookEvent::OnMessage | HookEvent::OnResponse, kind) => {
+                messages.push(Arc::new(MessageHook {
+                    event: section.event,
+                    kind,
+                    priority,
+                    plugin: manifest.plugin.id.clone(),
+                    handler: section.handler.clone(),
+                    code: code.clone(),
+                }));
+                continue;
             }
             (event, kind) => {
                 return Err(PluginError::Load {
@@ -70,7 +86,7 @@ pub(super) fn plugin_hooks(loaded: &LoadedManifest, code: &Code) -> Result<Vec<H
         };
         hooks.push(hook);
     }
-    Ok(hooks)
+    Ok((hooks, messages))
 }
 
 fn name(value: &impl serde::Serialize) -> String {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -12,6 +13,7 @@ use super::code::{Code, Purpose};
 use super::config::PluginsConfig;
 use super::error::PluginError;
 use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest};
+use super::messages::MessageHook;
 #[cfg(feature = "node")]
 use super::node::NodejsRuntime;
 use super::prompts::{PluginPrompt, read_prompt};
@@ -117,6 +119,8 @@ pub(super) struct Inner {
     node: NodejsRuntime,
     /// Plugin directory → what is known of it. One lock serializes every change.
     slots: Mutex<BTreeMap<PathBuf, Slot>>,
+    /// The next [`Serving::seq`].
+    next_seq: AtomicU64,
 }
 
 struct Slot {
@@ -131,6 +135,10 @@ struct Serving {
     manifest: Arc<LoadedManifest>,
     tools: Vec<String>,
     hooks: Vec<HookId>,
+    message_hooks: Vec<Arc<MessageHook>>,
+    /// When it started serving, among every plugin version: message hooks of equal
+    /// priority run in this order.
+    seq: u64,
     prompt: Option<PluginPrompt>,
     services: Arc<Services>,
     code: Option<Code>,
@@ -157,6 +165,7 @@ impl PluginManager {
                 node: NodejsRuntime::new(config.runtimes.nodejs.clone()),
                 config,
                 slots: Mutex::new(BTreeMap::new()),
+                next_seq: AtomicU64::new(0),
             }),
         }
     }
@@ -415,6 +424,25 @@ impl PluginManager {
             .collect()
     }
 
+    /// The message hooks of every plugin being served, in the order they run: by priority,
+    /// then by when their plugin started serving, then in manifest order.
+    pub(super) fn serving_message_hooks(&self) -> Vec<Arc<MessageHook>> {
+        let slots = self.slots();
+        let mut hooks: Vec<(i32, u64, usize, Arc<MessageHook>)> = slots
+            .values()
+            .filter_map(|slot| slot.serving.as_ref())
+            .flat_map(|serving| {
+                serving
+                    .message_hooks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, hook)| (hook.priority.value(), serving.seq, i, Arc::clone(hook)))
+            })
+            .collect();
+        hooks.sort_by_key(|(priority, seq, i, _)| (*priority, *seq, *i));
+        hooks.into_iter().map(|(.., hook)| hook).collect()
+    }
+
     /// The services of every plugin being served.
     pub(super) fn serving_services(&self) -> Vec<Arc<Services>> {
         self.slots()
@@ -506,6 +534,7 @@ struct Prepared {
     manifest: Arc<LoadedManifest>,
     tools: Vec<Arc<dyn AlephToolDyn>>,
     hooks: Vec<Hook>,
+    message_hooks: Vec<Arc<MessageHook>>,
     code: Option<Code>,
     dropped: Vec<String>,
 }
@@ -572,6 +601,7 @@ impl Inner {
                 manifest,
                 tools: Vec::new(),
                 hooks: Vec::new(),
+                message_hooks: Vec::new(),
                 code: None,
                 dropped: Vec::new(),
             }),
@@ -597,11 +627,12 @@ impl Inner {
         let code = self.runtime.load(&manifest)?;
         let tools = super::build::wasm_tools(&manifest, &code)?;
         let code = Code::Wasm(code);
-        let hooks = super::hooks::plugin_hooks(&manifest, &code)?;
+        let (hooks, message_hooks) = super::hooks::plugin_hooks(&manifest, &code)?;
         Ok(Prepared {
             manifest,
             tools,
             hooks,
+            message_hooks,
             code: Some(code),
             dropped: Vec::new(),
         })
@@ -620,11 +651,12 @@ impl Inner {
         let code = self.node.start(&manifest)?;
         let tools = super::build::node_tools(&manifest, &code, self.node.config().timeout())?;
         let code = Code::Node(code);
-        let hooks = super::hooks::plugin_hooks(&manifest, &code)?;
+        let (hooks, message_hooks) = super::hooks::plugin_hooks(&manifest, &code)?;
         Ok(Prepared {
             manifest,
             tools,
             hooks,
+            message_hooks,
             code: Some(code),
             dropped: Vec::new(),
         })
@@ -709,6 +741,8 @@ impl Inner {
             manifest: prepared.manifest,
             tools,
             hooks,
+            message_hooks: prepared.message_hooks,
+            seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
             prompt,
             services,
             code: prepared.code,

@@ -22,6 +22,7 @@ mod error;
 mod install;
 mod manager;
 mod manifest;
+mod messages;
 mod policy;
 mod prompts;
 #[cfg(feature = "routes")]
@@ -54,6 +55,7 @@ pub use manifest::{
     Permissions, PluginInfoSection, PluginKind, PluginManifest, PromptScope, PromptSection,
     ProviderSection, SchemaSource, ServiceSection, ToolSection,
 };
+pub use messages::MessageOutcome;
 #[cfg(feature = "node")]
 pub use node::{NodeCallError, NodePlugin, NodejsRuntime, PROTOCOL_VERSION};
 pub use policy::{PermissionPolicy, PolicyMode, PolicyOverride};
