@@ -290,24 +290,3 @@ fn the_plugins_config_reads_from_an_application_config() {
         PluginsConfig::from_toml("[plugins.runtimes.wasm]\nmemory_limit = \"lots\"\n").unwrap_err();
     assert!(bad.to_string().contains("not a size"), "{bad}");
 }
-
-#[test]
-fn sections_the_host_does_not_serve_yet_refuse_the_load() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("chat");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("p.wat"), "(module)").unwrap();
-    std::fs::write(
-        dir.join("aleph_plugin.toml"),
-        "[plugin]\nid = \"chat\"\nversion = \"1.0.0\"\nkind = \"wasm\"\nentry = \"p.wat\"\n\n[[channels]]\nname = \"chat\"\ndescription = \"A chat.\"\nconnect_handler = \"c\"\ndisconnect_handler = \"d\"\nsend_handler = \"s\"\n",
-    )
-    .unwrap();
-    let server = AlephToolServer::new();
-    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
-    let report = manager.load_all();
-    let message = report.failed[0].1.to_string();
-    assert!(
-        message.contains("declares [[channels]], which this host does not serve yet"),
-        "{message}"
-    );
-}

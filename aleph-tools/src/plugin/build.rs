@@ -181,11 +181,23 @@ fn check_handlers(loaded: &LoadedManifest, code: &WasmPlugin) -> Result<(), Stri
         .iter()
         .enumerate()
         .map(|(i, r)| (format!("http_routes[{i}].handler"), r.handler.as_str()));
+    let providers = manifest.providers.iter().enumerate().flat_map(|(i, p)| {
+        [
+            Some(("list_models_handler", p.list_models_handler.as_str())),
+            Some(("chat_handler", p.chat_handler.as_str())),
+            p.stream_handler.as_deref().map(|h| ("stream_handler", h)),
+            p.embed_handler.as_deref().map(|h| ("embed_handler", h)),
+        ]
+        .into_iter()
+        .flatten()
+        .map(move |(key, handler)| (format!("providers[{i}].{key}"), handler))
+    });
     match tools
         .chain(commands)
         .chain(hooks)
         .chain(services)
         .chain(routes)
+        .chain(providers)
         .find(|(_, handler)| !code.has_export(handler))
     {
         None => Ok(()),

@@ -50,6 +50,45 @@ impl Code {
         }
     }
 
+    /// Runs `handler` of the channel or provider `adapter` in its `role` (`connect`, `chat`,
+    /// …), as [`invoke`](Self::invoke) runs other handlers. `method` is `channels/call` or
+    /// `providers/call`. A Node.js plugin's `chunk`s go to `chunks` as they come; a
+    /// WebAssembly plugin cannot write while it runs, so it answers a stream with an array.
+    #[cfg_attr(
+        not(any(feature = "wasm", feature = "node")),
+        allow(
+            clippy::unused_async,
+            unused_variables,
+            reason = "no runtime without features"
+        )
+    )]
+    #[cfg_attr(
+        not(feature = "node"),
+        allow(
+            unused_variables,
+            reason = "only a Node.js plugin is told the adapter and role"
+        )
+    )]
+    pub(super) async fn invoke_adapter(
+        &self,
+        method: &str,
+        adapter: &str,
+        role: &str,
+        handler: &str,
+        input: &Value,
+        chunks: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+    ) -> Result<Value, String> {
+        match *self {
+            #[cfg(feature = "wasm")]
+            Self::Wasm(_) => self.invoke(handler, Purpose::Command(role), input).await,
+            #[cfg(feature = "node")]
+            Self::Node(ref code) => code
+                .run_adapter(method, adapter, role, handler, input, chunks)
+                .await
+                .map_err(|e| e.to_string()),
+        }
+    }
+
     /// Runs `handler` with `input`, within the runtime's time limit, and reads its JSON
     /// answer. The error is a sentence saying what went wrong.
     #[cfg_attr(

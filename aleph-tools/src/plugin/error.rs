@@ -90,6 +90,19 @@ pub enum PluginError {
         message: String,
     },
 
+    /// A running plugin declares no channel or provider of this name.
+    #[error("plugin `{plugin}` has no {what} `{name}`; it has: {}", if known.is_empty() { "none".to_owned() } else { known.join(", ") })]
+    Unknown {
+        /// The plugin's id.
+        plugin: String,
+        /// `channel` or `provider`.
+        what: String,
+        /// The name asked for.
+        name: String,
+        /// The names it has.
+        known: Vec<String>,
+    },
+
     /// No plugin has this id.
     #[error("no plugin `{0}` is loaded")]
     NotFound(String),

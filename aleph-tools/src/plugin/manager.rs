@@ -424,6 +424,17 @@ impl PluginManager {
             .collect()
     }
 
+    /// The running code and manifest of plugin `id`, when it is being served with code.
+    pub(super) fn serving_code(&self, id: &str) -> Option<(Code, Arc<LoadedManifest>)> {
+        let slots = self.slots();
+        let serving = slots
+            .values()
+            .find(|slot| slot.id == id)?
+            .serving
+            .as_ref()?;
+        Some((serving.code.clone()?, Arc::clone(&serving.manifest)))
+    }
+
     /// The message hooks of every plugin being served, in the order they run: by priority,
     /// then by when their plugin started serving, then in manifest order.
     pub(super) fn serving_message_hooks(&self) -> Vec<Arc<MessageHook>> {
@@ -559,18 +570,11 @@ impl Inner {
             });
         }
         let m = &manifest.manifest;
-        for (section, declared) in [
-            ("[[channels]]", !m.channels.is_empty()),
-            ("[[providers]]", !m.providers.is_empty()),
-        ] {
-            if declared {
-                return Err(PluginError::Load {
-                    plugin: id.clone(),
-                    message: format!(
-                        "its manifest declares {section}, which this host does not serve yet; remove the section to load the plugin"
-                    ),
-                });
-            }
+        if m.plugin.kind == PluginKind::Wasm && !m.channels.is_empty() {
+            return Err(PluginError::Load {
+                plugin: id.clone(),
+                message: "its manifest declares [[channels]], and a WebAssembly plugin cannot deliver a channel's incoming messages (it runs only while called); write the channel as a Node.js plugin".into(),
+            });
         }
         if cfg!(not(feature = "routes")) && !m.http_routes.is_empty() {
             return Err(PluginError::Load {

@@ -17,6 +17,7 @@
 //! Needs the `plugins` feature; the WebAssembly runtime needs `wasm`, the Node.js runtime
 //! `node`.
 
+mod channels;
 mod config;
 mod error;
 mod install;
@@ -25,6 +26,7 @@ mod manifest;
 mod messages;
 mod policy;
 mod prompts;
+mod providers;
 #[cfg(feature = "routes")]
 mod routes;
 mod services;
@@ -44,6 +46,7 @@ mod wasm;
 
 #[cfg(feature = "wasm")]
 pub use build::DESCRIBE_EXPORT;
+pub use channels::{BoxStream, Channel, ChannelError, ChannelInfo, PluginChannel};
 pub use config::{
     ByteSize, NodeConfig, PluginsConfig, RestartPolicy, RoutesConfig, RuntimesConfig, WasmConfig,
 };
@@ -60,6 +63,7 @@ pub use messages::MessageOutcome;
 pub use node::{NodeCallError, NodePlugin, NodejsRuntime, PROTOCOL_VERSION};
 pub use policy::{PermissionPolicy, PolicyMode, PolicyOverride};
 pub use prompts::PluginPrompt;
+pub use providers::{ModelProvider, PluginProvider, ProviderError, ProviderInfo};
 pub use services::{ServiceInfo, ServiceState};
 #[cfg(feature = "wasm")]
 pub use wasm::{WasmCallError, WasmPlugin, WasmRuntime};

@@ -136,6 +136,27 @@ export type RouteHandler = (
   context: CallContext,
 ) => HttpResponse | unknown | Promise<HttpResponse | unknown>;
 
+/** What a channel handler gets beside its input. */
+export interface ChannelContext extends CallContext {
+  /**
+   * Hands the host a message that arrived on this channel (from the platform, a webhook, a
+   * poll). Callable at any time, also after the handler returned: keep it from `connect`.
+   */
+  receive(message: unknown): void;
+}
+
+/** What a provider handler gets beside its input. */
+export interface ProviderContext extends CallContext {
+  /** Sends one piece of a streaming answer to the host, now. */
+  emit(chunk: unknown): void;
+}
+
+/** A channel's `connect`, `disconnect` or `send` handler. */
+export type ChannelHandler = (input: any, context: ChannelContext) => unknown | Promise<unknown>;
+
+/** A provider's `list_models`, `chat`, `stream` or `embed` handler. */
+export type ProviderHandler = (input: any, context: ProviderContext) => unknown | Promise<unknown>;
+
 /** What a plugin serves, by name. */
 export interface ServerOptions {
   /** The plugin's name, for messages. */
@@ -153,6 +174,10 @@ export interface ServerOptions {
   services?: Record<string, Service>;
   /** HTTP route handlers, keyed by the manifest's `handler` for the route. */
   routes?: Record<string, RouteHandler>;
+  /** Channel handlers (`connect_handler`, `disconnect_handler`, `send_handler`), by name. */
+  channels?: Record<string, ChannelHandler>;
+  /** Provider handlers (`list_models_handler`, `chat_handler`, …), by name. */
+  providers?: Record<string, ProviderHandler>;
 }
 
 /** Where a server reads and writes; the process's stdio unless a test says otherwise. */
@@ -303,6 +328,30 @@ export class PluginServer {
           asResponse(await route(args, context)),
         );
       }
+      case "channels/call":
+      case "providers/call": {
+        const channel = method === "channels/call";
+        const record = (channel ? this.options.channels : this.options.providers) ?? {};
+        const handler = own(record as Record<string, Handler>, params.handler);
+        const adapter = channel ? params.channel : params.provider;
+        if (!handler) {
+          return this.#error(
+            id,
+            ErrorCode.InvalidParams,
+            `no ${channel ? "channel" : "provider"} handler \`${params.handler}\` in ${this.options.name}`,
+          );
+        }
+        return this.#run(id, `${adapter} ${params.role}`, params.input ?? null, (input, context) =>
+          handler(input, {
+            ...context,
+            receive: (message: unknown) =>
+              this.#send({ jsonrpc: "2.0", method: "channels/receive", params: { channel: adapter, message } }),
+            emit: (chunk: unknown) => {
+              if (!context.signal.aborted) this.#send({ jsonrpc: "2.0", method: "chunk", params: { id, chunk } });
+            },
+          } as CallContext),
+        );
+      }
       case "shutdown":
         return this.#shutdown(id);
       default:
@@ -345,6 +394,18 @@ export class PluginServer {
     for (const route of (params.routes ?? []) as { method: string; path: string; handler: string }[]) {
       if (!own(this.options.routes ?? {}, route.handler)) {
         missing.push(`route \`${route.method} ${route.path}\` (\`${route.handler}\` in \`routes\`)`);
+      }
+    }
+    for (const [key, record] of [
+      ["channels", this.options.channels ?? {}],
+      ["providers", this.options.providers ?? {}],
+    ] as const) {
+      for (const adapter of (params[key] ?? []) as { name: string; handlers: string[] }[]) {
+        for (const handler of adapter.handlers ?? []) {
+          if (!own(record as Record<string, unknown>, handler)) {
+            missing.push(`${key.slice(0, -1)} \`${adapter.name}\` (\`${handler}\` in \`${key}\`)`);
+          }
+        }
       }
     }
     this.#result(id, { protocolVersion: PROTOCOL_VERSION, missing, schemas, sdk: SDK });

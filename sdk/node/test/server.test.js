@@ -220,6 +220,45 @@ test("routes answer requests: a response as given, any other value as a 200", as
   assert.match(init.result.missing[0], /route `GET \/x` \(`gone` in `routes`\)/);
 });
 
+test("channels receive at any time; providers stream chunks before their answer", async () => {
+  let receive = null;
+  const { ask, notifications } = serve({
+    name: "t",
+    channels: {
+      connect: (config, ctx) => {
+        receive = ctx.receive;
+        return { room: config.room };
+      },
+      send: (message, ctx) => {
+        ctx.receive({ text: `echo: ${message.text}` });
+        return { sent: true };
+      },
+    },
+    providers: {
+      stream: (request, ctx) => {
+        for (const word of request.text.split(" ")) ctx.emit(word);
+        return null;
+      },
+    },
+  });
+  const connected = await ask("channels/call", { channel: "chat", role: "connect", handler: "connect", input: { room: "r" } });
+  assert.deepEqual(connected.result, { room: "r" });
+  const sent = await ask("channels/call", { channel: "chat", role: "send", handler: "send", input: { text: "hi" } });
+  assert.deepEqual(sent.result, { sent: true });
+  receive({ text: "later" });
+  const streamed = await ask("providers/call", { provider: "m", role: "stream", handler: "stream", input: { text: "a b" } }, 77);
+  assert.equal(streamed.result, null);
+  const received = notifications.filter((n) => n.method === "channels/receive").map((n) => n.params);
+  assert.deepEqual(received, [
+    { channel: "chat", message: { text: "echo: hi" } },
+    { channel: "chat", message: { text: "later" } },
+  ]);
+  const chunks = notifications.filter((n) => n.method === "chunk").map((n) => n.params);
+  assert.deepEqual(chunks, [{ id: 77, chunk: "a" }, { id: 77, chunk: "b" }]);
+  const init = await ask("initialize", initialize({ providers: [{ name: "m", handlers: ["stream", "chat"] }] }));
+  assert.deepEqual(init.result.missing, ["provider `m` (`chat` in `providers`)"]);
+});
+
 test("a real process keeps console output off stdout and exits when stdin closes", async () => {
   const child = spawn(process.execPath, [path.join(__dirname, "fixtures", "plugin.js")], { stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";

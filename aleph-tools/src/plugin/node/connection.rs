@@ -16,14 +16,14 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::NodeCallError;
 use super::frame::{Frame, Lines};
 use super::protocol::{
-    CancelParams, LogParams, Message, Notification, ProgressParams, Request, RpcError, code,
-    leading_id,
+    CancelParams, ChunkParams, LogParams, Message, Notification, ProgressParams, ReceiveParams,
+    Request, RpcError, code, leading_id,
 };
 use crate::context::Progress;
 use crate::sync::lock;
@@ -61,11 +61,15 @@ pub(super) struct Connection {
     faults: AtomicU64,
     /// Requests given up lately: an answer to one crossed the `cancel` and is not a fault.
     withdrawn: Mutex<VecDeque<u64>>,
+    /// Where `channels/receive` notifications go: `(channel, message)`.
+    inbound: broadcast::Sender<(Arc<str>, Value)>,
 }
 
 struct Pending {
     reply: oneshot::Sender<Result<Value, NodeCallError>>,
     progress: Option<Progress>,
+    /// Where the request's `chunk` notifications go, for a streaming request.
+    chunks: Option<mpsc::UnboundedSender<Value>>,
 }
 
 enum Outgoing {
@@ -79,6 +83,7 @@ impl Connection {
         plugin: &str,
         spawn: &Spawn,
         max_message: u64,
+        inbound: broadcast::Sender<(Arc<str>, Value)>,
     ) -> Result<Arc<Self>, String> {
         let mut command = Command::new(&spawn.node);
         command
@@ -114,6 +119,7 @@ impl Connection {
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             faults: AtomicU64::new(0),
             withdrawn: Mutex::new(VecDeque::new()),
+            inbound,
         });
         tokio::spawn(write(stdin, outgoing));
         let stderr_task = tokio::spawn(log_stderr(
@@ -170,6 +176,27 @@ impl Connection {
         params: impl Serialize,
         progress: Option<Progress>,
     ) -> Result<Value, NodeCallError> {
+        self.request_with(method, params, progress, None).await
+    }
+
+    /// As [`request`](Self::request), with the request's `chunk` notifications sent to
+    /// `chunks` as they come.
+    pub(super) async fn request_streaming(
+        self: &Arc<Self>,
+        method: &str,
+        params: impl Serialize,
+        chunks: mpsc::UnboundedSender<Value>,
+    ) -> Result<Value, NodeCallError> {
+        self.request_with(method, params, None, Some(chunks)).await
+    }
+
+    async fn request_with(
+        self: &Arc<Self>,
+        method: &str,
+        params: impl Serialize,
+        progress: Option<Progress>,
+        chunks: Option<mpsc::UnboundedSender<Value>>,
+    ) -> Result<Value, NodeCallError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let line = encode(&Request {
             jsonrpc: "2.0",
@@ -191,7 +218,14 @@ impl Connection {
             if let Some(reason) = self.exit_reason() {
                 return Err(NodeCallError::Exited(reason.to_string()));
             }
-            pending.insert(id, Pending { reply, progress });
+            pending.insert(
+                id,
+                Pending {
+                    reply,
+                    progress,
+                    chunks,
+                },
+            );
         }
         let mut guard = Withdraw {
             connection: self,
@@ -299,6 +333,31 @@ impl Connection {
                 if let Some(progress) = progress {
                     progress.report(p.progress, p.total, p.message.as_deref());
                 }
+            }
+            "chunk" => {
+                let Ok(c) = serde_json::from_value::<ChunkParams>(params) else {
+                    self.fault("sent a `chunk` notification without `id` and `chunk`");
+                    return;
+                };
+                let chunks = lock(&self.pending)
+                    .get(&c.id)
+                    .and_then(|pending| pending.chunks.clone());
+                match chunks {
+                    Some(chunks) => {
+                        let _ = chunks.send(c.chunk);
+                    }
+                    None => self.fault("sent a `chunk` for a request that does not stream"),
+                }
+            }
+            "channels/receive" => {
+                let Ok(r) = serde_json::from_value::<ReceiveParams>(params) else {
+                    self.fault(
+                        "sent a `channels/receive` notification without `channel` and `message`",
+                    );
+                    return;
+                };
+                // No one listening is not a fault: messages before `inbound()` are dropped.
+                let _ = self.inbound.send((r.channel.into(), r.message));
             }
             "log" => {
                 let Ok(log) = serde_json::from_value::<LogParams>(params) else {

@@ -18,13 +18,13 @@ mod supervisor;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use self::protocol::PROTOCOL_VERSION;
 use self::protocol::{
-    CallParams, CommandParams, Declared, DeclaredHook, DeclaredRoute, DeclaredService, HookParams,
-    InitializeParams, Limits, PluginRef, RouteParams,
+    CallParams, CommandParams, Declared, DeclaredAdapter, DeclaredHook, DeclaredRoute,
+    DeclaredService, HookParams, InitializeParams, Limits, PluginRef, RouteParams,
 };
 use self::sandbox::NodeBinary;
 use self::supervisor::{Phase, Supervisor};
@@ -37,6 +37,9 @@ use crate::error::ToolError;
 use crate::result::ToolOutput;
 use crate::sync::lock;
 use crate::tool::{BoxFuture, ToolDefinition, ToolHandler};
+
+/// How many received channel messages wait for slow listeners before the oldest are dropped.
+const INBOUND_BUFFER: usize = 256;
 
 /// Starts Node.js plugins with the settings of one [`NodeConfig`].
 #[derive(Debug, Default)]
@@ -88,12 +91,14 @@ impl NodejsRuntime {
         let (spawn, sandbox) = sandbox::spawn_for(&binary, loaded);
         let initialize = initialize_params(loaded, &self.config);
         let (phase, phase_rx) = watch::channel(Phase::Starting);
+        let (inbound, _) = broadcast::channel(INBOUND_BUFFER);
         let supervisor = Supervisor {
             id: id.clone(),
             spawn,
             initialize,
             config: self.config.clone(),
             phase,
+            inbound: inbound.clone(),
         };
         let stop = CancellationToken::new();
         let (first, started) = oneshot::channel();
@@ -112,6 +117,7 @@ impl NodejsRuntime {
                 sandbox,
                 schemas: init.schemas,
                 timeout: self.config.timeout(),
+                inbound,
             }),
         })
     }
@@ -210,6 +216,30 @@ fn initialize_params(loaded: &LoadedManifest, config: &NodeConfig) -> Value {
                 handler: &r.handler,
             })
             .collect(),
+        channels: m
+            .channels
+            .iter()
+            .map(|c| DeclaredAdapter {
+                name: &c.name,
+                handlers: vec![&c.connect_handler, &c.disconnect_handler, &c.send_handler],
+            })
+            .collect(),
+        providers: m
+            .providers
+            .iter()
+            .map(|p| DeclaredAdapter {
+                name: &p.name,
+                handlers: [
+                    Some(p.list_models_handler.as_str()),
+                    Some(p.chat_handler.as_str()),
+                    p.stream_handler.as_deref(),
+                    p.embed_handler.as_deref(),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            })
+            .collect(),
         limits: Limits {
             max_message: config.max_message.bytes(),
         },
@@ -241,6 +271,8 @@ struct Handle {
     schemas: serde_json::Map<String, Value>,
     /// The time limit of a direct command.
     timeout: std::time::Duration,
+    /// Messages the plugin's channels receive.
+    inbound: broadcast::Sender<(Arc<str>, Value)>,
 }
 
 impl Drop for Handle {
@@ -444,6 +476,42 @@ impl NodePlugin {
         tokio::time::timeout(timeout, connection.request("routes/handle", params, None))
             .await
             .unwrap_or(Err(NodeCallError::Timeout(timeout)))
+    }
+
+    /// Runs `handler` of the channel or provider `adapter` for `role` (`channels/call`
+    /// or `providers/call`, by `method`), within the runtime's `timeout_ms`. With `chunks`,
+    /// the handler's `chunk` notifications are sent there as they come.
+    pub(in crate::plugin) async fn run_adapter(
+        &self,
+        method: &str,
+        adapter: &str,
+        role: &str,
+        handler: &str,
+        input: &Value,
+        chunks: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+    ) -> Result<Value, NodeCallError> {
+        let connection = self.connection().await?;
+        let key = if method.starts_with("channels") {
+            "channel"
+        } else {
+            "provider"
+        };
+        let params = json!({ key: adapter, "role": role, "handler": handler, "input": input });
+        let timeout = self.inner.timeout;
+        let answer = async {
+            match chunks {
+                Some(chunks) => connection.request_streaming(method, params, chunks).await,
+                None => connection.request(method, params, None).await,
+            }
+        };
+        tokio::time::timeout(timeout, answer)
+            .await
+            .unwrap_or(Err(NodeCallError::Timeout(timeout)))
+    }
+
+    /// Messages the plugin's channels receive from now on, as `(channel, message)`.
+    pub(in crate::plugin) fn inbound(&self) -> broadcast::Receiver<(Arc<str>, Value)> {
+        self.inner.inbound.subscribe()
     }
 
     /// Kills the process now, as a crash would: calls in flight fail and the supervisor

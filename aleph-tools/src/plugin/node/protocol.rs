@@ -119,6 +119,8 @@ pub(super) struct InitializeParams<'a> {
     pub(super) hooks: Vec<DeclaredHook<'a>>,
     pub(super) services: Vec<DeclaredService<'a>>,
     pub(super) routes: Vec<DeclaredRoute<'a>>,
+    pub(super) channels: Vec<DeclaredAdapter<'a>>,
+    pub(super) providers: Vec<DeclaredAdapter<'a>>,
     pub(super) limits: Limits,
 }
 
@@ -210,6 +212,27 @@ pub(super) struct HookParams<'a> {
 pub(super) struct RouteParams<'a> {
     pub(super) handler: &'a str,
     pub(super) request: &'a Value,
+}
+
+/// `chunk`'s parameters: a piece of a streaming request's answer.
+#[derive(Deserialize)]
+pub(super) struct ChunkParams {
+    pub(super) id: u64,
+    pub(super) chunk: Value,
+}
+
+/// `channels/receive`'s parameters: a message that arrived on one of the plugin's channels.
+#[derive(Deserialize)]
+pub(super) struct ReceiveParams {
+    pub(super) channel: String,
+    pub(super) message: Value,
+}
+
+/// A channel or provider: its name and its handlers, by role.
+#[derive(Serialize)]
+pub(super) struct DeclaredAdapter<'a> {
+    pub(super) name: &'a str,
+    pub(super) handlers: Vec<&'a str>,
 }
 
 /// `cancel`'s parameters: the request to give up.

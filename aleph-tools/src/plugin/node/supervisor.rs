@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::super::config::NodeConfig;
@@ -37,6 +37,8 @@ pub(super) struct Supervisor {
     pub(super) initialize: Value,
     pub(super) config: NodeConfig,
     pub(super) phase: watch::Sender<Phase>,
+    /// Messages the plugin's channels receive, from whichever process is running.
+    pub(super) inbound: broadcast::Sender<(Arc<str>, Value)>,
 }
 
 impl Supervisor {
@@ -126,7 +128,12 @@ impl Supervisor {
 
     /// Starts one process and waits for its answer to `initialize`.
     async fn start(&self) -> Result<(Arc<Connection>, InitializeResult), String> {
-        let connection = Connection::spawn(&self.id, &self.spawn, self.config.max_message.bytes())?;
+        let connection = Connection::spawn(
+            &self.id,
+            &self.spawn,
+            self.config.max_message.bytes(),
+            self.inbound.clone(),
+        )?;
         let timeout = Duration::from_millis(self.config.start_timeout_ms);
         let answered = tokio::select! {
             answer = tokio::time::timeout(

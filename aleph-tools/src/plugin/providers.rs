@@ -1,0 +1,294 @@
+//! `[[providers]]`: a plugin's model backend (a local model server, a proxy) as a
+//! [`ModelProvider`] the host uses like one of its own.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::channels::BoxStream;
+use super::code::Code;
+use super::error::PluginError;
+use super::manager::PluginManager;
+use super::manifest::ProviderSection;
+use crate::tool::BoxFuture;
+
+/// A model backend: list its models, chat, stream a chat, embed. A host holds its providers
+/// as `Arc<dyn ModelProvider>`, whether built in or served by a plugin ([`PluginProvider`]).
+///
+/// Requests and answers are JSON in the shape the provider documents (typically
+/// `{"model": …, "messages": […]}` in, `{"message": {"role": "assistant", …}}` out).
+pub trait ModelProvider: Send + Sync + 'static {
+    /// The provider's name.
+    fn name(&self) -> &str;
+
+    /// The models it serves.
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<Value>, ProviderError>>;
+
+    /// Answers a chat request.
+    fn chat(&self, request: Value) -> BoxFuture<'_, Result<Value, ProviderError>>;
+
+    /// Answers a chat request piece by piece: the pieces as they come.
+    fn stream(
+        &self,
+        request: Value,
+    ) -> BoxFuture<'_, Result<BoxStream<Result<Value, ProviderError>>, ProviderError>>;
+
+    /// Embeds `input` (text, or a list of texts).
+    fn embed(&self, input: Value) -> BoxFuture<'_, Result<Value, ProviderError>>;
+}
+
+/// Why a provider could not do what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("provider `{provider}`: {message}")]
+#[non_exhaustive]
+pub struct ProviderError {
+    /// The provider's name.
+    pub provider: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl ProviderError {
+    /// An error of `provider`.
+    pub fn new(provider: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            provider: provider.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A provider a plugin declares, as [`PluginManager::providers`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProviderInfo {
+    /// The plugin's id.
+    pub plugin: String,
+    /// The provider's name.
+    pub name: String,
+    /// What it serves.
+    pub description: String,
+    /// Whether it streams (it has a `stream_handler`).
+    pub streams: bool,
+    /// Whether it embeds (it has an `embed_handler`).
+    pub embeds: bool,
+}
+
+/// A plugin's provider: each call runs the handler the manifest names in the plugin's
+/// current version, so a reload is followed.
+#[derive(Clone)]
+pub struct PluginProvider {
+    manager: PluginManager,
+    plugin: String,
+    name: String,
+}
+
+impl fmt::Debug for PluginProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PluginProvider")
+            .field("plugin", &self.plugin)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PluginProvider {
+    /// The plugin serving it.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    fn current(&self) -> Result<(Code, ProviderSection), ProviderError> {
+        let (code, manifest) = self
+            .manager
+            .serving_code(&self.plugin)
+            .ok_or_else(|| self.error(format!("plugin `{}` is not running", self.plugin)))?;
+        let section = manifest
+            .manifest
+            .providers
+            .iter()
+            .find(|p| p.name == self.name)
+            .cloned()
+            .ok_or_else(|| {
+                self.error(format!(
+                    "plugin `{}` no longer declares this provider",
+                    self.plugin
+                ))
+            })?;
+        Ok((code, section))
+    }
+
+    fn handler(&self, section: &ProviderSection, role: &str) -> Result<String, ProviderError> {
+        match role {
+            "list_models" => Some(section.list_models_handler.clone()),
+            "chat" => Some(section.chat_handler.clone()),
+            "stream" => section.stream_handler.clone(),
+            _ => section.embed_handler.clone(),
+        }
+        .ok_or_else(|| {
+            self.error(format!(
+                "plugin `{}` declares no `{role}_handler` for it",
+                self.plugin
+            ))
+        })
+    }
+
+    async fn run(
+        &self,
+        role: &str,
+        input: &Value,
+        chunks: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+    ) -> Result<Value, ProviderError> {
+        let (code, section) = self.current()?;
+        let handler = self.handler(&section, role)?;
+        code.invoke_adapter("providers/call", &self.name, role, &handler, input, chunks)
+            .await
+            .map_err(|message| self.error(format!("plugin `{}`: {message}", self.plugin)))
+    }
+
+    fn error(&self, message: String) -> ProviderError {
+        ProviderError::new(&self.name, message)
+    }
+}
+
+impl ModelProvider for PluginProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<Value>, ProviderError>> {
+        Box::pin(async move {
+            match self.run("list_models", &Value::Null, None).await? {
+                Value::Array(models) => Ok(models),
+                other => Err(self.error(format!(
+                    "plugin `{}` listed its models as `{other}`, not as an array",
+                    self.plugin
+                ))),
+            }
+        })
+    }
+
+    fn chat(&self, request: Value) -> BoxFuture<'_, Result<Value, ProviderError>> {
+        Box::pin(async move { self.run("chat", &request, None).await })
+    }
+
+    /// Streams a chat. A Node.js plugin's pieces arrive as its handler emits them, and the
+    /// stream ends with the handler (an error it throws is the last item); a WebAssembly
+    /// plugin's handler answers an array, whose items are the pieces.
+    fn stream(
+        &self,
+        request: Value,
+    ) -> BoxFuture<'_, Result<BoxStream<Result<Value, ProviderError>>, ProviderError>> {
+        Box::pin(async move {
+            let (code, section) = self.current()?;
+            let handler = self.handler(&section, "stream")?;
+            let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+            let this = self.clone();
+            let finished = tokio::spawn(async move {
+                code.invoke_adapter(
+                    "providers/call",
+                    &this.name,
+                    "stream",
+                    &handler,
+                    &request,
+                    Some(sender),
+                )
+                .await
+                .map_err(|message| this.error(format!("plugin `{}`: {message}", this.plugin)))
+            });
+            let error_of = self.clone();
+            let stream = futures_util::stream::unfold(
+                (receiver, Some(finished)),
+                move |(mut receiver, finished)| {
+                    let error_of = error_of.clone();
+                    async move {
+                        if let Some(chunk) = receiver.recv().await {
+                            return Some((Ok(chunk), (receiver, finished)));
+                        }
+                        // The handler is done: its answer is the end of the stream.
+                        let outcome = finished?.await.unwrap_or_else(|e| {
+                            Err(error_of.error(format!("the stream's task failed: {e}")))
+                        });
+                        match outcome {
+                            Ok(Value::Array(items)) if !items.is_empty() => {
+                                let (sender, rest) = tokio::sync::mpsc::unbounded_channel();
+                                let mut items = items.into_iter();
+                                let first = items.next().map(Ok);
+                                for item in items {
+                                    let _ = sender.send(item);
+                                }
+                                drop(sender);
+                                first.map(|first| (first, (rest, None)))
+                            }
+                            Ok(_) => None,
+                            Err(error) => Some((Err(error), (receiver, None))),
+                        }
+                    }
+                },
+            );
+            Ok(Box::pin(stream) as BoxStream<_>)
+        })
+    }
+
+    fn embed(&self, input: Value) -> BoxFuture<'_, Result<Value, ProviderError>> {
+        Box::pin(async move { self.run("embed", &input, None).await })
+    }
+}
+
+impl PluginManager {
+    /// Every model provider the running plugins declare, by plugin id.
+    pub fn providers(&self) -> Vec<ProviderInfo> {
+        let mut all: Vec<ProviderInfo> = self
+            .list()
+            .into_iter()
+            .filter_map(|info| self.serving_code(&info.id))
+            .flat_map(|(_, manifest)| {
+                let plugin = manifest.manifest.plugin.id.clone();
+                manifest
+                    .manifest
+                    .providers
+                    .iter()
+                    .map(|p| ProviderInfo {
+                        plugin: plugin.clone(),
+                        name: p.name.clone(),
+                        description: p.description.clone(),
+                        streams: p.stream_handler.is_some(),
+                        embeds: p.embed_handler.is_some(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        all.sort_by(|a, b| (&a.plugin, &a.name).cmp(&(&b.plugin, &b.name)));
+        all
+    }
+
+    /// The provider `name` of plugin `id`, to use as any [`ModelProvider`].
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::NotFound`] for a plugin that is not running; [`PluginError::Unknown`]
+    /// naming the providers there are when it declares no such provider.
+    pub fn provider(&self, id: &str, name: &str) -> Result<PluginProvider, PluginError> {
+        let (_, manifest) = self
+            .serving_code(id)
+            .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
+        if !manifest.manifest.providers.iter().any(|p| p.name == name) {
+            return Err(PluginError::Unknown {
+                plugin: id.to_owned(),
+                what: "provider".into(),
+                name: name.to_owned(),
+                known: manifest
+                    .manifest
+                    .providers
+                    .iter()
+                    .map(|p| p.name.clone())
+                    .collect(),
+            });
+        }
+        Ok(PluginProvider {
+            manager: self.clone(),
+            plugin: id.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+}
