@@ -2,9 +2,9 @@
 # Builds the example plugins: the WebAssembly ones to modules beside their manifests
 # (`text-tools/text_tools.wasm`, `http-fetch/http_fetch.wasm`), installing the
 # wasm32-unknown-unknown target with rustup when it is missing; and the Node.js ones
-# (`weather-node`, `notes-node`) by building the SDK in `sdk/node` and installing it into each
-# as a copy (`--install-links`; Node's permission model would refuse a link out of the
-# plugin's directory).
+# (`weather-node`, `notes-node`, `echo-bridge`) by building the SDK in `sdk/node` and
+# installing it into each as a copy (`--install-links`; Node's permission model would refuse
+# a link out of the plugin's directory).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -21,6 +21,6 @@ for plugin in text-tools http-fetch call-guard; do
 done
 
 bash ../../sdk/node/build.sh
-for plugin in weather-node notes-node; do
+for plugin in weather-node notes-node echo-bridge; do
     (cd "$plugin" && npm ci --install-links --no-audit --no-fund --loglevel=error)
 done

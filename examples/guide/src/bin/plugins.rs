@@ -5,12 +5,14 @@
 //! Build the plugins first: `bash examples/plugins/build.sh`.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aleph_tools::mcp::McpServer;
-use aleph_tools::plugin::{PluginManager, PluginStatus, PluginsConfig};
+use aleph_tools::plugin::{Channel, ModelProvider, PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
+use futures_util::StreamExt;
 use serde_json::json;
 
 /// Add two integers.
@@ -106,12 +108,52 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     routes(&server, &manager).await?;
+    channel_and_provider(&manager).await?;
 
     hot_reload(&server, &manager, &plugins).await?;
 
     manager.unload("text-tools")?;
     println!("after unload: {}", server.tool_names().join(", "));
     std::fs::remove_dir_all(&plugins)?;
+    Ok(())
+}
+
+/// A plugin's channel and model provider, used as the host's own `Channel` and
+/// `ModelProvider`.
+async fn channel_and_provider(manager: &PluginManager) -> Result<(), Box<dyn std::error::Error>> {
+    let channel: Arc<dyn Channel> = Arc::new(manager.channel("echo-bridge", "loopback")?);
+    let mut inbound = channel.inbound();
+    let joined = channel.connect(json!({ "room": "guide" })).await?;
+    println!("channel loopback: connect -> {joined}");
+    let sent = channel.send(json!({ "text": "hello, channel" })).await?;
+    let received = tokio::time::timeout(Duration::from_secs(5), inbound.next()).await?;
+    println!(
+        "channel loopback: send -> {sent}, received {}",
+        received.unwrap_or_default()
+    );
+    channel.disconnect().await?;
+
+    let model: Arc<dyn ModelProvider> = Arc::new(manager.provider("echo-bridge", "echo")?);
+    println!(
+        "provider echo: models {}",
+        json!(model.list_models().await?)
+    );
+    let request =
+        json!({ "model": "echo-1", "messages": [{ "role": "user", "content": "stream me back" }] });
+    println!(
+        "provider echo: chat -> {}",
+        model.chat(request.clone()).await?
+    );
+    let mut pieces = model.stream(request).await?;
+    let mut streamed = Vec::new();
+    while let Some(piece) = pieces.next().await {
+        streamed.push(piece?["delta"].as_str().unwrap_or_default().to_owned());
+    }
+    println!("provider echo: streamed {streamed:?}");
+    println!(
+        "provider echo: embed -> {}",
+        model.embed(json!(["a b", "c"])).await?
+    );
     Ok(())
 }
 
@@ -222,6 +264,7 @@ fn copy_plugins(examples: &Path) -> Result<std::path::PathBuf, Box<dyn std::erro
         "call-guard",
         "weather-node",
         "notes-node",
+        "echo-bridge",
     ] {
         copy_dir(&examples.join(name), &plugins.join(name))?;
     }
