@@ -8,6 +8,21 @@ use anyhow::{Context as _, bail};
 
 use crate::config::{Config, McpServerSection};
 
+/// The variable that counts how deep `aleph-tools` runs inside `[[mcp_servers]]` entries
+/// that start `aleph-tools` again.
+const DEPTH_VARIABLE: &str = "ALEPH_TOOLS_DEPTH";
+
+/// How deep that may go: deeper is a config that wraps itself.
+const MAX_DEPTH: u32 = 8;
+
+/// How many `aleph-tools` processes started this one through `[[mcp_servers]]`.
+fn depth() -> u32 {
+    std::env::var(DEPTH_VARIABLE)
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Which plugins to run.
 pub enum Plugins<'a> {
     /// None: only the manager, to install, uninstall or check.
@@ -39,6 +54,11 @@ impl Host {
         wrap: bool,
         approve: bool,
     ) -> anyhow::Result<Self> {
+        if wrap && !config.mcp_servers.is_empty() && depth() >= MAX_DEPTH {
+            bail!(
+                "aleph-tools is running {MAX_DEPTH} deep inside its own `[[mcp_servers]]`: an entry starts aleph-tools with a config that wraps it again; give that entry its own `--config`"
+            );
+        }
         let mut builder = AlephToolServer::builder().with_filter(config.tools.clone());
         if approve {
             builder = builder.with_confirmation_handler(|_: ConfirmationRequest| async {
@@ -116,7 +136,9 @@ async fn connect(
 ) -> anyhow::Result<McpConnection> {
     let endpoint = match (&section.command, &section.url) {
         (Some(command), _) => {
-            let mut endpoint = McpEndpoint::command(command).args(section.args.iter());
+            let mut endpoint = McpEndpoint::command(command)
+                .args(section.args.iter())
+                .env(DEPTH_VARIABLE, (depth() + 1).to_string());
             for (key, value) in &section.env {
                 endpoint = endpoint.env(key, value);
             }

@@ -115,7 +115,7 @@ pub async fn command(
         None => Value::Object(serde_json::Map::new()),
     };
     let host = Host::start(config, Plugins::Only(id), false, false).await?;
-    let output = host.manager.run_command(id, name, &input).await?;
+    let output = host.manager.execute_command(id, name, &input).await?;
     println!("{}", serde_json::to_string_pretty(&output)?);
     Ok(())
 }

@@ -461,3 +461,56 @@ fn serve_http_answers_mcp_and_plugin_routes_until_terminated() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
 }
+
+#[test]
+fn configured_mcp_servers_are_wrapped_beside_the_plugins() {
+    let world = World::new();
+    let inner = world.root.path().join("inner");
+    copy_dir(
+        &example_plugins().join("text-tools"),
+        &inner.join("text-tools"),
+    );
+    // The wrapped server is this command again, serving other plugins over stdio with a
+    // config of its own.
+    let inner_config = world.root.path().join("inner.toml");
+    std::fs::write(&inner_config, "").unwrap();
+    let config = format!(
+        "[plugins]\nsearch_paths = [\"plugins\"]\n\n[[mcp_servers]]\nname = \"inner\"\ncommand = {:?}\nargs = [\"serve\", \"--stdio\", \"--config\", {:?}, \"--plugins\", {:?}]\n\n[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/no/such/program\"\n",
+        env!("CARGO_BIN_EXE_aleph-tools"),
+        inner_config.to_str().unwrap(),
+        inner.to_str().unwrap()
+    );
+    std::fs::write(world.config(), config).unwrap();
+    let output = world.run(&["tools", "list"]);
+    let table = succeeded(&output);
+    assert!(table.contains("inner_word_count  Mcp"), "{table}");
+    assert!(
+        stderr(&output).contains("warning: the MCP server `ghost` is left out"),
+        "{}",
+        stderr(&output)
+    );
+    let counted =
+        succeeded(&world.run(&["tools", "call", "inner_word_count", r#"{"text": "a b c"}"#]));
+    assert_eq!(serde_json::from_str::<Value>(&counted).unwrap()["words"], 3);
+}
+
+#[test]
+fn a_config_that_wraps_itself_stops_at_a_depth() {
+    let world = World::new();
+    // `serve` started by an entry of this very config, which it reads again: a chain.
+    std::fs::write(
+        world.config(),
+        format!(
+            "[[mcp_servers]]\nname = \"again\"\ncommand = {:?}\nargs = [\"serve\", \"--stdio\"]\n",
+            env!("CARGO_BIN_EXE_aleph-tools")
+        ),
+    )
+    .unwrap();
+    let output = world.run(&["tools", "list"]);
+    succeeded(&output);
+    assert!(
+        stderr(&output).contains("running 8 deep inside its own `[[mcp_servers]]`"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -186,7 +186,7 @@ async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
 
     // Direct commands.
     let version = manager
-        .run_command("calc", "version", &json!({}))
+        .execute_command("calc", "version", &json!({}))
         .await
         .unwrap();
     assert_eq!(version["version"], "1.0.0");
@@ -304,7 +304,7 @@ async fn a_reload_replaces_the_process_and_calls_in_flight_finish_on_the_old_one
     let manager = manager(&server, root.path());
     assert!(manager.load_all().failed.is_empty());
     let old_pid = manager
-        .run_command("calc", "version", &json!({}))
+        .execute_command("calc", "version", &json!({}))
         .await
         .unwrap()["pid"]
         .as_u64()
@@ -325,7 +325,7 @@ async fn a_reload_replaces_the_process_and_calls_in_flight_finish_on_the_old_one
     .unwrap();
     assert_eq!(reloaded.status, PluginStatus::Running);
     let new_pid = manager
-        .run_command("calc", "version", &json!({}))
+        .execute_command("calc", "version", &json!({}))
         .await
         .unwrap()["pid"]
         .as_u64()
@@ -414,7 +414,7 @@ async fn the_watcher_reloads_on_code_changes_but_not_on_the_plugins_own_data() {
         let manager = manager.clone();
         async move {
             manager
-                .run_command("calc", "version", &json!({}))
+                .execute_command("calc", "version", &json!({}))
                 .await
                 .unwrap()["pid"]
                 .as_u64()
@@ -462,12 +462,12 @@ async fn a_command_that_never_answers_times_out() {
     let manager = PluginManager::new(&server, config);
     assert!(manager.load_all().failed.is_empty());
     let error = manager
-        .run_command("calc", "hang", &json!({}))
+        .execute_command("calc", "hang", &json!({}))
         .await
         .unwrap_err()
         .to_string();
     assert!(error.contains("within 300ms"), "{error}");
-    let version = manager.run_command("calc", "version", &json!({})).await;
+    let version = manager.execute_command("calc", "version", &json!({})).await;
     assert_eq!(version.unwrap()["version"], "1.0.0");
 }
 

@@ -118,7 +118,7 @@ async fn a_node_plugin_answers_json_bodies_parameters_and_statuses() {
     // The same notes through the tool: one plugin, two doors.
     let listed = site
         .manager
-        .run_command("notes-node", "export", &json!({}))
+        .execute_command("notes-node", "export", &json!({}))
         .await
         .unwrap();
     assert_eq!(listed, json!("- buy milk"));

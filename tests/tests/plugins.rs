@@ -136,12 +136,12 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
 
     // Direct commands run without the model.
     let version = manager
-        .run_command("text-tools", "version", &json!({}))
+        .execute_command("text-tools", "version", &json!({}))
         .await
         .unwrap();
     assert_eq!(version["version"], "1.0.0");
     let unknown = manager
-        .run_command("text-tools", "versoin", &json!({}))
+        .execute_command("text-tools", "versoin", &json!({}))
         .await
         .unwrap_err();
     assert!(unknown.to_string().contains("it has: version"), "{unknown}");

@@ -360,7 +360,7 @@ impl PluginManager {
             reason = "awaits the plugin with a runtime feature"
         )
     )]
-    pub async fn run_command(
+    pub async fn execute_command(
         &self,
         id: &str,
         command: &str,

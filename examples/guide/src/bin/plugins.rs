@@ -91,11 +91,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let version = manager
-        .run_command("text-tools", "version", &json!({}))
+        .execute_command("text-tools", "version", &json!({}))
         .await?;
     println!("command text-tools/version -> {version}");
     let exported = manager
-        .run_command("notes-node", "export", &json!({}))
+        .execute_command("notes-node", "export", &json!({}))
         .await?;
     println!("command notes-node/export -> {exported}");
     let backup = manager.start_service("notes-node", "backup").await?;
