@@ -99,23 +99,11 @@ impl PluginChannel {
 
     /// The running code and the channel's section, or why there is none.
     fn current(&self) -> Result<(Code, ChannelSection), ChannelError> {
-        let (code, manifest) = self
-            .manager
-            .serving_code(&self.plugin)
-            .ok_or_else(|| self.error(format!("plugin `{}` is not running", self.plugin)))?;
-        let section = manifest
-            .manifest
-            .channels
-            .iter()
-            .find(|c| c.name == self.name)
-            .cloned()
-            .ok_or_else(|| {
-                self.error(format!(
-                    "plugin `{}` no longer declares this channel",
-                    self.plugin
-                ))
-            })?;
-        Ok((code, section))
+        self.manager
+            .serving_section(&self.plugin, "channel", |m| {
+                m.channels.iter().find(|c| c.name == self.name)
+            })
+            .map_err(|message| self.error(message))
     }
 
     async fn run(&self, role: &str, input: &Value) -> Result<Value, ChannelError> {
@@ -218,22 +206,9 @@ impl PluginManager {
     /// [`PluginError::NotFound`] for a plugin that is not running; [`PluginError::Unknown`]
     /// naming the channels there are when it declares no such channel.
     pub fn channel(&self, id: &str, name: &str) -> Result<PluginChannel, PluginError> {
-        let (_, manifest) = self
-            .serving_code(id)
-            .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
-        if !manifest.manifest.channels.iter().any(|c| c.name == name) {
-            return Err(PluginError::Unknown {
-                plugin: id.to_owned(),
-                what: "channel".into(),
-                name: name.to_owned(),
-                known: manifest
-                    .manifest
-                    .channels
-                    .iter()
-                    .map(|c| c.name.clone())
-                    .collect(),
-            });
-        }
+        self.check_declared(id, "channel", name, |m| {
+            m.channels.iter().map(|c| c.name.clone()).collect()
+        })?;
         Ok(PluginChannel {
             manager: self.clone(),
             plugin: id.to_owned(),

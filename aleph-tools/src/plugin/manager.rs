@@ -435,6 +435,47 @@ impl PluginManager {
         Some((serving.code.clone()?, Arc::clone(&serving.manifest)))
     }
 
+    /// The running code of plugin `id` and what `find` picks from its manifest (a channel's
+    /// or provider's section), or why there is none, in words.
+    pub(super) fn serving_section<T: Clone>(
+        &self,
+        id: &str,
+        what: &str,
+        find: impl Fn(&PluginManifest) -> Option<&T>,
+    ) -> Result<(Code, T), String> {
+        let (code, manifest) = self
+            .serving_code(id)
+            .ok_or_else(|| format!("plugin `{id}` is not running"))?;
+        let section = find(&manifest.manifest)
+            .cloned()
+            .ok_or_else(|| format!("plugin `{id}` no longer declares this {what}"))?;
+        Ok((code, section))
+    }
+
+    /// Checks that the running plugin `id` declares the `what` (`channel`, `provider`)
+    /// `name` among `names` of its manifest.
+    pub(super) fn check_declared(
+        &self,
+        id: &str,
+        what: &str,
+        name: &str,
+        names: impl Fn(&PluginManifest) -> Vec<String>,
+    ) -> Result<(), PluginError> {
+        let (_, manifest) = self
+            .serving_code(id)
+            .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
+        let known = names(&manifest.manifest);
+        if known.iter().any(|known| known == name) {
+            return Ok(());
+        }
+        Err(PluginError::Unknown {
+            plugin: id.to_owned(),
+            what: what.to_owned(),
+            name: name.to_owned(),
+            known,
+        })
+    }
+
     /// The message hooks of every plugin being served, in the order they run: by priority,
     /// then by when their plugin started serving, then in manifest order.
     pub(super) fn serving_message_hooks(&self) -> Vec<Arc<MessageHook>> {
@@ -470,24 +511,6 @@ impl PluginManager {
             .find(|slot| slot.id == id)
             .and_then(|slot| slot.serving.as_ref())
             .map(|serving| Arc::clone(&serving.services))
-    }
-
-    /// The code and HTTP routes of plugin `id`, when it is being served.
-    #[cfg(feature = "routes")]
-    pub(super) fn serving_routes(
-        &self,
-        id: &str,
-    ) -> Option<(Code, Vec<super::manifest::HttpRouteSection>)> {
-        let slots = self.slots();
-        let serving = slots
-            .values()
-            .find(|slot| slot.id == id)?
-            .serving
-            .as_ref()?;
-        Some((
-            serving.code.clone()?,
-            serving.manifest.manifest.http_routes.clone(),
-        ))
     }
 
     /// Whether `path` lies in a directory the plugin in `dir` may write (its data, not its

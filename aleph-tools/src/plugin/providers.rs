@@ -99,23 +99,11 @@ impl PluginProvider {
     }
 
     fn current(&self) -> Result<(Code, ProviderSection), ProviderError> {
-        let (code, manifest) = self
-            .manager
-            .serving_code(&self.plugin)
-            .ok_or_else(|| self.error(format!("plugin `{}` is not running", self.plugin)))?;
-        let section = manifest
-            .manifest
-            .providers
-            .iter()
-            .find(|p| p.name == self.name)
-            .cloned()
-            .ok_or_else(|| {
-                self.error(format!(
-                    "plugin `{}` no longer declares this provider",
-                    self.plugin
-                ))
-            })?;
-        Ok((code, section))
+        self.manager
+            .serving_section(&self.plugin, "provider", |m| {
+                m.providers.iter().find(|p| p.name == self.name)
+            })
+            .map_err(|message| self.error(message))
     }
 
     fn handler(&self, section: &ProviderSection, role: &str) -> Result<String, ProviderError> {
@@ -269,22 +257,9 @@ impl PluginManager {
     /// [`PluginError::NotFound`] for a plugin that is not running; [`PluginError::Unknown`]
     /// naming the providers there are when it declares no such provider.
     pub fn provider(&self, id: &str, name: &str) -> Result<PluginProvider, PluginError> {
-        let (_, manifest) = self
-            .serving_code(id)
-            .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
-        if !manifest.manifest.providers.iter().any(|p| p.name == name) {
-            return Err(PluginError::Unknown {
-                plugin: id.to_owned(),
-                what: "provider".into(),
-                name: name.to_owned(),
-                known: manifest
-                    .manifest
-                    .providers
-                    .iter()
-                    .map(|p| p.name.clone())
-                    .collect(),
-            });
-        }
+        self.check_declared(id, "provider", name, |m| {
+            m.providers.iter().map(|p| p.name.clone()).collect()
+        })?;
         Ok(PluginProvider {
             manager: self.clone(),
             plugin: id.to_owned(),

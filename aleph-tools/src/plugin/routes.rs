@@ -82,15 +82,16 @@ async fn answer(
     headers: &HeaderMap,
     body: Body,
 ) -> Response {
-    let Some((code, routes)) = manager.serving_routes(id) else {
+    let Some((code, manifest)) = manager.serving_code(id) else {
         return plain(
             StatusCode::NOT_FOUND,
             format!("no plugin `{id}` is running"),
         );
     };
+    let routes = &manifest.manifest.http_routes;
     let mut allowed = Vec::new();
     let mut found = None;
-    for route in &routes {
+    for route in routes {
         if let Some(params) = match_path(&route.path, path) {
             if route.method.eq_ignore_ascii_case(method.as_str()) {
                 found = Some((route, params));
