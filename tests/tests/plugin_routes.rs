@@ -100,6 +100,12 @@ async fn a_node_plugin_answers_json_bodies_parameters_and_statuses() {
     let (status, _, body) = site.get("/plugins/notes-node/notes/0").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(json_of(&body)["text"], "buy milk");
+    // Parameters are percent-decoded once: `%30` is `0`, `%2530` is the text `%30`.
+    let (status, _, body) = site.get("/plugins/notes-node/notes/%30").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _, body) = site.get("/plugins/notes-node/notes/%2530").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(json_of(&body)["error"], "no note %30");
     let (status, _, body) = site.get("/plugins/notes-node/notes/7").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(json_of(&body)["error"], "no note 7");

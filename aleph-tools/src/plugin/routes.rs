@@ -50,38 +50,40 @@ async fn serve_root(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    answer(&manager, &id, "/", method, &uri, &headers, body).await
+    answer(&manager, &id, method, &uri, &headers, body).await
 }
 
 async fn serve(
     State(manager): State<PluginManager>,
-    Path((id, path)): Path<(String, String)>,
+    Path((id, _)): Path<(String, String)>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    answer(
-        &manager,
-        &id,
-        &format!("/{path}"),
-        method,
-        &uri,
-        &headers,
-        body,
-    )
-    .await
+    answer(&manager, &id, method, &uri, &headers, body).await
+}
+
+/// The path under `/plugins/{id}` as the client sent it (still percent-encoded: parameters
+/// are decoded once, when they are matched).
+fn plugin_path(uri: &Uri) -> String {
+    let rest = uri.path().trim_start_matches('/');
+    let rest = rest.strip_prefix("plugins/").unwrap_or(rest);
+    match rest.split_once('/') {
+        Some((_, path)) => format!("/{path}"),
+        None => "/".to_owned(),
+    }
 }
 
 async fn answer(
     manager: &PluginManager,
     id: &str,
-    path: &str,
     method: Method,
     uri: &Uri,
     headers: &HeaderMap,
     body: Body,
 ) -> Response {
+    let path = &plugin_path(uri);
     let Some((code, manifest)) = manager.serving_code(id) else {
         return plain(
             StatusCode::NOT_FOUND,
@@ -311,6 +313,11 @@ mod tests {
         assert_eq!(match_path("/items/{id}", "/items/1/2"), None);
         assert_eq!(match_path("/items/{id}", "/items//"), None);
         assert_eq!(percent_decode("a+b"), "a+b");
+        assert_eq!(percent_decode("%2520"), "%20");
+        let uri = |text: &str| text.parse::<Uri>().unwrap();
+        assert_eq!(plugin_path(&uri("/plugins/p")), "/");
+        assert_eq!(plugin_path(&uri("/plugins/p/")), "/");
+        assert_eq!(plugin_path(&uri("/plugins/p/a/b%20c?x=1")), "/a/b%20c");
     }
 
     #[test]

@@ -95,7 +95,7 @@ export interface Service {
 export interface HttpRequest {
   /** `GET`, `POST`, `PUT`, `PATCH` or `DELETE`. */
   method: string;
-  /** The path under `/plugins/{id}`, such as `/notes/42`. */
+  /** The path under `/plugins/{id}` as sent (percent-encoded), such as `/notes/42`. */
   path: string;
   /** The manifest's pattern it matched, such as `/notes/{id}`. */
   route: string;
