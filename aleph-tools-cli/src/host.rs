@@ -109,8 +109,19 @@ impl Host {
     }
 }
 
-/// Loads the plugin `id`, found by its manifest in the search paths.
+/// Loads the plugin `id`, found by its manifest in the search paths, unless the config
+/// disables it.
 fn load_one(manager: &PluginManager, id: &str) -> anyhow::Result<PluginInfo> {
+    if manager
+        .config()
+        .disabled
+        .iter()
+        .any(|disabled| disabled == id)
+    {
+        bail!(
+            "plugin `{id}` is disabled in the config; `aleph-tools plugins enable {id}` runs it again"
+        );
+    }
     let dir = manager
         .discover()
         .into_iter()

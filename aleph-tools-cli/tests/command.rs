@@ -275,6 +275,13 @@ fn plugins_are_installed_run_disabled_enabled_and_uninstalled() {
     );
     let refused = failed(&world.run(&["tools", "call", "word_count", r#"{"text": "a"}"#]));
     assert!(refused.contains("unknown tool"), "{refused}");
+    let refused = failed(&world.run(&["plugins", "command", "text-tools", "version"]));
+    assert!(
+        refused.contains(
+            "plugin `text-tools` is disabled in the config; `aleph-tools plugins enable text-tools`"
+        ),
+        "{refused}"
+    );
     let text = succeeded(&world.run(&["plugins", "enable", "text-tools"]));
     assert!(
         text.contains("is enabled") && text.contains("it loads: `text-tools`"),
