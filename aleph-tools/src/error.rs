@@ -376,6 +376,16 @@ pub enum RegistryError {
     #[error(transparent)]
     Incompatible(crate::provider::ToolListError),
 
+    /// A setting given to the builder cannot be used (a host rule of
+    /// [`WebFetch`](crate::builtin::WebFetch) that cannot be read, say).
+    #[error("`{setting}` cannot be used: {reason}")]
+    InvalidSetting {
+        /// The setting, as the builder was given it.
+        setting: String,
+        /// What to fix.
+        reason: String,
+    },
+
     /// The filter given to the builder has a pattern that is not a valid glob.
     #[error(transparent)]
     Filter(#[from] PatternError),

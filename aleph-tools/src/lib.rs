@@ -33,7 +33,10 @@
 //! | --- | --- |
 //! | `plugins` | [`plugin`]: manifests, discovery, the plugin manager, hot reload |
 //! | `wasm` | WebAssembly plugins run by Extism (implies `plugins`) |
+//! | `node` | Node.js plugins, supervised child processes (implies `plugins`) |
+//! | `routes` | plugins' HTTP routes as an axum `Router` (implies `plugins`) |
 //! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
+//! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools |
 //! | `full` | all of the above |
 //!
 //! # Where to start
@@ -50,9 +53,14 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod args;
+#[cfg(feature = "builtin")]
+#[cfg_attr(docsrs, doc(cfg(feature = "builtin")))]
+pub mod builtin;
 mod compress;
 mod context;
 mod error;
+#[cfg(any(feature = "plugins", feature = "builtin"))]
+mod hosts;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -62,6 +70,8 @@ mod patterns;
 #[cfg(feature = "plugins")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plugins")))]
 pub mod plugin;
+#[cfg(any(feature = "node", feature = "builtin"))]
+mod process;
 pub mod provider;
 pub mod registry;
 mod result;

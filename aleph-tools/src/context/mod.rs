@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
+use crate::server::AlephToolServer;
 
 /// Who is calling a tool: the model in conversation, or code the model wrote.
 ///
@@ -52,6 +53,7 @@ pub struct ToolContext {
     progress: Option<Arc<ProgressFn>>,
     cancellation: Option<CancellationToken>,
     capabilities: Option<Arc<BTreeSet<String>>>,
+    server: Option<AlephToolServer>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -66,6 +68,7 @@ impl fmt::Debug for ToolContext {
             .field("progress", &self.progress.is_some())
             .field("cancellation", &self.cancellation)
             .field("capabilities", &self.capabilities)
+            .field("server", &self.server.is_some())
             .finish()
     }
 }
@@ -183,9 +186,15 @@ impl ToolContext {
         }));
     }
 
-    pub(crate) fn for_call(mut self, call_id: u64, tool: Arc<str>) -> Self {
+    pub(crate) fn for_call(
+        mut self,
+        call_id: u64,
+        tool: Arc<str>,
+        server: &AlephToolServer,
+    ) -> Self {
         self.call_id = call_id;
         self.tool = Some(tool);
+        self.server = Some(server.clone());
         self
     }
 
@@ -217,6 +226,12 @@ impl ToolContext {
     /// The name of the tool being called, once the server has resolved it.
     pub fn tool_name(&self) -> Option<&str> {
         self.tool.as_deref()
+    }
+
+    /// The server running this call, through which a tool can look up or call the server's
+    /// other tools; `None` for a context no server has taken a call with.
+    pub fn server(&self) -> Option<&AlephToolServer> {
+        self.server.as_ref()
     }
 
     /// The working directory, if one was set.

@@ -7,7 +7,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::manifest::{Permissions, parse_filesystem, parse_network};
+use super::manifest::{Permissions, parse_filesystem};
+use crate::hosts::{covers as host_covers, parse_rule as parse_network};
 
 /// The host's cap on plugin permissions: `[plugins.policy]`.
 ///
@@ -329,21 +330,6 @@ fn resolve(path: &Path) -> PathBuf {
     }
 }
 
-/// Whether the policy's host pattern `cap` covers the manifest's host pattern `asked`.
-fn host_covers(cap: &str, asked: &str) -> bool {
-    if cap == "*" {
-        return true;
-    }
-    let asked = asked.to_ascii_lowercase();
-    let cap = cap.to_ascii_lowercase();
-    match cap.strip_prefix("*.") {
-        Some(domain) => asked
-            .strip_suffix(domain)
-            .is_some_and(|head| head.ends_with('.')),
-        None => asked == cap,
-    }
-}
-
 /// Whether the policy's variable pattern `cap` covers the variable `name`.
 fn env_covers(cap: &str, name: &str) -> bool {
     match cap.strip_suffix('*') {
@@ -367,19 +353,6 @@ fn listed(rules: &[String], none: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn host_patterns_cover_their_hosts_only() {
-        assert!(host_covers("*", "*"));
-        assert!(host_covers("*.example.com", "api.example.com"));
-        assert!(host_covers("*.example.com", "*.api.example.com"));
-        assert!(host_covers("*.example.com", "*.example.com"));
-        assert!(!host_covers("*.example.com", "example.com"));
-        assert!(!host_covers("*.example.com", "evilexample.com"));
-        assert!(!host_covers("*.example.com", "*"));
-        assert!(host_covers("API.example.com", "api.EXAMPLE.com"));
-        assert!(!host_covers("api.example.com", "*.example.com"));
-    }
 
     #[test]
     fn variable_patterns() {

@@ -35,33 +35,23 @@ impl PluginManager {
     /// answers in another shape is a 502 naming the plugin and the route.
     pub fn router(&self) -> Router {
         Router::new()
-            .route("/plugins/{id}", any(serve_root))
-            .route("/plugins/{id}/", any(serve_root))
+            .route("/plugins/{id}", any(serve))
+            .route("/plugins/{id}/", any(serve))
             .route("/plugins/{id}/{*path}", any(serve))
             .with_state(self.clone())
     }
 }
 
-async fn serve_root(
-    State(manager): State<PluginManager>,
-    Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    answer(&manager, &id, method, &uri, &headers, body).await
-}
-
 async fn serve(
     State(manager): State<PluginManager>,
-    Path((id, _)): Path<(String, String)>,
+    Path(segments): Path<BTreeMap<String, String>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    answer(&manager, &id, method, &uri, &headers, body).await
+    let id = segments.get("id").map_or("", String::as_str);
+    answer(&manager, id, method, &uri, &headers, body).await
 }
 
 /// The path under `/plugins/{id}` as the client sent it (still percent-encoded: parameters

@@ -47,6 +47,8 @@ pub struct ToolServerBuilder {
     tools: Vec<Arc<dyn AlephToolDyn>>,
     registry: bool,
     filter: ToolFilter,
+    /// Settings found unusable before `build`, reported by it.
+    problems: Vec<RegistryError>,
 }
 
 impl Default for ToolServerBuilder {
@@ -79,6 +81,7 @@ impl ToolServerBuilder {
             tools: Vec::new(),
             registry: false,
             filter: ToolFilter::default(),
+            problems: Vec::new(),
         }
     }
 
@@ -217,11 +220,19 @@ impl ToolServerBuilder {
         self
     }
 
+    /// Records a setting that cannot be used; [`build`](Self::build) reports it.
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
+    pub(crate) fn with_problem(mut self, problem: RegistryError) -> Self {
+        self.problems.push(problem);
+        self
+    }
+
     /// Checks everything and returns the server.
     ///
     /// # Errors
     ///
     /// The first problem found:
+    /// [`RegistryError::InvalidSetting`] for a setting of a built-in tool that cannot be used;
     /// [`RegistryError::Duplicate`] when two registered `#[tool]`s share a name (naming both
     /// source locations); [`RegistryError::DuplicateTool`] when a name is given twice;
     /// [`RegistryError::InvalidDefinition`] for a name or schema no provider accepts, or a
@@ -236,7 +247,11 @@ impl ToolServerBuilder {
             mut tools,
             registry,
             filter,
+            problems,
         } = self;
+        if let Some(problem) = problems.into_iter().next() {
+            return Err(problem);
+        }
         if registry {
             let registered = registry::unique_registered_tools()?;
             tools.splice(

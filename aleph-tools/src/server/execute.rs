@@ -266,7 +266,7 @@ impl AlephToolServer {
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed);
         let mut ctx = ctx.unwrap_or_default();
         shared.settings.apply_defaults(&mut ctx);
-        ctx.for_call(call_id, Arc::clone(&entry.name))
+        ctx.for_call(call_id, Arc::clone(&entry.name), self)
     }
 
     async fn execute(

@@ -69,6 +69,12 @@ impl Quarantine {
 }
 
 impl AlephToolServer {
+    /// The providers the builder was told of with
+    /// [`with_providers`](crate::ToolServerBuilder::with_providers), in that order.
+    pub fn providers(&self) -> &[Provider] {
+        &self.shared.settings.quarantine.providers
+    }
+
     /// The `tools` array for a request to `provider`: the tools the filter offers, sorted
     /// by name, with schemas in the provider's default [`dialect`](Provider::dialect).
     ///

@@ -4,9 +4,10 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::permissions::{inside, parse_filesystem, parse_network};
+use super::permissions::{inside, parse_filesystem};
 use super::read::toml_position;
 use super::{LoadedManifest, ManifestError, ManifestProblem, PLUGIN_API_VERSION, PluginKind};
+use crate::hosts::parse_rule as parse_network;
 use crate::names::check_tool_name;
 
 impl LoadedManifest {

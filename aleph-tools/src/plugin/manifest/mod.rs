@@ -12,8 +12,8 @@ mod read;
 mod sections;
 
 pub use self::error::{ManifestError, ManifestProblem};
+pub(in crate::plugin) use self::permissions::parse_filesystem;
 pub use self::permissions::{Mount, Permissions};
-pub(in crate::plugin) use self::permissions::{parse_filesystem, parse_network};
 pub use self::read::LoadedManifest;
 pub use self::sections::{
     ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,

@@ -43,7 +43,7 @@ impl Permissions {
     pub fn allowed_hosts(&self) -> Vec<String> {
         self.network
             .iter()
-            .filter_map(|rule| parse_network(rule).ok())
+            .filter_map(|rule| crate::hosts::parse_rule(rule).ok())
             .collect()
     }
 
@@ -54,35 +54,6 @@ impl Permissions {
             .filter_map(|rule| parse_filesystem(rule, plugin_dir).ok())
             .collect()
     }
-}
-
-pub(in crate::plugin) fn parse_network(rule: &str) -> Result<String, String> {
-    let Some(target) = rule.strip_prefix("connect:") else {
-        return Err(format!(
-            "`{rule}` must start with `connect:`, as in `connect:https://api.example.com`"
-        ));
-    };
-    let host = target
-        .split_once("://")
-        .map_or(target, |(_, rest)| rest)
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or_default();
-    let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
-    let host = match host.rsplit_once(':') {
-        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
-        _ => host,
-    };
-    if host.is_empty()
-        || !host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '*' | '[' | ']' | ':'))
-    {
-        return Err(format!(
-            "`{rule}` names no host; write `connect:https://api.example.com` or `connect:*.example.com`"
-        ));
-    }
-    Ok(host.to_owned())
 }
 
 pub(in crate::plugin) fn parse_filesystem(rule: &str, plugin_dir: &Path) -> Result<Mount, String> {
@@ -132,26 +103,6 @@ pub(super) fn inside(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn network_rules_become_hosts() {
-        for (rule, host) in [
-            ("connect:https://api.example.com/v1", "api.example.com"),
-            ("connect:https://*", "*"),
-            ("connect:*.example.com", "*.example.com"),
-            ("connect:http://127.0.0.1:8080", "127.0.0.1"),
-            ("connect:https://user@host.io", "host.io"),
-        ] {
-            assert_eq!(parse_network(rule).as_deref(), Ok(host), "{rule}");
-        }
-        assert!(
-            parse_network("https://x.com")
-                .unwrap_err()
-                .contains("connect:")
-        );
-        assert!(parse_network("connect:https://").is_err());
-        assert!(parse_network("connect:a b").is_err());
-    }
 
     #[test]
     fn filesystem_rules_become_mounts() {

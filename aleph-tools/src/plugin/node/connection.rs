@@ -26,6 +26,7 @@ use super::protocol::{
     Request, RpcError, code, leading_id,
 };
 use crate::context::Progress;
+use crate::process::ProcessGroup;
 use crate::sync::lock;
 
 /// How many of a process's last stderr lines are kept for error messages.
@@ -516,7 +517,7 @@ async fn keep(
     exited: watch::Sender<Option<Arc<str>>>,
     kill: CancellationToken,
 ) {
-    let mut group = Group(child.id());
+    let mut group = ProcessGroup::new(child.id());
     let mut reader = reader;
     let mut read_all = false;
     // Its stdout closing means the process is gone or no longer speaks the protocol.
@@ -539,8 +540,7 @@ async fn keep(
     };
     // Whatever the plugin started dies with it. The group is killed once, right after the
     // process is reaped, and never later, when its number may belong to someone else.
-    group.kill();
-    group.0 = None;
+    group.kill_and_forget();
     // Answers written just before the end are still read before the calls are failed.
     if !read_all {
         let _ = tokio::time::timeout(Duration::from_millis(500), &mut reader).await;
@@ -572,27 +572,5 @@ fn describe(status: std::process::ExitStatus) -> String {
     match status.code() {
         Some(code) => format!("the process exited with code {code}"),
         None => "the process exited".to_owned(),
-    }
-}
-
-/// A process group, killed whole: the plugin and whatever it started. Dropped unreaped (its
-/// task ended with the runtime), it is killed then.
-struct Group(Option<u32>);
-
-impl Group {
-    fn kill(&self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.0.and_then(|pid| i32::try_from(pid).ok()) {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.kill();
     }
 }

@@ -404,19 +404,12 @@ impl NodePlugin {
         handler: &str,
         input: &Value,
     ) -> Result<Value, NodeCallError> {
-        let connection = self.connection().await?;
         let params = CommandParams {
             command,
             handler,
             input,
         };
-        let timeout = self.inner.timeout;
-        tokio::time::timeout(
-            timeout,
-            connection.request("commands/execute", params, None),
-        )
-        .await
-        .unwrap_or(Err(NodeCallError::Timeout(timeout)))
+        self.timed("commands/execute", params, None).await
     }
 
     /// Runs the hook `handler` for `event` with `context`, within the runtime's `timeout_ms`.
@@ -430,16 +423,12 @@ impl NodePlugin {
         handler: &str,
         context: &Value,
     ) -> Result<Value, NodeCallError> {
-        let connection = self.connection().await?;
         let params = HookParams {
             event,
             handler,
             context,
         };
-        let timeout = self.inner.timeout;
-        tokio::time::timeout(timeout, connection.request("hooks/run", params, None))
-            .await
-            .unwrap_or(Err(NodeCallError::Timeout(timeout)))
+        self.timed("hooks/run", params, None).await
     }
 
     /// Starts (`start`) or stops the background service `service`, within the runtime's
@@ -449,19 +438,13 @@ impl NodePlugin {
     ///
     /// As [`run_command`](Self::run_command).
     pub async fn run_service(&self, service: &str, start: bool) -> Result<Value, NodeCallError> {
-        let connection = self.connection().await?;
         let method = if start {
             "services/start"
         } else {
             "services/stop"
         };
-        let timeout = self.inner.timeout;
-        tokio::time::timeout(
-            timeout,
-            connection.request(method, json!({ "service": service }), None),
-        )
-        .await
-        .unwrap_or(Err(NodeCallError::Timeout(timeout)))
+        self.timed(method, json!({ "service": service }), None)
+            .await
     }
 
     /// Answers an HTTP request to a route with `handler`, within the runtime's `timeout_ms`.
@@ -470,12 +453,8 @@ impl NodePlugin {
     ///
     /// As [`run_command`](Self::run_command).
     pub async fn run_route(&self, handler: &str, request: &Value) -> Result<Value, NodeCallError> {
-        let connection = self.connection().await?;
-        let params = RouteParams { handler, request };
-        let timeout = self.inner.timeout;
-        tokio::time::timeout(timeout, connection.request("routes/handle", params, None))
+        self.timed("routes/handle", RouteParams { handler, request }, None)
             .await
-            .unwrap_or(Err(NodeCallError::Timeout(timeout)))
     }
 
     /// Runs `handler` of the channel or provider `adapter` for `role` (`channels/call`
@@ -490,13 +469,24 @@ impl NodePlugin {
         input: &Value,
         chunks: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
     ) -> Result<Value, NodeCallError> {
-        let connection = self.connection().await?;
         let key = if method.starts_with("channels") {
             "channel"
         } else {
             "provider"
         };
         let params = json!({ key: adapter, "role": role, "handler": handler, "input": input });
+        self.timed(method, params, chunks).await
+    }
+
+    /// Sends a request once the process is running and waits for its answer within the
+    /// runtime's `timeout_ms`; with `chunks`, its `chunk` notifications go there.
+    async fn timed(
+        &self,
+        method: &str,
+        params: impl serde::Serialize,
+        chunks: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+    ) -> Result<Value, NodeCallError> {
+        let connection = self.connection().await?;
         let timeout = self.inner.timeout;
         let answer = async {
             match chunks {

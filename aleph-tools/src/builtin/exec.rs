@@ -1,0 +1,537 @@
+//! `code_exec` and `bash`: a program run in a fresh directory inside the allowed paths, with
+//! a time limit (its whole process group killed), capped output, a cleared environment and
+//! no standard input. Not a sandbox: the program runs as the host's user.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::Builtin;
+use super::workspace::{locate, roots};
+use crate::context::{Progress, State, ToolContext};
+use crate::error::ToolError;
+use crate::process::ProcessGroup;
+use crate::result::ToolOutput;
+use crate::server::ToolServerBuilder;
+use crate::tool;
+
+/// How long to wait for the output pipes to close once the program has ended or was killed;
+/// a descendant that left the process group may hold them open.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
+/// A language `code_exec` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Language {
+    /// Python 3 (`python3` by default).
+    #[serde(alias = "python3", alias = "py")]
+    Python,
+    /// JavaScript, run by Node.js (`node` by default).
+    #[serde(alias = "js", alias = "node", alias = "nodejs")]
+    Javascript,
+    /// A shell script (`bash` by default).
+    #[serde(alias = "bash", alias = "sh")]
+    Shell,
+}
+
+impl Language {
+    fn file_name(self) -> &'static str {
+        match self {
+            Self::Python => "main.py",
+            Self::Javascript => "main.js",
+            Self::Shell => "main.sh",
+        }
+    }
+}
+
+/// The code-execution tools and their limits; [`with_code_exec`](ToolServerBuilder::with_code_exec)
+/// serves `code_exec` and [`with_bash`](ToolServerBuilder::with_bash) serves `bash`, with the
+/// defaults.
+///
+/// Each run gets a new empty directory inside the working directory (or the first allowed
+/// directory), removed afterwards; standard input is closed; the environment holds only the
+/// variables allowed here (`PATH`, `HOME`, `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ` by default)
+/// and `TMPDIR` pointing into the run's directory. At the time limit, or when the program
+/// ends, its whole process group is killed: nothing it started in the background lives on.
+/// Standard output and error are each kept to a cap (the start and the end; the middle is
+/// counted and left out) and streamed as [`Progress`] chunks while the program runs.
+///
+/// **This is not a sandbox.** The program runs as the host's user and can read and write
+/// whatever that user can, and reach the network. Run untrusted code in a WebAssembly
+/// plugin instead.
+///
+/// ```
+/// use aleph_tools::builtin::CodeExec;
+/// use aleph_tools::prelude::*;
+/// use std::time::Duration;
+///
+/// let server = AlephToolServer::builder()
+///     .with_builtin(
+///         CodeExec::new()
+///             .default_timeout(Duration::from_secs(10))
+///             .output_limit(16 * 1024)
+///             .allow_env(["VIRTUAL_ENV"]),
+///     )
+///     .build()?;
+/// assert!(server.contains("code_exec"));
+/// # Ok::<(), aleph_tools::RegistryError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct CodeExec {
+    default_timeout: Duration,
+    max_timeout: Duration,
+    output_limit: usize,
+    env: Vec<String>,
+    python: OsString,
+    node: OsString,
+    shell: OsString,
+    bash_only: bool,
+}
+
+impl Default for CodeExec {
+    fn default() -> Self {
+        Self {
+            default_timeout: Duration::from_secs(30),
+            max_timeout: Duration::from_secs(600),
+            output_limit: 32 * 1024,
+            env: ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
+                .map(str::to_owned)
+                .to_vec(),
+            python: "python3".into(),
+            node: "node".into(),
+            shell: "bash".into(),
+            bash_only: false,
+        }
+    }
+}
+
+impl CodeExec {
+    /// `code_exec` with the defaults: 30 s per run unless the model asks for more (up to 10
+    /// minutes), 32 KiB kept of each of standard output and error.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Serves `bash` (a shell command) instead of `code_exec`.
+    #[must_use]
+    pub fn bash_only(mut self) -> Self {
+        self.bash_only = true;
+        self
+    }
+
+    /// The time limit of a run that asks for none.
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// The longest time limit a run may ask for.
+    #[must_use]
+    pub fn max_timeout(mut self, timeout: Duration) -> Self {
+        self.max_timeout = timeout;
+        self
+    }
+
+    /// How many bytes of each of standard output and standard error are kept.
+    #[must_use]
+    pub fn output_limit(mut self, bytes: usize) -> Self {
+        self.output_limit = bytes.max(2);
+        self
+    }
+
+    /// Passes these variables of the host's environment to programs as well (when set).
+    #[must_use]
+    pub fn allow_env(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.env.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// The program that runs Python (`python3`).
+    #[must_use]
+    pub fn python(mut self, program: impl Into<OsString>) -> Self {
+        self.python = program.into();
+        self
+    }
+
+    /// The program that runs JavaScript (`node`).
+    #[must_use]
+    pub fn node(mut self, program: impl Into<OsString>) -> Self {
+        self.node = program.into();
+        self
+    }
+
+    /// The shell (`bash`).
+    #[must_use]
+    pub fn shell(mut self, program: impl Into<OsString>) -> Self {
+        self.shell = program.into();
+        self
+    }
+
+    fn program(&self, language: Language) -> &OsString {
+        match language {
+            Language::Python => &self.python,
+            Language::Javascript => &self.node,
+            Language::Shell => &self.shell,
+        }
+    }
+}
+
+impl Builtin for CodeExec {
+    fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder {
+        let bash_only = self.bash_only;
+        let builder = builder.with_state(self);
+        if bash_only {
+            builder.with_tool(BashTool)
+        } else {
+            builder.with_tool(CodeExecTool)
+        }
+    }
+}
+
+/// Run a program in Python, JavaScript (Node.js) or shell, and get its exit code and output.
+///
+/// The program runs in a new empty directory that is deleted afterwards; the working
+/// directory with the user's files is its parent (`..`). Nothing can be typed into it
+/// (standard input is closed). Background processes it starts are ended with it. Print what
+/// you need to see: long output is cut in the middle.
+#[tool(crate = crate, register = false, destructive, open_world)]
+pub(crate) async fn code_exec(
+    /// The language of `code`
+    language: Language,
+    /// The whole program
+    code: String,
+    /// Seconds the program may run before it is killed (30 when left out)
+    #[schemars(range(min = 1))]
+    timeout_secs: Option<u64>,
+    config: State<CodeExec>,
+    progress: Progress,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    run(&config, ctx, &progress, language, &code, timeout_secs).await
+}
+
+/// Run a bash command, and get its exit code and output.
+///
+/// The command runs in a new empty directory that is deleted afterwards; the working
+/// directory with the user's files is its parent (`..`), so start with `cd ..` to work on
+/// them. Nothing can be typed into it (standard input is closed). Background processes it
+/// starts are ended with it. Long output is cut in the middle.
+#[tool(crate = crate, register = false, destructive, open_world)]
+pub(crate) async fn bash(
+    /// The command, or several lines of script
+    command: String,
+    /// Seconds the command may run before it is killed (30 when left out)
+    #[schemars(range(min = 1))]
+    timeout_secs: Option<u64>,
+    config: State<CodeExec>,
+    progress: Progress,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    run(
+        &config,
+        ctx,
+        &progress,
+        Language::Shell,
+        &command,
+        timeout_secs,
+    )
+    .await
+}
+
+/// What a run produced.
+#[derive(Debug, Serialize)]
+struct Run {
+    /// The exit code, when the program exited by itself.
+    exit_code: Option<i32>,
+    /// Whether the program was killed at its time limit.
+    timed_out: bool,
+    stdout: String,
+    stderr: String,
+    /// Bytes of standard output left out.
+    stdout_omitted: u64,
+    /// Bytes of standard error left out.
+    stderr_omitted: u64,
+    duration_ms: u64,
+}
+
+async fn run(
+    config: &CodeExec,
+    ctx: &ToolContext,
+    progress: &Progress,
+    language: Language,
+    code: &str,
+    timeout_secs: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let timeout = timeout_secs
+        .map_or(config.default_timeout, Duration::from_secs)
+        .min(config.max_timeout);
+    let base = match locate(ctx, ".") {
+        Ok(place) => place.full,
+        Err(_) => roots(ctx)?.into_iter().next().ok_or_else(|| {
+            ToolError::execution("no allowed directory exists to run the program in")
+        })?,
+    };
+    let dir = tempfile::Builder::new()
+        .prefix(".aleph-run-")
+        .tempdir_in(&base)
+        .map_err(|e| {
+            ToolError::execution(format!(
+                "cannot create a directory to run in inside `{}`: {e}",
+                base.display()
+            ))
+        })?;
+    let script = dir.path().join(language.file_name());
+    std::fs::write(&script, code)
+        .map_err(|e| ToolError::execution(format!("cannot write the program: {e}")))?;
+    let program = config.program(language);
+    let mut command = tokio::process::Command::new(program);
+    command
+        .arg(&script)
+        .current_dir(dir.path())
+        .env_clear()
+        .envs(
+            config
+                .env
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|value| (name, value))),
+        )
+        .env("TMPDIR", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if language == Language::Python {
+        command.env("PYTHONUNBUFFERED", "1");
+        command.env("PYTHONDONTWRITEBYTECODE", "1");
+    }
+    #[cfg(unix)]
+    command.process_group(0);
+    let started = Instant::now();
+    let child = command.spawn().map_err(|e| {
+        let program = program.to_string_lossy();
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ToolError::execution(format!(
+                "`{program}` is not installed here, so {language:?} code cannot run"
+            ))
+        } else {
+            ToolError::execution(format!("`{program}` could not be started: {e}"))
+        }
+    })?;
+    let (status, timed_out, out, err) =
+        supervise(child, timeout, config.output_limit, progress).await?;
+    let exit_code = match status {
+        Some(Ok(status)) if !timed_out => status.code(),
+        _ => None,
+    };
+    let run = Run {
+        exit_code,
+        timed_out,
+        stdout_omitted: out.omitted,
+        stderr_omitted: err.omitted,
+        stdout: out.text(),
+        stderr: err.text(),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    drop(dir);
+    let text = describe(&run, timeout);
+    let data = serde_json::to_value(&run).map_err(ToolError::execution)?;
+    Ok(ToolOutput::new(text, data))
+}
+
+/// How a run ended: the exit status (when it was waited for), whether the time limit killed
+/// it, and its output.
+type Ending = (
+    Option<std::io::Result<std::process::ExitStatus>>,
+    bool,
+    Capture,
+    Capture,
+);
+
+/// Reads the program's output while it runs, ends it at `timeout`, and kills its process
+/// group as soon as it ends.
+async fn supervise(
+    mut child: tokio::process::Child,
+    timeout: Duration,
+    output_limit: usize,
+    progress: &Progress,
+) -> Result<Ending, ToolError> {
+    // From here on, dropping this future (a server time limit, a cancelled call) kills the
+    // whole group.
+    let mut group = ProcessGroup::new(child.id());
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(ToolError::execution(
+            "the program's output could not be read",
+        ));
+    };
+    let mut out = Capture::new(output_limit);
+    let mut err = Capture::new(output_limit);
+    let (mut out_open, mut err_open) = (true, true);
+    let (mut out_buf, mut err_buf) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
+    let limit = tokio::time::sleep(timeout);
+    tokio::pin!(limit);
+    let mut status = None;
+    let mut timed_out = false;
+    let mut drain_until: Option<tokio::time::Instant> = None;
+    while out_open || err_open || status.is_none() {
+        let drain = async {
+            match drain_until {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            read = read_some(&mut stdout, &mut out_buf), if out_open => match read {
+                Some(bytes) => out.push(bytes, progress),
+                None => out_open = false,
+            },
+            read = read_some(&mut stderr, &mut err_buf), if err_open => match read {
+                Some(bytes) => err.push(bytes, progress),
+                None => err_open = false,
+            },
+            exited = child.wait(), if status.is_none() => {
+                // What the program started in the background ends with it.
+                group.kill_and_forget();
+                status = Some(exited);
+                drain_until.get_or_insert_with(|| tokio::time::Instant::now() + DRAIN_GRACE);
+            },
+            () = &mut limit, if !timed_out => {
+                timed_out = true;
+                group.kill();
+                drain_until.get_or_insert_with(|| tokio::time::Instant::now() + DRAIN_GRACE);
+            },
+            () = drain => {
+                // A process that left the group holds the pipes: stop reading.
+                if status.is_none() {
+                    group.kill();
+                    status = Some(child.wait().await);
+                    group.kill_and_forget();
+                }
+                break;
+            },
+        }
+    }
+    Ok((status, timed_out, out, err))
+}
+
+/// Reads what is available; `None` at the end (or on a read error).
+async fn read_some<'b>(pipe: &mut (impl AsyncRead + Unpin), buf: &'b mut [u8]) -> Option<&'b [u8]> {
+    match pipe.read(buf).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => Some(&buf[..n]),
+    }
+}
+
+/// The text the model reads.
+fn describe(run: &Run, timeout: Duration) -> String {
+    let mut text = match (run.timed_out, run.exit_code) {
+        (true, _) => format!(
+            "timed out after {} s: the program and everything it started were killed",
+            timeout.as_secs_f64()
+        ),
+        (false, Some(code)) => format!("exit code {code}"),
+        (false, None) => "killed by a signal".to_owned(),
+    };
+    for (name, body) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        if !body.is_empty() {
+            let _ = write!(text, "\n--- {name} ---\n{body}");
+            if !body.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+    }
+    if run.stdout.is_empty() && run.stderr.is_empty() {
+        text.push_str("\n(no output)");
+    }
+    text
+}
+
+/// One output stream, kept to a cap: its start and its end; the middle is counted.
+struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    half: usize,
+    omitted: u64,
+    /// The bytes of a character cut between two reads, held until the rest comes.
+    pending: Vec<u8>,
+}
+
+impl Capture {
+    fn new(limit: usize) -> Self {
+        Self {
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            half: limit / 2,
+            omitted: 0,
+            pending: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8], progress: &Progress) {
+        let room = self.half - self.head.len();
+        let (head, rest) = bytes.split_at(room.min(bytes.len()));
+        if !head.is_empty() {
+            self.head.extend_from_slice(head);
+            if progress.is_listening() {
+                self.stream(head, progress);
+            }
+        }
+        if rest.len() >= self.half {
+            // The new bytes fill the whole tail: what it held, and their start, are left out.
+            self.omitted += (self.tail.len() + rest.len() - self.half) as u64;
+            self.tail.clear();
+            self.tail.extend(&rest[rest.len() - self.half..]);
+            return;
+        }
+        let overflow = (self.tail.len() + rest.len()).saturating_sub(self.half);
+        self.tail.drain(..overflow);
+        self.omitted += overflow as u64;
+        self.tail.extend(rest);
+    }
+
+    /// Streams what was read as text, holding back a character cut at the end.
+    fn stream(&mut self, bytes: &[u8], progress: &Progress) {
+        self.pending.extend_from_slice(bytes);
+        let complete = match std::str::from_utf8(&self.pending) {
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            _ => self.pending.len(),
+        };
+        let text = String::from_utf8_lossy(&self.pending[..complete]).into_owned();
+        self.pending.drain(..complete);
+        if !text.is_empty() {
+            progress.chunk(text);
+        }
+    }
+
+    /// The kept output as text; a character cut at either edge of the gap is dropped.
+    fn text(&self) -> String {
+        let mut head = self.head.as_slice();
+        if (self.omitted > 0 || !self.tail.is_empty())
+            && let Err(e) = std::str::from_utf8(head)
+            && e.error_len().is_none()
+        {
+            head = &head[..e.valid_up_to()];
+        }
+        let mut text = String::from_utf8_lossy(head).into_owned();
+        if self.omitted > 0 {
+            let _ = write!(text, "\n[… {} bytes left out …]\n", self.omitted);
+        }
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let start = if self.omitted > 0 {
+            tail.iter()
+                .position(|&b| (b & 0xC0) != 0x80)
+                .unwrap_or(tail.len())
+        } else {
+            0
+        };
+        text.push_str(&String::from_utf8_lossy(&tail[start..]));
+        text
+    }
+}

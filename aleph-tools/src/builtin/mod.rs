@@ -1,0 +1,95 @@
+//! Tools that come with the library: files, code execution, web fetch, web search and tools
+//! about the server's tools.
+//!
+//! Each is an ordinary `#[tool]`, served by naming it on the builder:
+//!
+//! ```no_run
+//! use aleph_tools::prelude::*;
+//! use aleph_tools::builtin::SearxNg;
+//!
+//! let server = AlephToolServer::builder()
+//!     .with_file_ops()     // file_list, file_read, file_write, file_edit, file_move, …
+//!     .with_bash()         // bash
+//!     .with_code_exec()    // code_exec: Python, JavaScript, shell
+//!     .with_web_fetch()    // web_fetch
+//!     .with_search(SearxNg::new("http://127.0.0.1:8888"))  // web_search
+//!     .with_meta_tools()   // list_tools, get_tool_schema
+//!     .with_allowed_paths(["/srv/workspace"])
+//!     .build()?;
+//! # Ok::<(), aleph_tools::RegistryError>(())
+//! ```
+//!
+//! Every file they touch is bounded by the call's allowed directories (its working directory
+//! when none are set), every fetch by host rules and size and time limits, every process by
+//! a time limit and output caps. Settings are on [`FileOps`], [`CodeExec`] and [`WebFetch`],
+//! given with [`with_builtin`](crate::ToolServerBuilder::with_builtin).
+//!
+//! Code execution is **not a sandbox**: the code runs as the host's user, with its
+//! network and its files. Run code you do not trust in a WebAssembly plugin.
+
+mod exec;
+mod fetch;
+mod files;
+mod meta;
+mod search;
+mod workspace;
+
+pub use exec::{CodeExec, Language};
+pub use fetch::WebFetch;
+pub use files::FileOps;
+pub use meta::MetaTools;
+pub use search::{SearchBackend, SearchHit, SearchQuery, SearxNg};
+
+use crate::server::ToolServerBuilder;
+
+/// A set of built-in tools with its settings, added to a server by
+/// [`with_builtin`](ToolServerBuilder::with_builtin).
+pub trait Builtin {
+    /// Adds the tools, and the state they read, to `builder`.
+    fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder;
+}
+
+impl ToolServerBuilder {
+    /// Serves a set of built-in tools with its settings: [`FileOps`], [`CodeExec`],
+    /// [`WebFetch`], [`SearxNg`] (or any [`SearchBackend`] through [`with_search`](Self::with_search)),
+    /// [`MetaTools`].
+    pub fn with_builtin(self, tools: impl Builtin) -> Self {
+        tools.add_to(self)
+    }
+
+    /// Serves the file tools with their default limits: `file_list`, `file_read`,
+    /// `file_search`, `file_write`, `file_edit`, `file_move`, `file_copy`, `file_delete`,
+    /// `file_mkdir`. See [`FileOps`].
+    pub fn with_file_ops(self) -> Self {
+        self.with_builtin(FileOps::default())
+    }
+
+    /// Serves `bash`: a shell command run in a fresh directory, with a time limit and output
+    /// caps. See [`CodeExec`]; not a sandbox.
+    pub fn with_bash(self) -> Self {
+        self.with_builtin(CodeExec::default().bash_only())
+    }
+
+    /// Serves `code_exec`: Python, JavaScript (Node.js) or shell code run in a fresh
+    /// directory, with a time limit and output caps. See [`CodeExec`]; not a sandbox.
+    pub fn with_code_exec(self) -> Self {
+        self.with_builtin(CodeExec::default())
+    }
+
+    /// Serves `web_fetch` with its defaults: any public host, no private or loopback
+    /// addresses, 5 MiB and 30 seconds per fetch. See [`WebFetch`].
+    pub fn with_web_fetch(self) -> Self {
+        self.with_builtin(WebFetch::default())
+    }
+
+    /// Serves `web_search`, answered by `backend` (such as [`SearxNg`]).
+    pub fn with_search(self, backend: impl SearchBackend) -> Self {
+        search::add_to(self, backend)
+    }
+
+    /// Serves `list_tools` and `get_tool_schema`: the model can look up the server's tools
+    /// (as the filter offers them) and any tool's schema. See [`MetaTools`].
+    pub fn with_meta_tools(self) -> Self {
+        self.with_builtin(MetaTools::default())
+    }
+}
