@@ -3,7 +3,7 @@
 //! once cannot be redirected outside by a symbolic link swapped in before it is used.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -150,6 +150,34 @@ pub(crate) fn locate(ctx: &ToolContext, path: &str) -> Result<Place, ToolError> 
         full,
         shown,
     })
+}
+
+/// As [`locate`], except that a symbolic link at the end of `path` is the place itself, not
+/// where it points: what deleting or moving a link acts on.
+pub(crate) fn locate_entry(ctx: &ToolContext, path: &str) -> Result<Place, ToolError> {
+    let given = Path::new(path);
+    let (Some(parent), Some(Component::Normal(name))) =
+        (given.parent(), given.components().next_back())
+    else {
+        return locate(ctx, path);
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    let Some(parent) = parent.to_str() else {
+        return locate(ctx, path);
+    };
+    let mut place = locate(ctx, parent)?;
+    place.rel = if place.is_root() {
+        PathBuf::from(name)
+    } else {
+        place.rel.join(name)
+    };
+    place.full.push(name);
+    place.shown = shown(ctx, &place.full);
+    Ok(place)
 }
 
 /// `full` as the model should write it: relative to the working directory when inside it.

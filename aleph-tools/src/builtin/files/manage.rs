@@ -6,7 +6,7 @@ use std::io;
 use cap_std::fs::Dir;
 
 use super::{Changed, FileOps, atomic};
-use crate::builtin::workspace::{Place, io_error, locate};
+use crate::builtin::workspace::{Place, io_error, locate, locate_entry};
 use crate::context::{State, ToolContext};
 use crate::error::{ArgumentProblem, ToolError};
 use crate::tool;
@@ -141,7 +141,7 @@ pub(crate) fn file_move(
     overwrite: bool,
     ctx: &ToolContext,
 ) -> Result<Changed, ToolError> {
-    let source = locate(ctx, &from)?;
+    let source = locate_entry(ctx, &from)?;
     let target = locate(ctx, &to)?;
     refuse_root(&source)?;
     refuse_root(&target)?;
@@ -276,7 +276,7 @@ pub(crate) fn file_delete(
     recursive: bool,
     ctx: &ToolContext,
 ) -> Result<Changed, ToolError> {
-    let place = locate(ctx, &path)?;
+    let place = locate_entry(ctx, &path)?;
     refuse_root(&place)?;
     let meta = place
         .root
