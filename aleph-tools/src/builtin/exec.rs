@@ -31,13 +31,10 @@ const DRAIN_GRACE: Duration = Duration::from_secs(1);
 #[non_exhaustive]
 pub enum Language {
     /// Python 3 (`python3` by default).
-    #[serde(alias = "python3", alias = "py")]
     Python,
     /// JavaScript, run by Node.js (`node` by default).
-    #[serde(alias = "js", alias = "node", alias = "nodejs")]
     Javascript,
     /// A shell script (`bash` by default).
-    #[serde(alias = "bash", alias = "sh")]
     Shell,
 }
 
@@ -186,15 +183,19 @@ impl CodeExec {
 
 impl Builtin for CodeExec {
     fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder {
-        let bash_only = self.bash_only;
-        let builder = builder.with_state(self);
-        if bash_only {
-            builder.with_tool(BashTool)
+        if self.bash_only {
+            builder.with_state(BashSettings(self)).with_tool(BashTool)
         } else {
-            builder.with_tool(CodeExecTool)
+            builder.with_state(CodeExecSettings(self)).with_tool(CodeExecTool)
         }
     }
 }
+
+/// The settings `code_exec` runs with (apart from `bash`'s, so each can have its own).
+pub(crate) struct CodeExecSettings(CodeExec);
+
+/// The settings `bash` runs with.
+pub(crate) struct BashSettings(CodeExec);
 
 /// Run a program in Python, JavaScript (Node.js) or shell, and get its exit code and output.
 ///
@@ -211,11 +212,11 @@ pub(crate) async fn code_exec(
     /// Seconds the program may run before it is killed (30 when left out)
     #[schemars(range(min = 1))]
     timeout_secs: Option<u64>,
-    config: State<CodeExec>,
+    config: State<CodeExecSettings>,
     progress: Progress,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    run(&config, ctx, &progress, language, &code, timeout_secs).await
+    run(&config.0, ctx, &progress, language, &code, timeout_secs).await
 }
 
 /// Run a bash command, and get its exit code and output.
@@ -231,12 +232,12 @@ pub(crate) async fn bash(
     /// Seconds the command may run before it is killed (30 when left out)
     #[schemars(range(min = 1))]
     timeout_secs: Option<u64>,
-    config: State<CodeExec>,
+    config: State<BashSettings>,
     progress: Progress,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     run(
-        &config,
+        &config.0,
         ctx,
         &progress,
         Language::Shell,
