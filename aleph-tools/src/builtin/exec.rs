@@ -186,7 +186,9 @@ impl Builtin for CodeExec {
         if self.bash_only {
             builder.with_state(BashSettings(self)).with_tool(BashTool)
         } else {
-            builder.with_state(CodeExecSettings(self)).with_tool(CodeExecTool)
+            builder
+                .with_state(CodeExecSettings(self))
+                .with_tool(CodeExecTool)
         }
     }
 }
