@@ -25,6 +25,17 @@ pub struct Config {
     pub server: ServerSection,
     /// `[[mcp_servers]]`: MCP servers whose tools are served beside the plugins'.
     pub mcp_servers: Vec<McpServerSection>,
+    /// The built-in tools, when `--builtin` asks for them.
+    pub builtin: Option<BuiltinTools>,
+}
+
+/// What `--builtin`, `--allowed-path` and `--searxng` ask for.
+#[derive(Debug, Clone, Default)]
+pub struct BuiltinTools {
+    /// The directories the file and code tools may use; the working directory when empty.
+    pub allowed_paths: Vec<PathBuf>,
+    /// A SearXNG instance for `web_search`; no `web_search` without one.
+    pub searxng: Option<String>,
 }
 
 /// `[server]`.
@@ -113,6 +124,7 @@ impl Config {
             tools: shape.tools,
             server: shape.server,
             mcp_servers: shape.mcp_servers,
+            builtin: None,
         })
     }
 }

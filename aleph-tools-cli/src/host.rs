@@ -1,12 +1,13 @@
 //! What every subcommand starts from: a tool server with the configured filter, the plugin
 //! manager, and the wrapped MCP servers.
 
+use aleph_tools::builtin::SearxNg;
 use aleph_tools::mcp::{McpConnection, McpEndpoint};
 use aleph_tools::plugin::{PluginInfo, PluginManager, PluginManifest};
-use aleph_tools::{AlephToolServer, Confirmation, ConfirmationRequest};
+use aleph_tools::{AlephToolServer, Confirmation, ConfirmationRequest, ToolServerBuilder};
 use anyhow::{Context as _, bail};
 
-use crate::config::{Config, McpServerSection};
+use crate::config::{BuiltinTools, Config, McpServerSection};
 
 /// The variable that counts how deep `aleph-tools` runs inside `[[mcp_servers]]` entries
 /// that start `aleph-tools` again.
@@ -31,6 +32,46 @@ pub enum Plugins<'a> {
     All,
     /// The plugin with this id alone.
     Only(&'a str),
+}
+
+/// Adds the built-in tools, bounded by the allowed paths (the working directory when none
+/// are given), which must exist.
+fn with_builtin(
+    builder: ToolServerBuilder,
+    builtin: &BuiltinTools,
+) -> anyhow::Result<ToolServerBuilder> {
+    let allowed = if builtin.allowed_paths.is_empty() {
+        vec![std::env::current_dir().context("the working directory cannot be read")?]
+    } else {
+        builtin.allowed_paths.clone()
+    };
+    let allowed = allowed
+        .iter()
+        .map(|dir| match dir.canonicalize() {
+            Ok(dir) if dir.is_dir() => Ok(dir),
+            _ => Err(anyhow::anyhow!(
+                "--allowed-path `{}` is not a directory; give directories that exist",
+                dir.display()
+            )),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let working_dir = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| cwd.canonicalize().ok())
+        .filter(|cwd| allowed.iter().any(|dir| cwd.starts_with(dir)))
+        .unwrap_or_else(|| allowed[0].clone());
+    let mut builder = builder
+        .with_file_ops()
+        .with_bash()
+        .with_code_exec()
+        .with_web_fetch()
+        .with_meta_tools()
+        .with_allowed_paths(allowed)
+        .with_working_dir(working_dir);
+    if let Some(url) = &builtin.searxng {
+        builder = builder.with_search(SearxNg::new(url.clone()));
+    }
+    Ok(builder)
 }
 
 /// A running set of tools.
@@ -64,6 +105,9 @@ impl Host {
             builder = builder.with_confirmation_handler(|_: ConfirmationRequest| async {
                 Confirmation::Approve
             });
+        }
+        if let Some(builtin) = &config.builtin {
+            builder = with_builtin(builder, builtin)?;
         }
         let server = builder.build()?;
         let manager = PluginManager::new(&server, config.plugins.clone());

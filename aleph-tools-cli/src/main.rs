@@ -51,6 +51,22 @@ struct Global {
     /// A directory of plugins; repeat for more. Replaces the configured search paths
     #[arg(long = "plugins", global = true, value_name = "DIR")]
     plugin_dirs: Vec<PathBuf>,
+    /// Serve the built-in tools as well: file_* tools, bash, code_exec, web_fetch,
+    /// list_tools, get_tool_schema (and web_search with --searxng)
+    #[arg(long, global = true)]
+    builtin: bool,
+    /// A directory the built-in tools may read, write and run code in; repeat for more
+    /// [default: the working directory]
+    #[arg(
+        long = "allowed-path",
+        global = true,
+        value_name = "DIR",
+        requires = "builtin"
+    )]
+    allowed_paths: Vec<PathBuf>,
+    /// The SearXNG instance web_search asks (its JSON API must be enabled)
+    #[arg(long, global = true, value_name = "URL", requires = "builtin")]
+    searxng: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -73,6 +89,11 @@ enum Command {
         /// Do not reload plugins when their files change
         #[arg(long)]
         no_watch: bool,
+        /// Run calls to tools that need confirmation (file_write, file_delete, tools the
+        /// config's filter names) without asking; otherwise they are refused, as nobody can
+        /// be asked
+        #[arg(long)]
+        yes: bool,
     },
     /// Manage plugins
     #[command(subcommand)]
@@ -205,10 +226,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if !cli.global.plugin_dirs.is_empty() {
         config.plugins.search_paths = cli.global.plugin_dirs;
     }
+    if cli.global.builtin {
+        config.builtin = Some(config::BuiltinTools {
+            allowed_paths: cli.global.allowed_paths,
+            searxng: cli.global.searxng,
+        });
+    }
     match cli.command {
-        Command::Serve { http, no_watch, .. } => {
+        Command::Serve {
+            http,
+            no_watch,
+            yes,
+            ..
+        } => {
             let transport = http.map_or(serve::Transport::Stdio, serve::Transport::Http);
-            serve::run(&config, transport, !no_watch).await
+            serve::run(&config, transport, !no_watch, yes).await
         }
         Command::Plugins(command) => match command {
             PluginsCommand::List => plugins::list(&config).await,

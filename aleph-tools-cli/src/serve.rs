@@ -16,8 +16,13 @@ pub enum Transport {
 }
 
 /// Serves until the client goes away (stdio) or the process is interrupted (HTTP).
-pub async fn run(config: &Config, transport: Transport, watch: bool) -> anyhow::Result<()> {
-    let host = Host::start(config, Plugins::All, true, false).await?;
+pub async fn run(
+    config: &Config,
+    transport: Transport,
+    watch: bool,
+    approve: bool,
+) -> anyhow::Result<()> {
+    let host = Host::start(config, Plugins::All, true, approve).await?;
     let _watcher = if watch && config.plugins.hot_reload {
         Some(
             host.manager

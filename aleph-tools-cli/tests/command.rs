@@ -139,6 +139,72 @@ fn serve_stdio_is_answered_by_the_official_python_client() {
 }
 
 #[test]
+fn serve_builtin_is_answered_by_the_official_python_client() {
+    let world = World::new();
+    let workspace = world.root.path().join("work/space");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let peers = interop_peers();
+    let output = Command::new(peers.join(".venv/bin/python"))
+        .arg(peers.join("builtin_client.py"))
+        .arg(&workspace)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_aleph-tools"))
+        .args(["serve", "--stdio", "--yes", "--builtin", "--allowed-path"])
+        .arg(&workspace)
+        .current_dir(&workspace)
+        .env("HOME", world.home())
+        .env_remove("ALEPH_TOOLS_CONFIG")
+        .output()
+        .unwrap();
+    let text = succeeded(&output);
+    assert!(text.contains("passed: 7"), "{text}\n{}", stderr(&output));
+}
+
+#[test]
+fn builtin_tools_are_bounded_by_the_allowed_paths() {
+    let world = World::new();
+    let workspace = world.root.path().join("work/space");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "inside\n").unwrap();
+    let read = world.run(&[
+        "--builtin",
+        "--allowed-path",
+        "space",
+        "tools",
+        "call",
+        "file_read",
+        r#"{"path": "a.txt"}"#,
+    ]);
+    assert!(
+        succeeded(&read).contains("\"inside\\n\""),
+        "{}",
+        stdout(&read)
+    );
+    let outside = world.run(&[
+        "--builtin",
+        "--allowed-path",
+        "space",
+        "tools",
+        "call",
+        "file_list",
+        r#"{"path": ".."}"#,
+    ]);
+    assert!(
+        failed(&outside).contains("outside the allowed directories"),
+        "{}",
+        stderr(&outside)
+    );
+    let missing = world.run(&["--builtin", "--allowed-path", "nowhere", "tools", "list"]);
+    assert!(
+        failed(&missing).contains("`nowhere` is not a directory"),
+        "{}",
+        stderr(&missing)
+    );
+    let needs_builtin = world.run(&["--allowed-path", "space", "tools", "list"]);
+    assert!(!needs_builtin.status.success());
+}
+
+#[test]
 fn plugins_check_names_each_broken_manifest() {
     let world = World::new();
     for (i, case) in broken_manifests().into_iter().enumerate() {

@@ -66,7 +66,6 @@ pub(crate) struct Listed {
     /// The first paragraph of its description.
     summary: String,
     category: ToolCategory,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     tags: Vec<String>,
 }
 

@@ -1,0 +1,85 @@
+"""An MCP client written with the official Python SDK, run against
+`aleph-tools serve --builtin --allowed-path DIR --yes`.
+
+    builtin_client.py DIR -- COMMAND [ARG...]
+
+DIR is the directory the built-in tools are bounded by. Prints `ok: …` for each check and
+`passed: N` at the end; exits non-zero at the first failure.
+"""
+
+import argparse
+import os
+import sys
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+CHECKS = []
+
+
+def ok(name):
+    CHECKS.append(name)
+    print(f"ok: {name}", flush=True)
+
+
+def text_of(result):
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+async def run(server, root):
+    async with Client(server, mode="legacy") as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        expected = {"file_read", "file_write", "file_edit", "bash", "code_exec", "web_fetch", "list_tools"}
+        assert expected <= set(listed), sorted(listed)
+        assert listed["file_read"].annotations.read_only_hint is True, listed["file_read"].annotations
+        assert listed["file_delete"].annotations.destructive_hint is True, listed["file_delete"].annotations
+        ok("tools/list: the built-in tools with their annotations")
+
+        written = await client.call_tool("file_write", {"path": "notes/todo.md", "content": "- tea\n"})
+        assert not written.is_error, text_of(written)
+        with open(os.path.join(root, "notes", "todo.md")) as f:
+            assert f.read() == "- tea\n"
+        ok("file_write (needs confirmation: approved by --yes) writes inside the allowed directory")
+
+        read = await client.call_tool("file_read", {"path": "notes/todo.md"})
+        assert read.structured_content["content"] == "- tea\n", read.structured_content
+        ok("file_read reads it back")
+
+        escaped = await client.call_tool("file_read", {"path": "../../../etc/passwd"})
+        assert escaped.is_error, text_of(escaped)
+        assert "outside the allowed directories" in text_of(escaped), text_of(escaped)
+        ok("a path outside the allowed directory is an error result")
+
+        ran = await client.call_tool("bash", {"command": "cd .. && cat notes/todo.md"})
+        assert not ran.is_error, text_of(ran)
+        assert ran.structured_content["stdout"] == "- tea\n", ran.structured_content
+        ok("bash runs beside the workspace")
+
+        python = await client.call_tool("code_exec", {"language": "python", "code": "print(sum(range(10)))"})
+        assert python.structured_content["stdout"] == "45\n", python.structured_content
+        ok("code_exec runs Python")
+
+        tools = await client.call_tool("list_tools", {})
+        names = [tool["name"] for tool in tools.structured_content["tools"]]
+        assert "file_read" in names and "list_tools" in names, names
+        ok("list_tools lists the served tools")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("root")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    server = StdioServerParameters(command=command[0], args=command[1:])
+    anyio.run(run, server, args.root)
+    print(f"passed: {len(CHECKS)}", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as failure:
+        print(f"failed: {failure}", file=sys.stderr, flush=True)
+        sys.exit(1)
