@@ -171,6 +171,9 @@ mod book {
     #[doc = include_str!("../../book/src/providers.md")]
     mod providers {}
 
+    #[doc = include_str!("../../book/src/builtin.md")]
+    mod builtin {}
+
     #[doc = include_str!("../../book/src/plugins.md")]
     mod plugins {}
 

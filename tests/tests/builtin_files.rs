@@ -115,7 +115,11 @@ async fn reading_lists_and_ranges() {
 #[tokio::test]
 async fn reads_are_capped_and_resume_where_they_stopped() {
     let s = space();
-    let lines: String = (1..=1000).map(|i| format!("line {i:04}\n")).collect();
+    let lines: String = (1..=1000).fold(String::new(), |mut all, i| {
+        use std::fmt::Write as _;
+        let _ = writeln!(all, "line {i:04}");
+        all
+    });
     std::fs::write(s.root.join("long.txt"), &lines).unwrap();
     // One line of 100 KB of multi-byte characters.
     std::fs::write(s.root.join("wide.txt"), "é".repeat(50_000)).unwrap();
