@@ -6,8 +6,10 @@ use std::sync::OnceLock;
 
 pub mod manifests;
 mod mcp_tools;
+mod traversal;
 
 pub use mcp_tools::{Echo, ServerSlot, Weather, mcp_test_server};
+pub use traversal::Tree;
 
 /// The example plugins' directory (`examples/plugins`), each plugin's module built beside its
 /// manifest. The first call in a process runs `examples/plugins/build.sh`, which installs the

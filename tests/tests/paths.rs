@@ -4,42 +4,10 @@ use std::path::{Path, PathBuf};
 
 use aleph_tools::ToolErrorKind;
 use aleph_tools::prelude::*;
+use aleph_tools_tests::Tree;
 use serde_json::json;
 
-struct Sandbox {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    outside: PathBuf,
-}
-
-/// `root/` is allowed; `outside/` is not. Inside: files, a unicode name, a symlink that stays
-/// inside and symlinks that lead out.
-fn sandbox() -> Sandbox {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
-    let root = base.join("root");
-    let outside = base.join("outside");
-    std::fs::create_dir_all(root.join("docs/deep")).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(root.join("docs/readme.md"), "inside").unwrap();
-    std::fs::write(root.join("docs/日本語 ファイル.txt"), "unicode").unwrap();
-    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::symlink;
-        symlink(&outside, root.join("link_out")).unwrap();
-        symlink(outside.join("secret.txt"), root.join("docs/secret_link")).unwrap();
-        symlink(root.join("docs"), root.join("link_in")).unwrap();
-        symlink("../../outside", root.join("docs/relative_out")).unwrap();
-    }
-    Sandbox {
-        _dir: dir,
-        root,
-        outside,
-    }
-}
-
-fn ctx(s: &Sandbox) -> ToolContext {
+fn ctx(s: &Tree) -> ToolContext {
     ToolContext::new()
         .with_working_dir(&s.root)
         .with_allowed_paths([&s.root])
@@ -47,7 +15,7 @@ fn ctx(s: &Sandbox) -> ToolContext {
 
 #[test]
 fn paths_inside_resolve_to_canonical_paths_inside() {
-    let s = sandbox();
+    let s = Tree::new();
     let ctx = ctx(&s);
     let inside: Vec<(String, PathBuf)> = vec![
         ("docs/readme.md".into(), s.root.join("docs/readme.md")),
@@ -83,39 +51,9 @@ fn paths_inside_resolve_to_canonical_paths_inside() {
 
 #[test]
 fn a_traversal_corpus_never_escapes() {
-    let s = sandbox();
+    let s = Tree::new();
     let ctx = ctx(&s);
-    let outside = s.outside.display().to_string();
-    let mut corpus: Vec<String> = vec![
-        "..".into(),
-        "../outside/secret.txt".into(),
-        "../../../../../../etc/passwd".into(),
-        "docs/../../outside".into(),
-        "docs/deep/../../../outside/secret.txt".into(),
-        "/etc/passwd".into(),
-        "/".into(),
-        format!("{outside}/secret.txt"),
-        format!("{}/../outside", s.root.display()),
-        "missing/../../outside/new.txt".into(),
-        "missing/../../../etc".into(),
-        "docs/missing/../../../outside".into(),
-        "\0".into(),
-        "docs/\0/readme.md".into(),
-        "a".repeat(5000),
-        format!("{}/x", "d/".repeat(3000)),
-        String::new(),
-    ];
-    #[cfg(unix)]
-    corpus.extend([
-        "link_out".into(),
-        "link_out/secret.txt".into(),
-        "link_out/new_file.txt".into(),
-        "link_out/new_dir/new_file.txt".into(),
-        "docs/secret_link".into(),
-        "docs/relative_out/secret.txt".into(),
-        "link_in/../link_out/secret.txt".into(),
-        "missing/../link_out/secret.txt".into(),
-    ]);
+    let corpus = s.corpus();
     for given in &corpus {
         match ctx.resolve_path(given) {
             Ok(resolved) => panic!("{given:?} escaped to {}", resolved.display()),
@@ -138,7 +76,7 @@ fn a_traversal_corpus_never_escapes() {
 
 #[test]
 fn errors_say_what_is_wrong() {
-    let s = sandbox();
+    let s = Tree::new();
     let ctx = ctx(&s);
     let outside = ctx.resolve_path("../outside/secret.txt").unwrap_err();
     assert!(
@@ -170,7 +108,7 @@ fn errors_say_what_is_wrong() {
 
 #[test]
 fn without_allowed_directories_paths_only_resolve() {
-    let s = sandbox();
+    let s = Tree::new();
     let open = ToolContext::new().with_working_dir(&s.root);
     assert_eq!(
         open.resolve_path("../outside/secret.txt").unwrap(),
@@ -187,7 +125,7 @@ async fn tools_resolve_paths_against_the_server_settings() {
         let path = ctx.resolve_path(Path::new(&path))?;
         std::fs::read_to_string(path).map_err(ToolError::execution)
     }
-    let s = sandbox();
+    let s = Tree::new();
     let server = AlephToolServer::builder()
         .with_tool(ReadTool)
         .with_working_dir(&s.root)
@@ -199,7 +137,7 @@ async fn tools_resolve_paths_against_the_server_settings() {
             .call("read", json!({ "path": "docs/readme.md" }))
             .await
             .output,
-        json!("inside")
+        json!("line one\nline two\nline three\n")
     );
     let escape = server
         .call("read", json!({ "path": "../outside/secret.txt" }))
