@@ -239,6 +239,8 @@ async fn moving_copying_deleting_and_creating() {
     let server = files_server(&s, FileOps::new());
     ok(&server, "file_mkdir", json!({ "path": "a/b/c" })).await;
     ok(&server, "file_mkdir", json!({ "path": "a/b/c" })).await;
+    let over_a_file = fails(&server, "file_mkdir", json!({ "path": "docs/readme.md" })).await;
+    assert!(over_a_file.contains("docs/readme.md"), "{over_a_file}");
     ok(
         &server,
         "file_copy",

@@ -143,7 +143,8 @@ pub(crate) async fn web_search(
 pub struct SearxNg {
     base: String,
     timeout: Duration,
-    client: reqwest::Client,
+    /// `None` when no HTTP client could be made here (no TLS backend); `check` says so.
+    client: Option<reqwest::Client>,
 }
 
 impl SearxNg {
@@ -153,7 +154,7 @@ impl SearxNg {
         Self {
             base: base_url.into(),
             timeout: Duration::from_secs(15),
-            client: reqwest::Client::new(),
+            client: reqwest::Client::builder().build().ok(),
         }
     }
 
@@ -189,8 +190,10 @@ impl SearxNg {
         if let Some(language) = &query.language {
             url.query_pairs_mut().append_pair("language", language);
         }
-        let response = self
-            .client
+        let client = self.client.as_ref().ok_or_else(|| {
+            ToolError::execution("no HTTP client could be made for the search engine")
+        })?;
+        let response = client
             .get(url)
             .timeout(self.timeout)
             .send()
@@ -240,6 +243,9 @@ impl SearchBackend for SearxNg {
     }
 
     fn check(&self) -> Result<(), String> {
+        if self.client.is_none() {
+            return Err("no HTTP client can be made here (TLS could not be set up)".to_owned());
+        }
         self.endpoint().map(drop)
     }
 }

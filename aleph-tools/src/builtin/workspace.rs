@@ -65,6 +65,9 @@ pub(crate) fn io_error(shown: &str, err: &io::Error) -> ToolError {
         io::ErrorKind::DirectoryNotEmpty => format!(
             "the directory `{shown}` is not empty; pass `recursive: true` to delete it with its contents"
         ),
+        io::ErrorKind::CrossesDevices => {
+            format!("`{shown}` cannot be moved to another file system; copy it, then delete it")
+        }
         _ if escaped(err) => format!(
             "`{shown}` leads outside the allowed directories (a symbolic link on the way points out, or was swapped in while the call ran)"
         ),
@@ -76,12 +79,11 @@ pub(crate) fn io_error(shown: &str, err: &io::Error) -> ToolError {
     ToolError::execution(message)
 }
 
-/// Whether a capability refused a path because it resolved outside its directory.
+/// Whether a capability refused a path because it resolved outside its directory (`cap-std`
+/// says so with this message, the kernel's `EXDEV` from `openat2` included).
 fn escaped(err: &io::Error) -> bool {
-    const EXDEV: i32 = 18;
-    err.raw_os_error() == Some(EXDEV)
-        || (err.kind() == io::ErrorKind::PermissionDenied
-            && err.to_string().contains("outside of the filesystem"))
+    err.kind() == io::ErrorKind::PermissionDenied
+        && err.to_string().contains("outside of the filesystem")
 }
 
 /// The directories a call's file tools may touch: its allowed directories, or its working

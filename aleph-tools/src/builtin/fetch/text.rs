@@ -59,7 +59,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// The text of an HTML document, and its title when it has one.
+/// The text of an HTML document, Markdown-like (headings, emphasis, lists, tables, links as
+/// numbered references at the end), and its title when it has one.
 pub(super) fn html_to_text(html: &str) -> (String, Option<String>) {
     let title = title(html);
     let text = if nesting_depth(html) > MAX_HTML_DEPTH {
@@ -98,12 +99,10 @@ fn nesting_depth(html: &str) -> usize {
         if tag.starts_with('/') {
             depth = depth.saturating_sub(1);
         } else if !tag.starts_with('!') && !tag.ends_with('/') {
-            let name: String = tag
-                .chars()
-                .take_while(char::is_ascii_alphanumeric)
-                .collect::<String>()
-                .to_ascii_lowercase();
-            if !name.is_empty() && !VOID.contains(&name.as_str()) {
+            let name = &tag[..tag
+                .find(|c: char| !c.is_ascii_alphanumeric())
+                .unwrap_or(tag.len())];
+            if !name.is_empty() && !VOID.iter().any(|v| v.eq_ignore_ascii_case(name)) {
                 depth += 1;
                 deepest = deepest.max(depth);
             }
@@ -247,10 +246,17 @@ mod tests {
     fn html_becomes_text_with_its_title() {
         let (text, title) = html_to_text(
             "<html><head><title> A &amp; B </title><style>p{}</style></head>\
-             <body><h1>Head</h1><p>One <b>two</b></p><script>var x;</script></body></html>",
+             <body><h1>Head</h1><p>One <b>two</b>, <a href=\"https://example.org/\">three</a></p>\
+             <script>var x;</script></body></html>",
         );
         assert_eq!(title.as_deref(), Some("A & B"));
-        assert!(text.contains("Head") && text.contains("One two"), "{text}");
+        // Headings, emphasis and links are kept in a Markdown-like form, links as numbered
+        // references listed at the end, so the model can follow them.
+        assert!(
+            text.starts_with("# Head\n\nOne **two**, [three][1]"),
+            "{text}"
+        );
+        assert!(text.ends_with("[1]: https://example.org/"), "{text}");
         assert!(!text.contains("var x") && !text.contains("p{}"), "{text}");
     }
 

@@ -6,7 +6,7 @@ use std::io;
 use cap_std::fs::Dir;
 
 use super::{Changed, FileOps, atomic};
-use crate::builtin::workspace::{Place, io_error, locate, locate_entry};
+use crate::builtin::workspace::{Place, locate, locate_entry};
 use crate::context::{State, ToolContext};
 use crate::error::{ArgumentProblem, ToolError};
 use crate::tool;
@@ -154,13 +154,7 @@ pub(crate) fn file_move(
     let (to_dir, to_name) = target.parent_and_name()?;
     from_dir
         .rename(&from_name, &to_dir, &to_name)
-        .map_err(|e| match e.raw_os_error() {
-            Some(18) => ToolError::execution(format!(
-                "`{}` and `{}` are on different file systems; copy, then delete",
-                source.shown, target.shown
-            )),
-            _ => source.error(&e),
-        })?;
+        .map_err(|e| source.error(&e))?;
     Ok(Changed::new(
         &target,
         format!("moved from `{}`", source.shown),
@@ -313,17 +307,6 @@ pub(crate) fn file_mkdir(
         .root
         .create_dir_all(&place.rel)
         .map_err(|e| place.error(&e))?;
-    // Created through the root, so no link swapped in on the way leads out; checked again.
-    let meta = place
-        .root
-        .metadata(&place.rel)
-        .map_err(|e| place.error(&e))?;
-    if !meta.is_dir() {
-        return Err(io_error(
-            &place.shown,
-            &io::Error::new(io::ErrorKind::AlreadyExists, "a file"),
-        ));
-    }
     Ok(Changed::new(&place, "created the directory"))
 }
 
