@@ -27,6 +27,9 @@ pub struct Config {
     pub mcp_servers: Vec<McpServerSection>,
     /// The built-in tools, when `--builtin` asks for them.
     pub builtin: Option<BuiltinTools>,
+    /// The directories of Markdown skills `--skills` names, reloaded as they change when
+    /// plugins are.
+    pub skills: Vec<PathBuf>,
 }
 
 /// What `--builtin`, `--allowed-path` and `--searxng` ask for.
@@ -125,6 +128,7 @@ impl Config {
             server: shape.server,
             mcp_servers: shape.mcp_servers,
             builtin: None,
+            skills: Vec::new(),
         })
     }
 }

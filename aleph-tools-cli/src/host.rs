@@ -1,7 +1,7 @@
 //! What every subcommand starts from: a tool server with the configured filter, the plugin
 //! manager, and the wrapped MCP servers.
 
-use aleph_tools::builtin::SearxNg;
+use aleph_tools::builtin::{SearxNg, Skills};
 use aleph_tools::mcp::{McpConnection, McpEndpoint};
 use aleph_tools::plugin::{PluginInfo, PluginManager, PluginManifest};
 use aleph_tools::{AlephToolServer, Confirmation, ConfirmationRequest, ToolServerBuilder};
@@ -108,6 +108,10 @@ impl Host {
         }
         if let Some(builtin) = &config.builtin {
             builder = with_builtin(builder, builtin)?;
+        }
+        for dir in &config.skills {
+            builder =
+                builder.with_builtin(Skills::new(dir).hot_reload(config.plugins.hot_reload));
         }
         let server = builder.build()?;
         let manager = PluginManager::new(&server, config.plugins.clone());

@@ -67,6 +67,10 @@ struct Global {
     /// The SearXNG instance web_search asks (its JSON API must be enabled)
     #[arg(long, global = true, value_name = "URL", requires = "builtin")]
     searxng: Option<String>,
+    /// A directory of Markdown skills (DIR/NAME/SKILL.md), each served as a tool; repeat for
+    /// more
+    #[arg(long = "skills", global = true, value_name = "DIR")]
+    skill_dirs: Vec<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -86,7 +90,7 @@ enum Command {
         /// the plugins' HTTP routes under http://ADDR/plugins/ID/
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
-        /// Do not reload plugins when their files change
+        /// Do not reload plugins and skills when their files change
         #[arg(long)]
         no_watch: bool,
         /// Run calls to tools that need confirmation (file_write, file_delete, tools the
@@ -231,6 +235,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             allowed_paths: cli.global.allowed_paths,
             searxng: cli.global.searxng,
         });
+    }
+    config.skills = cli.global.skill_dirs;
+    if let Command::Serve { no_watch: true, .. } = cli.command {
+        config.plugins.hot_reload = false;
     }
     match cli.command {
         Command::Serve {

@@ -389,6 +389,11 @@ pub enum RegistryError {
     /// The filter given to the builder has a pattern that is not a valid glob.
     #[error(transparent)]
     Filter(#[from] PatternError),
+
+    /// Markdown skills given to the builder cannot be read or watched.
+    #[cfg(feature = "builtin")]
+    #[error(transparent)]
+    Skill(#[from] crate::builtin::SkillError),
 }
 
 /// The message of a caught panic: its text when it has one.

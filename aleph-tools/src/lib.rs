@@ -36,7 +36,7 @@
 //! | `node` | Node.js plugins, supervised child processes (implies `plugins`) |
 //! | `routes` | plugins' HTTP routes as an axum `Router` (implies `plugins`) |
 //! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
-//! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools |
+//! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills |
 //! | `full` | all of the above |
 //!
 //! # Where to start
@@ -79,6 +79,8 @@ pub mod schema;
 mod server;
 mod sync;
 mod tool;
+#[cfg(any(feature = "plugins", feature = "builtin"))]
+mod watch;
 
 /// What `#[tool]`'s expansion names. The module's name carries the crate's version, and the
 /// macro names the module of its own version, so a macro crate and a runtime crate of two

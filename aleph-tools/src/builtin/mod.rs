@@ -32,6 +32,7 @@ mod fetch;
 mod files;
 mod meta;
 mod search;
+mod skills;
 mod workspace;
 
 pub use exec::{CodeExec, Language};
@@ -39,6 +40,7 @@ pub use fetch::WebFetch;
 pub use files::FileOps;
 pub use meta::MetaTools;
 pub use search::{SearchBackend, SearchHit, SearchQuery, SearxNg};
+pub use skills::{Skill, SkillArgument, SkillError, Skills};
 
 use crate::server::ToolServerBuilder;
 

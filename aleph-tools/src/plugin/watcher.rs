@@ -1,19 +1,16 @@
 //! `PluginWatcher`: hot reload. A debounced watch on the search paths; a plugin whose files
 //! change is reloaded, a new plugin directory is loaded, a removed one is unloaded.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use notify::{EventKind, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
-
 use super::error::PluginError;
 use super::manager::{PluginManager, has_manifest};
+use crate::watch::{EntryWatcher, watch_entries};
 
 /// Watches the plugin directories while it lives; drop it to stop.
 pub struct PluginWatcher {
-    _debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
+    _watcher: EntryWatcher,
     roots: Vec<PathBuf>,
 }
 
@@ -65,47 +62,19 @@ impl PluginManager {
             .filter(|root| root.is_dir())
             .collect();
         let manager = self.clone();
-        let watched = roots.clone();
-        let mut debouncer = new_debouncer(debounce, None, move |events: DebounceEventResult| {
-            let events = match events {
-                Ok(events) => events,
-                Err(errors) => {
-                    for error in errors {
-                        tracing::warn!("plugin watcher: {error}");
-                    }
-                    return;
-                }
-            };
+        let watcher = watch_entries(&roots, debounce, move |dir, paths| {
             // A plugin writing its own data (a `write:` grant inside its directory) is not
             // a change to the plugin.
-            // A file read (a plugin process loading its own code) changes nothing.
-            let dirs: BTreeSet<PathBuf> = events
-                .iter()
-                .filter(|event| !matches!(event.kind, EventKind::Access(_)))
-                .flat_map(|event| event.paths.iter())
-                .filter_map(|path| {
-                    let dir = plugin_dir_of(&watched, path)?;
-                    (!manager.is_plugin_data(&dir, path)).then_some(dir)
-                })
-                .collect();
-            for dir in dirs {
-                manager.sync(&dir);
+            if paths.iter().any(|path| !manager.is_plugin_data(dir, path)) {
+                manager.sync(dir);
             }
         })
         .map_err(|e| PluginError::Watch {
-            path: PathBuf::new(),
-            message: e.to_string(),
+            path: e.path,
+            message: e.message,
         })?;
-        for root in &roots {
-            debouncer
-                .watch(root, RecursiveMode::Recursive)
-                .map_err(|e| PluginError::Watch {
-                    path: root.clone(),
-                    message: e.to_string(),
-                })?;
-        }
         Ok(PluginWatcher {
-            _debouncer: debouncer,
+            _watcher: watcher,
             roots,
         })
     }
@@ -121,37 +90,5 @@ impl PluginManager {
         } else if self.knows_dir(dir) {
             self.unload_dir(dir);
         }
-    }
-}
-
-/// The plugin directory `path` is in: the directory directly under one of `roots`.
-fn plugin_dir_of(roots: &[PathBuf], path: &Path) -> Option<PathBuf> {
-    roots.iter().find_map(|root| {
-        let first = path.strip_prefix(root).ok()?.components().next()?;
-        // Hidden directories are not plugins (an install unpacks in one).
-        if first.as_os_str().to_string_lossy().starts_with('.') {
-            return None;
-        }
-        Some(root.join(first))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn events_map_to_their_plugin_directory() {
-        let roots = vec![PathBuf::from("/p"), PathBuf::from("/q")];
-        assert_eq!(
-            plugin_dir_of(&roots, Path::new("/q/echo/src/lib.rs")),
-            Some(PathBuf::from("/q/echo"))
-        );
-        assert_eq!(plugin_dir_of(&roots, Path::new("/p")), None);
-        assert_eq!(
-            plugin_dir_of(&roots, Path::new("/p/.installing-1/aleph_plugin.toml")),
-            None
-        );
-        assert_eq!(plugin_dir_of(&roots, Path::new("/elsewhere/x")), None);
     }
 }

@@ -49,7 +49,12 @@ pub struct ToolServerBuilder {
     filter: ToolFilter,
     /// Settings found unusable before `build`, reported by it.
     problems: Vec<RegistryError>,
+    /// Run on the built server, in order; the first error is `build`'s.
+    after_build: Vec<AfterBuild>,
 }
+
+/// Work for the built server (starting a watcher that adds tools to it).
+type AfterBuild = Box<dyn FnOnce(&AlephToolServer) -> Result<(), RegistryError> + Send>;
 
 impl Default for ToolServerBuilder {
     fn default() -> Self {
@@ -82,6 +87,7 @@ impl ToolServerBuilder {
             registry: false,
             filter: ToolFilter::default(),
             problems: Vec::new(),
+            after_build: Vec::new(),
         }
     }
 
@@ -227,6 +233,16 @@ impl ToolServerBuilder {
         self
     }
 
+    /// Runs `work` on the server once it is built; an error fails [`build`](Self::build).
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
+    pub(crate) fn after_build(
+        mut self,
+        work: impl FnOnce(&AlephToolServer) -> Result<(), RegistryError> + Send + 'static,
+    ) -> Self {
+        self.after_build.push(Box::new(work));
+        self
+    }
+
     /// Checks everything and returns the server.
     ///
     /// # Errors
@@ -248,6 +264,7 @@ impl ToolServerBuilder {
             registry,
             filter,
             problems,
+            after_build,
         } = self;
         if let Some(problem) = problems.into_iter().next() {
             return Err(problem);
@@ -284,6 +301,10 @@ impl ToolServerBuilder {
             source: filter,
             compiled,
         };
-        Ok(AlephToolServer::from_parts(settings, table, filter))
+        let server = AlephToolServer::from_parts(settings, table, filter);
+        for work in after_build {
+            work(&server)?;
+        }
+        Ok(server)
     }
 }

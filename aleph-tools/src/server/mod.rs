@@ -104,6 +104,8 @@ struct Shared {
     next_hook_id: AtomicU64,
     /// Counts changes to the tool set, for [`AlephToolServer::watch_tools`].
     changes: tokio::sync::watch::Sender<u64>,
+    /// What lives as long as the server and goes with it (the skills' file watcher).
+    attached: Mutex<Vec<Box<dyn Send>>>,
 }
 
 /// The set of tools a program serves.
@@ -180,6 +182,7 @@ impl AlephToolServer {
                 next_call_id: AtomicU64::new(1),
                 next_hook_id: AtomicU64::new(1),
                 changes: tokio::sync::watch::Sender::new(0),
+                attached: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -279,6 +282,33 @@ impl AlephToolServer {
     /// Whether no tool is served.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A server that does not keep it alive, for what the server itself holds (a watcher
+/// adding tools to the server that owns it).
+#[cfg(feature = "builtin")]
+#[derive(Clone)]
+pub(crate) struct WeakServer(std::sync::Weak<Shared>);
+
+#[cfg(feature = "builtin")]
+impl WeakServer {
+    /// The server, unless every handle to it is gone.
+    pub(crate) fn upgrade(&self) -> Option<AlephToolServer> {
+        self.0.upgrade().map(|shared| AlephToolServer { shared })
+    }
+}
+
+#[cfg(feature = "builtin")]
+impl AlephToolServer {
+    /// A handle that does not keep the server alive.
+    pub(crate) fn downgrade(&self) -> WeakServer {
+        WeakServer(Arc::downgrade(&self.shared))
+    }
+
+    /// Keeps `value` until the server is dropped.
+    pub(crate) fn attach(&self, value: impl Send + 'static) {
+        lock(&self.shared.attached).push(Box::new(value));
     }
 }
 

@@ -129,7 +129,7 @@ impl AlephToolServer {
     /// Removes the tools named in `remove` and adds `add`, as one change: calls see either
     /// the old set or the new one. Nothing changes when one of `add` cannot be served or its
     /// name is taken by a tool not in `remove`.
-    #[cfg(any(feature = "plugins", feature = "mcp"))]
+    #[cfg(any(feature = "plugins", feature = "mcp", feature = "builtin"))]
     pub(crate) fn swap_tools(
         &self,
         remove: &[String],

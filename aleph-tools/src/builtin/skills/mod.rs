@@ -1,0 +1,298 @@
+//! Markdown skills: a directory of skills, each a directory with a `SKILL.md`, served as tools
+//! of category `Skill` and reloaded as their files change.
+
+mod skill;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use skill::{Skill, SkillArgument};
+use skill::SKILL_FILE;
+
+use super::Builtin;
+use crate::server::{AlephToolServer, ToolServerBuilder, WeakServer};
+use crate::sync::lock;
+use crate::watch::watch_entries;
+
+/// Why skills could not be read or watched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillError {
+    /// A file or directory could not be read.
+    #[error("cannot read `{}`: {message}", path.display())]
+    Read {
+        /// What could not be read.
+        path: PathBuf,
+        /// The operating system's reason.
+        message: String,
+    },
+    /// A `SKILL.md` that cannot be served.
+    #[error("the skill `{}` cannot be used: {problem}", path.display())]
+    Invalid {
+        /// The `SKILL.md`.
+        path: PathBuf,
+        /// What to fix.
+        problem: String,
+    },
+    /// Two skills with one name.
+    #[error(
+        "two skills are named `{name}`: `{}` and `{}`; rename one (its `name:`, else its directory)",
+        first.display(),
+        second.display()
+    )]
+    Duplicate {
+        /// The name.
+        name: String,
+        /// One `SKILL.md`.
+        first: PathBuf,
+        /// The other.
+        second: PathBuf,
+    },
+    /// The skills directory could not be watched for changes.
+    #[error(
+        "cannot watch `{}` for changes: {message}; serve the skills without hot reload \
+         (`Skills::hot_reload(false)`) or raise the system's limit on watches",
+        path.display()
+    )]
+    Watch {
+        /// The directory.
+        path: PathBuf,
+        /// The operating system's reason.
+        message: String,
+    },
+}
+
+/// The Markdown skills in a directory, served by
+/// [`with_skills`](ToolServerBuilder::with_skills) or
+/// [`with_builtin`](ToolServerBuilder::with_builtin).
+///
+/// Each directory directly under `dir` that holds a `SKILL.md` is a [`Skill`], served as a
+/// tool of its name: calling it returns the skill's text with the arguments filled in. Other
+/// files and directories (a skill's scripts and references, hidden directories) are left
+/// alone.
+///
+/// With hot reload (on by default) the directory is watched for the server's life: once its
+/// files have been quiet for the debounce (300 ms), an edited skill is served anew, a new one
+/// added, a removed one withdrawn. An edit that breaks a skill keeps its previous version
+/// serving and logs why (a `tracing` warning); a skill that takes another skill's name waits
+/// until that name is free. A bad skill at build time fails
+/// [`build`](ToolServerBuilder::build), saying which file and what to fix.
+///
+/// ```
+/// use aleph_tools::builtin::Skills;
+/// use aleph_tools::prelude::*;
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::create_dir(dir.path().join("haiku"))?;
+/// std::fs::write(
+///     dir.path().join("haiku/SKILL.md"),
+///     "---\ndescription: How to write a haiku about a topic.\n\
+///      arguments:\n  - name: topic\n---\nWrite three lines about {{topic}}: 5, 7, 5 syllables.\n",
+/// )?;
+///
+/// let server = AlephToolServer::builder()
+///     .with_builtin(Skills::new(dir.path()).hot_reload(false))
+///     .build()?;
+/// assert_eq!(server.definition("haiku").unwrap().category, ToolCategory::Skill);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Skills {
+    dir: PathBuf,
+    hot_reload: bool,
+    debounce: Duration,
+}
+
+impl Skills {
+    /// The skills in `dir`, with hot reload.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            hot_reload: true,
+            debounce: Duration::from_millis(300),
+        }
+    }
+
+    /// Whether the directory is watched and skills reloaded as they change (on by default).
+    #[must_use]
+    pub fn hot_reload(mut self, enabled: bool) -> Self {
+        self.hot_reload = enabled;
+        self
+    }
+
+    /// How long the files must be quiet before a change is read (300 ms by default).
+    #[must_use]
+    pub fn debounce(mut self, debounce: Duration) -> Self {
+        self.debounce = debounce;
+        self
+    }
+
+    /// The directory the skills are read from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Reads every skill in the directory, sorted by directory name.
+    ///
+    /// # Errors
+    ///
+    /// [`SkillError::Read`] when the directory cannot be read, the first skill that cannot
+    /// be used ([`Skill::read`]), or [`SkillError::Duplicate`] for two skills of one name.
+    pub fn load(&self) -> Result<Vec<Skill>, SkillError> {
+        let (_, skills) = self.read_all()?;
+        Ok(skills.into_values().collect())
+    }
+
+    /// The directory made absolute, and its skills by their directory.
+    fn read_all(&self) -> Result<(PathBuf, BTreeMap<PathBuf, Skill>), SkillError> {
+        let read_error = |path: &Path, e: std::io::Error| SkillError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let root = std::fs::canonicalize(&self.dir).map_err(|e| read_error(&self.dir, e))?;
+        let mut skills = BTreeMap::new();
+        for entry in std::fs::read_dir(&root).map_err(|e| read_error(&root, e))? {
+            let dir = entry.map_err(|e| read_error(&root, e))?.path();
+            if is_hidden(&dir) || !dir.join(SKILL_FILE).is_file() {
+                continue;
+            }
+            skills.insert(dir.clone(), Skill::read(&dir)?);
+        }
+        let mut names: BTreeMap<&str, &Path> = BTreeMap::new();
+        for skill in skills.values() {
+            if let Some(first) = names.insert(skill.name(), skill.path()) {
+                return Err(SkillError::Duplicate {
+                    name: skill.name().to_owned(),
+                    first: first.to_path_buf(),
+                    second: skill.path().to_path_buf(),
+                });
+            }
+        }
+        Ok((root, skills))
+    }
+}
+
+impl Builtin for Skills {
+    fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder {
+        let (root, skills) = match self.read_all() {
+            Ok(read) => read,
+            Err(error) => return builder.with_problem(error.into()),
+        };
+        let served = Arc::new(Mutex::new(Served {
+            names: skills
+                .iter()
+                .map(|(dir, skill)| (dir.clone(), skill.name().to_owned()))
+                .collect(),
+            waiting: BTreeSet::new(),
+        }));
+        let builder = skills
+            .into_values()
+            .fold(builder, |builder, skill| builder.with_dyn_tool(skill.into_tool()));
+        if !self.hot_reload {
+            return builder;
+        }
+        let debounce = self.debounce;
+        builder.after_build(move |server| {
+            let weak = server.downgrade();
+            let watcher = watch_entries(
+                std::slice::from_ref(&root),
+                debounce,
+                move |dir, _| sync(&weak, &served, dir),
+            )
+            .map_err(|e| SkillError::Watch {
+                path: e.path,
+                message: e.message,
+            })?;
+            server.attach(watcher);
+            Ok(())
+        })
+    }
+}
+
+impl ToolServerBuilder {
+    /// Serves the Markdown skills in `dir` as tools, reloaded as they change. See
+    /// [`Skills`].
+    pub fn with_skills(self, dir: impl Into<PathBuf>) -> Self {
+        self.with_builtin(Skills::new(dir))
+    }
+}
+
+/// The skills a watched directory has served.
+#[derive(Default)]
+struct Served {
+    /// The tool name each skill directory serves.
+    names: BTreeMap<PathBuf, String>,
+    /// Skill directories refused because another skill had their name: tried again when a
+    /// name is given up.
+    waiting: BTreeSet<PathBuf>,
+}
+
+/// Brings the skill in `dir` in line with the disk (served anew, added, or withdrawn), then
+/// retries the skills waiting for a name that was given up.
+fn sync(server: &WeakServer, served: &Mutex<Served>, dir: &Path) {
+    let Some(server) = server.upgrade() else {
+        return;
+    };
+    let mut served = lock(served);
+    if !sync_one(&server, &mut served, dir) {
+        return;
+    }
+    for waiting in std::mem::take(&mut served.waiting) {
+        sync_one(&server, &mut served, &waiting);
+    }
+}
+
+/// Brings the skill in `dir` in line with the disk; `true` when a name was given up.
+fn sync_one(server: &AlephToolServer, served: &mut Served, dir: &Path) -> bool {
+    served.waiting.remove(dir);
+    let old = served.names.get(dir).cloned();
+    if !dir.join(SKILL_FILE).is_file() {
+        let Some(name) = old else {
+            return false;
+        };
+        server.remove(&name);
+        served.names.remove(dir);
+        tracing::info!(skill = %name, "skill withdrawn: `{}` is gone", dir.display());
+        return true;
+    }
+    let skill = match Skill::read(dir) {
+        Ok(skill) => skill,
+        Err(error) => {
+            tracing::warn!("{error}; the skill's previous version, if any, keeps serving");
+            return false;
+        }
+    };
+    if let Some((other, _)) = served
+        .names
+        .iter()
+        .find(|(other, name)| other.as_path() != dir && **name == skill.name())
+    {
+        let error = SkillError::Duplicate {
+            name: skill.name().to_owned(),
+            first: other.join(SKILL_FILE),
+            second: skill.path().to_path_buf(),
+        };
+        tracing::warn!("{error}; `{}` waits until the name is free", dir.display());
+        served.waiting.insert(dir.to_path_buf());
+        return false;
+    }
+    let name = skill.name().to_owned();
+    match server.swap_tools(old.as_slice(), vec![Arc::new(skill.into_tool())]) {
+        Ok(()) => {
+            tracing::info!(skill = %name, "skill served from `{}`", dir.display());
+            served.names.insert(dir.to_path_buf(), name.clone());
+            old.is_some_and(|old| old != name)
+        }
+        Err(error) => {
+            tracing::warn!("the skill in `{}` cannot be served: {error}", dir.display());
+            false
+        }
+    }
+}
+
+fn is_hidden(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with('.'))
+}
