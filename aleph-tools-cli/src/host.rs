@@ -110,8 +110,7 @@ impl Host {
             builder = with_builtin(builder, builtin)?;
         }
         for dir in &config.skills {
-            builder =
-                builder.with_builtin(Skills::new(dir).hot_reload(config.plugins.hot_reload));
+            builder = builder.with_builtin(Skills::new(dir).hot_reload(config.plugins.hot_reload));
         }
         let server = builder.build()?;
         let manager = PluginManager::new(&server, config.plugins.clone());

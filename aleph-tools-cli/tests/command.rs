@@ -143,21 +143,32 @@ fn serve_builtin_is_answered_by_the_official_python_client() {
     let world = World::new();
     let workspace = world.root.path().join("work/space");
     std::fs::create_dir_all(&workspace).unwrap();
+    let skills = world.root.path().join("skills");
+    std::fs::create_dir_all(skills.join("greet")).unwrap();
+    std::fs::write(
+        skills.join("greet/SKILL.md"),
+        "---\ndescription: Greet someone.\narguments:\n  - name: name\n---\nSay hello to {{name}}.\n",
+    )
+    .unwrap();
     let peers = interop_peers();
     let output = Command::new(peers.join(".venv/bin/python"))
         .arg(peers.join("builtin_client.py"))
+        .arg("--skills")
+        .arg(&skills)
         .arg(&workspace)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_aleph-tools"))
         .args(["serve", "--stdio", "--yes", "--builtin", "--allowed-path"])
         .arg(&workspace)
+        .arg("--skills")
+        .arg(&skills)
         .current_dir(&workspace)
         .env("HOME", world.home())
         .env_remove("ALEPH_TOOLS_CONFIG")
         .output()
         .unwrap();
     let text = succeeded(&output);
-    assert!(text.contains("passed: 7"), "{text}\n{}", stderr(&output));
+    assert!(text.contains("passed: 9"), "{text}\n{}", stderr(&output));
 }
 
 #[test]

@@ -1,9 +1,11 @@
 """An MCP client written with the official Python SDK, run against
-`aleph-tools serve --builtin --allowed-path DIR --yes`.
+`aleph-tools serve --builtin --allowed-path DIR --yes [--skills SKILLS]`.
 
-    builtin_client.py DIR -- COMMAND [ARG...]
+    builtin_client.py [--skills SKILLS] DIR -- COMMAND [ARG...]
 
-DIR is the directory the built-in tools are bounded by. Prints `ok: …` for each check and
+DIR is the directory the built-in tools are bounded by. With --skills, SKILLS is the served
+skills directory, holding `greet/SKILL.md` as the Rust test writes it; the client calls the
+skill, edits its file and waits for the edit to be served. Prints `ok: …` for each check and
 `passed: N` at the end; exits non-zero at the first failure.
 """
 
@@ -27,7 +29,29 @@ def text_of(result):
     return "".join(block.text for block in result.content if block.type == "text")
 
 
-async def run(server, root):
+async def check_skills(client, skills):
+    listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert "greet" in listed, sorted(listed)
+    assert listed["greet"].input_schema["required"] == ["name"], listed["greet"].input_schema
+    greeted = await client.call_tool("greet", {"name": "Ada"})
+    assert not greeted.is_error, text_of(greeted)
+    assert text_of(greeted) == "Say hello to Ada.\n", text_of(greeted)
+    ok("a Markdown skill is listed and called with its argument filled in")
+
+    path = os.path.join(skills, "greet", "SKILL.md")
+    with open(path + ".tmp", "w") as f:
+        f.write("---\ndescription: Greet someone.\narguments:\n  - name: name\n---\nSay goodbye to {{name}}.\n")
+    os.replace(path + ".tmp", path)
+    for _ in range(200):
+        answer = text_of(await client.call_tool("greet", {"name": "Ada"}))
+        if answer == "Say goodbye to Ada.\n":
+            break
+        await anyio.sleep(0.05)
+    assert answer == "Say goodbye to Ada.\n", answer
+    ok("an edited skill is served without restarting the server")
+
+
+async def run(server, root, skills):
     async with Client(server, mode="legacy") as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         expected = {"file_read", "file_write", "file_edit", "bash", "code_exec", "web_fetch", "list_tools"}
@@ -65,15 +89,19 @@ async def run(server, root):
         assert "file_read" in names and "list_tools" in names, names
         ok("list_tools lists the served tools")
 
+        if skills:
+            await check_skills(client, skills)
+
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("root")
+    parser.add_argument("--skills")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     server = StdioServerParameters(command=command[0], args=command[1:])
-    anyio.run(run, server, args.root)
+    anyio.run(run, server, args.root, args.skills)
     print(f"passed: {len(CHECKS)}", flush=True)
 
 

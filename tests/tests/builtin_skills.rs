@@ -70,7 +70,11 @@ async fn until_text(server: &AlephToolServer, name: &str, expected: &str) {
 async fn a_skill_is_a_tool_that_returns_its_text_with_the_arguments_filled_in() {
     let dir = tempfile::tempdir().unwrap();
     write_skill(dir.path(), "notes", RELEASE_NOTES);
-    write_skill(dir.path(), "haiku", &skill("Write a haiku.", "Five, seven, five."));
+    write_skill(
+        dir.path(),
+        "haiku",
+        &skill("Write a haiku.", "Five, seven, five."),
+    );
     std::fs::create_dir(dir.path().join("assets")).unwrap();
     std::fs::write(dir.path().join("README.md"), "not a skill").unwrap();
     write_skill(dir.path(), ".hidden", &skill("Hidden.", "never served"));
@@ -149,14 +153,21 @@ async fn arguments_are_checked_like_any_tool() {
         let result = server.call("release-notes", args.clone()).await;
         assert!(!result.success, "{args}");
         let error = result.error.as_deref().unwrap();
-        assert_eq!(result.error_kind, Some(ToolErrorKind::InvalidArgs), "{args}: {error}");
+        assert_eq!(
+            result.error_kind,
+            Some(ToolErrorKind::InvalidArgs),
+            "{args}: {error}"
+        );
         assert!(error.contains(expected), "{args}: {error}");
     }
 }
 
+/// A bad skill: what it is, how to write it, what the error must say.
+type Case<'a> = (&'a str, &'a dyn Fn(&Path), &'a str);
+
 #[test]
 fn bad_skills_fail_the_build_naming_the_file_and_the_fix() {
-    let cases: [(&str, &dyn Fn(&Path), &str); 7] = [
+    let cases: [Case<'_>; 7] = [
         (
             "no description",
             &|root| write_skill(root, "a", "---\nname: a\n---\nbody"),
@@ -176,11 +187,8 @@ fn bad_skills_fail_the_build_naming_the_file_and_the_fix() {
             "not UTF-8",
             &|root| {
                 std::fs::create_dir(root.join("a")).unwrap();
-                std::fs::write(
-                    root.join("a/SKILL.md"),
-                    b"---\ndescription: caf\xe9\n---\n",
-                )
-                .unwrap();
+                std::fs::write(root.join("a/SKILL.md"), b"---\ndescription: caf\xe9\n---\n")
+                    .unwrap();
             },
             "not UTF-8",
         ),
@@ -209,11 +217,12 @@ fn bad_skills_fail_the_build_naming_the_file_and_the_fix() {
     for (case, make, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         make(dir.path());
-        let error = build(Skills::new(dir.path()))
-            .map(|_| ())
-            .unwrap_err();
+        let error = build(Skills::new(dir.path())).map(|_| ()).unwrap_err();
         let message = error.to_string();
-        assert!(matches!(error, RegistryError::Skill(_)), "{case}: {error:?}");
+        assert!(
+            matches!(error, RegistryError::Skill(_)),
+            "{case}: {error:?}"
+        );
         assert!(message.contains(expected), "{case}: {message}");
         assert!(message.contains("SKILL.md"), "{case}: {message}");
     }
@@ -268,20 +277,31 @@ async fn edits_additions_removals_and_renames_are_served_as_they_happen() {
     assert_eq!(text(&server, "greet").await, "Hello, version two.\n");
 
     // Renaming a skill withdraws the old name.
-    write_skill(root, "greet", "---\nname: welcome\ndescription: Welcome.\n---\nWelcome.");
+    write_skill(
+        root,
+        "greet",
+        "---\nname: welcome\ndescription: Welcome.\n---\nWelcome.",
+    );
     eventually("the renamed skill is served", || {
         server.contains("welcome") && !server.contains("greet")
     })
     .await;
 
     // A skill taking a name another skill has waits; the first keeps the name.
-    write_skill(root, "copy", "---\nname: welcome\ndescription: Copy.\n---\nCopy.");
+    write_skill(
+        root,
+        "copy",
+        "---\nname: welcome\ndescription: Copy.\n---\nCopy.",
+    );
     write_skill(root, "zz-canary", &skill("Canary.", "Tweet."));
     eventually("the canary is served", || server.contains("zz-canary")).await;
     assert_eq!(text(&server, "welcome").await, "Welcome.");
 
     std::fs::remove_dir_all(root.join("farewell")).unwrap();
-    eventually("the removed skill is withdrawn", || !server.contains("farewell")).await;
+    eventually("the removed skill is withdrawn", || {
+        !server.contains("farewell")
+    })
+    .await;
     std::fs::remove_file(root.join("greet/SKILL.md")).unwrap();
     // The copy was waiting for the name, and has it now.
     until_text(&server, "welcome", "Copy.").await;
@@ -346,6 +366,9 @@ async fn without_hot_reload_nothing_changes_and_dropping_the_server_stops_the_wa
     drop(watching);
     write_skill(root, "after", &skill("After.", "after"));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(weak_changes.has_changed().is_err(), "the server is still alive");
+    assert!(
+        weak_changes.has_changed().is_err(),
+        "the server is still alive"
+    );
     drop(dir);
 }

@@ -105,6 +105,7 @@ struct Shared {
     /// Counts changes to the tool set, for [`AlephToolServer::watch_tools`].
     changes: tokio::sync::watch::Sender<u64>,
     /// What lives as long as the server and goes with it (the skills' file watcher).
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
     attached: Mutex<Vec<Box<dyn Send>>>,
 }
 

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use skill::{Skill, SkillArgument};
 use skill::SKILL_FILE;
+pub use skill::{Skill, SkillArgument};
 
 use super::Builtin;
 use crate::server::{AlephToolServer, ToolServerBuilder, WeakServer};
@@ -187,20 +187,18 @@ impl Builtin for Skills {
                 .collect(),
             waiting: BTreeSet::new(),
         }));
-        let builder = skills
-            .into_values()
-            .fold(builder, |builder, skill| builder.with_dyn_tool(skill.into_tool()));
+        let builder = skills.into_values().fold(builder, |builder, skill| {
+            builder.with_dyn_tool(skill.into_tool())
+        });
         if !self.hot_reload {
             return builder;
         }
         let debounce = self.debounce;
         builder.after_build(move |server| {
             let weak = server.downgrade();
-            let watcher = watch_entries(
-                std::slice::from_ref(&root),
-                debounce,
-                move |dir, _| sync(&weak, &served, dir),
-            )
+            let watcher = watch_entries(std::slice::from_ref(&root), debounce, move |dir, _| {
+                sync(&weak, &served, dir);
+            })
             .map_err(|e| SkillError::Watch {
                 path: e.path,
                 message: e.message,
@@ -231,28 +229,28 @@ struct Served {
 
 /// Brings the skill in `dir` in line with the disk (served anew, added, or withdrawn), then
 /// retries the skills waiting for a name that was given up.
-fn sync(server: &WeakServer, served: &Mutex<Served>, dir: &Path) {
-    let Some(server) = server.upgrade() else {
+fn sync(weak: &WeakServer, skills: &Mutex<Served>, dir: &Path) {
+    let Some(server) = weak.upgrade() else {
         return;
     };
-    let mut served = lock(served);
-    if !sync_one(&server, &mut served, dir) {
+    let mut state = lock(skills);
+    if !sync_one(&server, &mut state, dir) {
         return;
     }
-    for waiting in std::mem::take(&mut served.waiting) {
-        sync_one(&server, &mut served, &waiting);
+    for waiting in std::mem::take(&mut state.waiting) {
+        sync_one(&server, &mut state, &waiting);
     }
 }
 
 /// Brings the skill in `dir` in line with the disk; `true` when a name was given up.
-fn sync_one(server: &AlephToolServer, served: &mut Served, dir: &Path) -> bool {
+fn sync_one(host: &AlephToolServer, served: &mut Served, dir: &Path) -> bool {
     served.waiting.remove(dir);
     let old = served.names.get(dir).cloned();
     if !dir.join(SKILL_FILE).is_file() {
         let Some(name) = old else {
             return false;
         };
-        server.remove(&name);
+        host.remove(&name);
         served.names.remove(dir);
         tracing::info!(skill = %name, "skill withdrawn: `{}` is gone", dir.display());
         return true;
@@ -279,7 +277,7 @@ fn sync_one(server: &AlephToolServer, served: &mut Served, dir: &Path) -> bool {
         return false;
     }
     let name = skill.name().to_owned();
-    match server.swap_tools(old.as_slice(), vec![Arc::new(skill.into_tool())]) {
+    match host.swap_tools(old.as_slice(), vec![Arc::new(skill.into_tool())]) {
         Ok(()) => {
             tracing::info!(skill = %name, "skill served from `{}`", dir.display());
             served.names.insert(dir.to_path_buf(), name.clone());

@@ -14,7 +14,9 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::names::is_valid_tool_name;
 use crate::result::ToolOutput;
-use crate::tool::{BoxFuture, RuntimeTool, ToolAnnotations, ToolCategory, ToolDefinition, ToolHandler};
+use crate::tool::{
+    BoxFuture, RuntimeTool, ToolAnnotations, ToolCategory, ToolDefinition, ToolHandler,
+};
 
 /// The file a skill directory holds.
 pub(super) const SKILL_FILE: &str = "SKILL.md";
@@ -127,8 +129,8 @@ impl Skill {
             )));
         }
         let bytes = std::fs::read(&path).map_err(read_error)?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| invalid(format!("it is not UTF-8 text ({e})")))?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| invalid(format!("it is not UTF-8 text ({e})")))?;
         let default_name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
         Self::parse(&text, default_name, path.clone()).map_err(invalid)
     }
@@ -255,10 +257,12 @@ impl Skill {
             "required": required,
             "additionalProperties": false,
         });
-        let mut annotations = ToolAnnotations::default();
-        annotations.read_only = Some(true);
-        annotations.idempotent = Some(true);
-        annotations.open_world = Some(false);
+        let annotations = ToolAnnotations {
+            read_only: Some(true),
+            idempotent: Some(true),
+            open_world: Some(false),
+            ..ToolAnnotations::default()
+        };
         let definition = ToolDefinition::new(&self.name, &self.description, parameters)
             .with_category(ToolCategory::Skill)
             .with_annotations(annotations)
@@ -379,7 +383,7 @@ mod tests {
         Skill::parse(text, Some("dir-name".into()), PathBuf::from("SKILL.md"))
     }
 
-    fn args(value: Value) -> Map<String, Value> {
+    fn args(value: &Value) -> Map<String, Value> {
         value.as_object().cloned().unwrap_or_default()
     }
 
@@ -392,11 +396,11 @@ mod tests {
         .unwrap();
         assert_eq!(skill.name(), "dir-name");
         assert_eq!(
-            skill.render(&args(json!({ "who": "Ada" }))),
+            skill.render(&args(&json!({ "who": "Ada" }))),
             "Hi Ada, calm {{ unknown }} ${{ env.X }} Ada{{"
         );
         assert_eq!(
-            skill.render(&args(json!({ "who": 7, "tone": "dry" }))),
+            skill.render(&args(&json!({ "who": 7, "tone": "dry" }))),
             "Hi 7, dry {{ unknown }} ${{ env.X }} 7{{"
         );
     }
@@ -410,7 +414,10 @@ mod tests {
             ("---\ndescription: [\n---\n", "front matter is not valid"),
             ("---\nname: x\n---\nbody", "no `description:`"),
             ("---\ndescription: '  '\n---\n", "no `description:`"),
-            ("---\nname: a b\ndescription: d\n---\n", "cannot name a tool"),
+            (
+                "---\nname: a b\ndescription: d\n---\n",
+                "cannot name a tool",
+            ),
             (
                 "---\ndescription: d\narguments:\n  - name: 1x\n---\n",
                 "argument name `1x`",
@@ -436,7 +443,8 @@ mod tests {
 
     #[test]
     fn crlf_and_bom_are_read() {
-        let skill = parse("\u{feff}---\r\nname: n\r\ndescription: d\r\n---\r\n\r\nBody\r\n").unwrap();
+        let skill =
+            parse("\u{feff}---\r\nname: n\r\ndescription: d\r\n---\r\n\r\nBody\r\n").unwrap();
         assert_eq!(skill.name(), "n");
         assert_eq!(skill.body(), "Body\r\n");
     }
@@ -447,11 +455,18 @@ mod tests {
             "---\ndescription: d\narguments:\n  - name: a\n  - name: b\n    default: x\n  - name: c\n    required: false\n---\n",
         )
         .unwrap();
-        let required: Vec<bool> = skill.arguments().iter().map(SkillArgument::is_required).collect();
+        let required: Vec<bool> = skill
+            .arguments()
+            .iter()
+            .map(SkillArgument::is_required)
+            .collect();
         assert_eq!(required, [true, false, false]);
         let definition = crate::tool::AlephToolDyn::definition(&skill.into_tool());
         assert_eq!(definition.parameters["required"], json!(["a"]));
-        assert_eq!(definition.parameters["properties"]["b"]["default"], json!("x"));
+        assert_eq!(
+            definition.parameters["properties"]["b"]["default"],
+            json!("x")
+        );
         assert_eq!(definition.category, ToolCategory::Skill);
     }
 }

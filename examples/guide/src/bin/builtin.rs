@@ -1,9 +1,11 @@
-//! The built-in tools: files in a workspace, a shell, Python, the meta tools, and `web_fetch`
-//! refusing to reach a private address.
+//! The built-in tools: files in a workspace, a shell, Python, the meta tools, `web_fetch`
+//! refusing to reach a private address, and a Markdown skill edited while it is served.
 //!
 //! Run with `cargo run -p guide-examples --bin builtin`.
 
-use aleph_tools::builtin::{CodeExec, FileOps};
+use std::time::Duration;
+
+use aleph_tools::builtin::{CodeExec, FileOps, Skills};
 use aleph_tools::prelude::*;
 use aleph_tools::{Confirmation, ConfirmationRequest};
 use serde_json::{Value, json};
@@ -13,6 +15,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A workspace of its own: the only directory the tools may touch.
     let workspace = std::env::temp_dir().join(format!("aleph-builtin-{}", std::process::id()));
     std::fs::create_dir_all(&workspace)?;
+    // A skills directory beside it, with one skill.
+    let skills = workspace.join("skills");
+    write_skill(&skills, "Review {{path}} for unclear names.")?;
 
     let server = AlephToolServer::builder()
         .with_builtin(FileOps::new().max_read_bytes(64 * 1024))
@@ -20,6 +25,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_builtin(CodeExec::new().output_limit(8 * 1024))
         .with_web_fetch()
         .with_meta_tools()
+        .with_builtin(Skills::new(&skills).debounce(Duration::from_millis(100)))
         .with_working_dir(&workspace)
         .with_allowed_paths([&workspace])
         // file_write and file_delete need confirmation: approve every call here, as a
@@ -30,7 +36,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .build()?;
 
-    let calls: [(&str, Value); 9] = [
+    let calls: [(&str, Value); 10] = [
         (
             "file_write",
             json!({ "path": "notes/plan.md", "content": "# Plan\n- write tools\n- test tools\n" }),
@@ -47,7 +53,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "code_exec",
             json!({ "language": "python", "code": "print(sum(i * i for i in range(10)))" }),
         ),
-        ("list_tools", json!({})),
+        ("list_tools", json!({ "category": "skill" })),
+        ("review", json!({ "path": "notes/plan.md" })),
         (
             "web_fetch",
             json!({ "url": "http://169.254.169.254/latest/meta-data" }),
@@ -63,6 +70,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
+    // Edit the skill while it is served: the next call reads the new text.
+    let mut changes = server.watch_tools();
+    changes.mark_unchanged();
+    write_skill(
+        &skills,
+        "Review {{path}} for unclear names and missing tests.",
+    )?;
+    tokio::time::timeout(Duration::from_secs(10), changes.changed()).await??;
+    let result = server
+        .call("review", json!({ "path": "notes/plan.md" }))
+        .await;
+    println!("review, after the edit: {}", result.model_text());
+
     std::fs::remove_dir_all(&workspace)?;
     Ok(())
+}
+
+/// Writes `skills/review/SKILL.md` whole (under another name, then renamed, so the watcher
+/// never reads half a file).
+fn write_skill(skills: &std::path::Path, body: &str) -> std::io::Result<()> {
+    let dir = skills.join("review");
+    std::fs::create_dir_all(&dir)?;
+    let text = format!(
+        "---\ndescription: How to review a file.\narguments:\n  - name: path\n---\n{body}\n"
+    );
+    std::fs::write(dir.join(".SKILL.md.new"), text)?;
+    std::fs::rename(dir.join(".SKILL.md.new"), dir.join("SKILL.md"))
 }
