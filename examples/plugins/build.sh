@@ -4,9 +4,16 @@
 # wasm32-unknown-unknown target with rustup when it is missing; and the Node.js ones
 # (`weather-node`, `notes-node`, `echo-bridge`) by building the SDK in `sdk/node` and
 # installing it into each as a copy (`--install-links`; Node's permission model would refuse
-# a link out of the plugin's directory).
+# a link out of the plugin's directory). Idempotent, and safe to run from several processes
+# at once (the tests do): one builds while the others wait, and a plugin's packages are
+# reinstalled only when its package files or the SDK changed.
 set -euo pipefail
 cd "$(dirname "$0")"
+
+# Hidden, so a plugin watcher on this directory takes neither for a plugin.
+exec 9>.build.lock
+flock 9
+mkdir -p .installed
 
 target=wasm32-unknown-unknown
 if ! rustup target list --installed | grep -qx "$target"; then
@@ -15,12 +22,23 @@ fi
 cargo build --quiet --locked --release --target "$target"
 for plugin in text-tools http-fetch call-guard; do
     module="${plugin//-/_}.wasm"
-    # Copy, then rename: a watcher never sees half a module.
+    # Unchanged modules stay untouched (a watcher would reload them); changed ones are
+    # copied, then renamed, so a watcher never sees half a module.
+    if cmp -s "target/$target/release/$module" "$plugin/$module"; then
+        continue
+    fi
     cp "target/$target/release/$module" "$plugin/.$module.tmp"
     mv "$plugin/.$module.tmp" "$plugin/$module"
 done
 
 bash ../../sdk/node/build.sh
+sdk="$(cat ../../sdk/node/.built)"
 for plugin in weather-node notes-node echo-bridge; do
+    stamp="$(cat "$plugin/package.json" "$plugin/package-lock.json" | sha256sum | cut -d' ' -f1) $sdk"
+    if [ -f ".installed/$plugin" ] && [ "$(cat ".installed/$plugin")" = "$stamp" ] \
+        && [ -d "$plugin/node_modules/@aleph/plugin-sdk" ]; then
+        continue
+    fi
     (cd "$plugin" && npm ci --install-links --no-audit --no-fund --loglevel=error)
+    echo "$stamp" > ".installed/$plugin"
 done

@@ -372,3 +372,30 @@ async fn without_hot_reload_nothing_changes_and_dropping_the_server_stops_the_wa
     );
     drop(dir);
 }
+
+#[tokio::test]
+async fn what_changes_before_build_is_served_and_a_touch_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_skill(root, "early", &skill("Early.", "read by with_builtin"));
+    let builder = AlephToolServer::builder()
+        .with_builtin(Skills::new(root).debounce(Duration::from_millis(50)));
+    // Changed after the skills were read, before the watch starts.
+    write_skill(root, "early", &skill("Early.", "changed before build"));
+    write_skill(root, "added", &skill("Added.", "added before build"));
+    let server = builder.build().unwrap();
+    assert_eq!(text(&server, "early").await, "changed before build\n");
+    assert_eq!(text(&server, "added").await, "added before build\n");
+
+    // Rewriting a skill with the same text is no change for clients.
+    let changes = server.watch_tools();
+    let before = *changes.borrow();
+    write_skill(root, "early", &skill("Early.", "changed before build"));
+    write_skill(root, "zz-canary", &skill("Canary.", "tweet"));
+    eventually("the canary is served", || server.contains("zz-canary")).await;
+    assert_eq!(
+        *changes.borrow() - before,
+        1,
+        "only the canary changed the tools"
+    );
+}

@@ -12,7 +12,7 @@ use skill::SKILL_FILE;
 pub use skill::{Skill, SkillArgument};
 
 use super::Builtin;
-use crate::server::{AlephToolServer, ToolServerBuilder, WeakServer};
+use crate::server::{AlephToolServer, ToolServerBuilder};
 use crate::sync::lock;
 use crate::watch::watch_entries;
 
@@ -180,30 +180,32 @@ impl Builtin for Skills {
             Ok(read) => read,
             Err(error) => return builder.with_problem(error.into()),
         };
-        let served = Arc::new(Mutex::new(Served {
-            names: skills
-                .iter()
-                .map(|(dir, skill)| (dir.clone(), skill.name().to_owned()))
-                .collect(),
-            waiting: BTreeSet::new(),
-        }));
-        let builder = skills.into_values().fold(builder, |builder, skill| {
-            builder.with_dyn_tool(skill.into_tool())
+        let builder = skills.values().fold(builder, |builder, skill| {
+            builder.with_dyn_tool(skill.clone().into_tool())
         });
         if !self.hot_reload {
             return builder;
         }
+        let state = Arc::new(Mutex::new(Served {
+            skills,
+            waiting: BTreeSet::new(),
+        }));
         let debounce = self.debounce;
         builder.after_build(move |server| {
             let weak = server.downgrade();
+            let on_change = Arc::clone(&state);
             let watcher = watch_entries(std::slice::from_ref(&root), debounce, move |dir, _| {
-                sync(&weak, &served, dir);
+                if let Some(server) = weak.upgrade() {
+                    sync(&server, &on_change, dir);
+                }
             })
             .map_err(|e| SkillError::Watch {
                 path: e.path,
                 message: e.message,
             })?;
             server.attach(watcher);
+            // What changed between the first read and the start of the watch.
+            rescan(server, &state, &root);
             Ok(())
         })
     }
@@ -218,40 +220,53 @@ impl ToolServerBuilder {
 }
 
 /// The skills a watched directory has served.
-#[derive(Default)]
 struct Served {
-    /// The tool name each skill directory serves.
-    names: BTreeMap<PathBuf, String>,
+    /// The skill each skill directory serves.
+    skills: BTreeMap<PathBuf, Skill>,
     /// Skill directories refused because another skill had their name: tried again when a
     /// name is given up.
     waiting: BTreeSet<PathBuf>,
 }
 
+/// Brings every skill directory, and every directory served, in line with the disk.
+fn rescan(server: &AlephToolServer, skills: &Mutex<Served>, root: &Path) {
+    let mut dirs: BTreeSet<PathBuf> = lock(skills).skills.keys().cloned().collect();
+    match std::fs::read_dir(root) {
+        Ok(entries) => dirs.extend(
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|dir| !is_hidden(dir)),
+        ),
+        Err(error) => tracing::warn!("cannot read `{}`: {error}", root.display()),
+    }
+    for dir in dirs {
+        sync(server, skills, &dir);
+    }
+}
+
 /// Brings the skill in `dir` in line with the disk (served anew, added, or withdrawn), then
 /// retries the skills waiting for a name that was given up.
-fn sync(weak: &WeakServer, skills: &Mutex<Served>, dir: &Path) {
-    let Some(server) = weak.upgrade() else {
-        return;
-    };
+fn sync(server: &AlephToolServer, skills: &Mutex<Served>, dir: &Path) {
     let mut state = lock(skills);
-    if !sync_one(&server, &mut state, dir) {
+    if !sync_one(server, &mut state, dir) {
         return;
     }
     for waiting in std::mem::take(&mut state.waiting) {
-        sync_one(&server, &mut state, &waiting);
+        sync_one(server, &mut state, &waiting);
     }
 }
 
 /// Brings the skill in `dir` in line with the disk; `true` when a name was given up.
-fn sync_one(host: &AlephToolServer, served: &mut Served, dir: &Path) -> bool {
-    served.waiting.remove(dir);
-    let old = served.names.get(dir).cloned();
+fn sync_one(server: &AlephToolServer, state: &mut Served, dir: &Path) -> bool {
+    state.waiting.remove(dir);
+    let old = state.skills.get(dir).map(|skill| skill.name().to_owned());
     if !dir.join(SKILL_FILE).is_file() {
         let Some(name) = old else {
             return false;
         };
-        host.remove(&name);
-        served.names.remove(dir);
+        server.remove(&name);
+        state.skills.remove(dir);
         tracing::info!(skill = %name, "skill withdrawn: `{}` is gone", dir.display());
         return true;
     }
@@ -262,25 +277,30 @@ fn sync_one(host: &AlephToolServer, served: &mut Served, dir: &Path) -> bool {
             return false;
         }
     };
-    if let Some((other, _)) = served
-        .names
+    if state.skills.get(dir) == Some(&skill) {
+        // Touched, not changed: nothing to tell clients.
+        return false;
+    }
+    if let Some(other) = state
+        .skills
         .iter()
-        .find(|(other, name)| other.as_path() != dir && **name == skill.name())
+        .find(|(other, known)| other.as_path() != dir && known.name() == skill.name())
+        .map(|(_, other)| other.path().to_path_buf())
     {
         let error = SkillError::Duplicate {
             name: skill.name().to_owned(),
-            first: other.join(SKILL_FILE),
+            first: other,
             second: skill.path().to_path_buf(),
         };
         tracing::warn!("{error}; `{}` waits until the name is free", dir.display());
-        served.waiting.insert(dir.to_path_buf());
+        state.waiting.insert(dir.to_path_buf());
         return false;
     }
     let name = skill.name().to_owned();
-    match host.swap_tools(old.as_slice(), vec![Arc::new(skill.into_tool())]) {
+    match server.swap_tools(old.as_slice(), vec![Arc::new(skill.clone().into_tool())]) {
         Ok(()) => {
             tracing::info!(skill = %name, "skill served from `{}`", dir.display());
-            served.names.insert(dir.to_path_buf(), name.clone());
+            state.skills.insert(dir.to_path_buf(), skill);
             old.is_some_and(|old| old != name)
         }
         Err(error) => {
