@@ -52,6 +52,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod agent;
 mod args;
 #[cfg(feature = "builtin")]
 #[cfg_attr(docsrs, doc(cfg(feature = "builtin")))]

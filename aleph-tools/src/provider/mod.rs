@@ -55,24 +55,30 @@ pub(crate) use self::tools::output_is_wrapped;
 
 use crate::schema::Dialect;
 
-/// A model API, with its wire format for tools, tool calls and tool results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A model API, with its wire format for tools, tool calls and tool results. Serialized as
+/// its [`name`](Self::name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Provider {
     /// OpenAI Chat Completions: `tools: [{ type: "function", function: {…} }]`,
     /// `message.tool_calls`, `role: "tool"` messages.
+    #[serde(rename = "openai-chat")]
     OpenAiChat,
     /// OpenAI Responses: `tools: [{ type: "function", name, … }]`, `function_call` output
     /// items, `function_call_output` input items.
+    #[serde(rename = "openai-responses")]
     OpenAiResponses,
     /// Anthropic Messages: `tools: [{ name, description, input_schema }]`, `tool_use`
     /// content blocks, one user message of `tool_result` blocks.
+    #[serde(rename = "anthropic")]
     Anthropic,
     /// Gemini `generateContent`: `tools: [{ functionDeclarations: […] }]`, `functionCall`
     /// parts, one user content of `functionResponse` parts.
+    #[serde(rename = "gemini")]
     Gemini,
     /// MCP: `tools/list` entries (`inputSchema`, `outputSchema`, `annotations`),
     /// `tools/call` requests, `CallToolResult`s.
+    #[serde(rename = "mcp")]
     Mcp,
 }
 

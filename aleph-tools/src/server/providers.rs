@@ -10,6 +10,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 
 use super::AlephToolServer;
+use crate::context::ToolContext;
 use super::table::Entry;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
 use crate::provider::{
@@ -150,8 +151,19 @@ impl AlephToolServer {
         response: &Value,
     ) -> Result<ToolRound, ProviderError> {
         let calls = provider.parse_calls(response)?;
+        Ok(self.answer_calls(provider, calls, None).await)
+    }
+
+    /// Runs `calls` concurrently, each with its own copy of `ctx` (or the server's
+    /// defaults), and builds the messages that answer them.
+    pub(crate) async fn answer_calls(
+        &self,
+        provider: Provider,
+        calls: Vec<ProviderCall>,
+        ctx: Option<&ToolContext>,
+    ) -> ToolRound {
         let (results, tools): (Vec<ToolResult>, Vec<Option<String>>) =
-            join_all(calls.iter().map(|call| self.run_one(call)))
+            join_all(calls.iter().map(|call| self.run_one(call, ctx.cloned())))
                 .await
                 .into_iter()
                 .unzip();
@@ -172,18 +184,22 @@ impl AlephToolServer {
         } else {
             provider.result_messages(&calls, &results)
         };
-        Ok(ToolRound {
+        ToolRound {
             calls,
             results,
             messages,
-        })
+        }
     }
 
     /// The result of one call, and the name of the tool that ran (after repair).
-    async fn run_one(&self, call: &ProviderCall) -> (ToolResult, Option<String>) {
+    async fn run_one(
+        &self,
+        call: &ProviderCall,
+        ctx: Option<ToolContext>,
+    ) -> (ToolResult, Option<String>) {
         match &call.arguments {
             Ok(arguments) => {
-                let result = self.run(&call.name, arguments.clone(), None).await;
+                let result = self.run(&call.name, arguments.clone(), ctx).await;
                 let tool = result.tool_that_ran(&call.name).to_owned();
                 (result, Some(tool))
             }
