@@ -37,6 +37,7 @@
 //! | `routes` | plugins' HTTP routes as an axum `Router` (implies `plugins`) |
 //! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
 //! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills |
+//! | `clients` | [`agent::clients`]: HTTP clients for the model APIs the agent loop drives |
 //! | `full` | all of the above |
 //!
 //! # Where to start

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 pub mod manifests;
 mod mcp_tools;
+pub mod model_api;
 mod traversal;
 
 pub use mcp_tools::{Echo, ServerSlot, Weather, mcp_test_server};

@@ -6,6 +6,9 @@
 //! can be stored and resumed. [`ModelTurn::from_response`] reads a provider's response into
 //! the model's turn, for a loop written by hand.
 
+#[cfg(feature = "clients")]
+#[cfg_attr(docsrs, doc(cfg(feature = "clients")))]
+pub mod clients;
 mod conversation;
 mod model;
 mod run;

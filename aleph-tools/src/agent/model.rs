@@ -45,8 +45,10 @@ pub trait ChatModel: Send + Sync {
 
     /// Sends the conversation and the tools; returns the model's next turn. A model that
     /// streams passes each piece to [`ModelRequest::delta`] as it arrives.
-    fn respond<'a>(&'a self, request: ModelRequest<'a>)
-    -> BoxFuture<'a, Result<ModelTurn, ModelError>>;
+    fn respond<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>>;
 }
 
 /// What a [`ChatModel`] is asked.

@@ -258,7 +258,9 @@ impl Agent {
             }
             let stop = std::pin::pin!(cancel.cancelled());
             let turn = match select(model.respond(request), stop).await {
-                Either::Left((turn, _)) => turn.map_err(|error| AgentError::Model { round, error })?,
+                Either::Left((turn, _)) => {
+                    turn.map_err(|error| AgentError::Model { round, error })?
+                }
                 Either::Right(((), _)) => return Err(AgentError::Cancelled { round }),
             };
             emit(&AgentEvent::ModelTurn { round, turn: &turn });

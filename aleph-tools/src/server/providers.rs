@@ -10,8 +10,8 @@ use futures_util::future::join_all;
 use serde_json::Value;
 
 use super::AlephToolServer;
-use crate::context::ToolContext;
 use super::table::Entry;
+use crate::context::ToolContext;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
 use crate::provider::{
     Provider, ProviderCall, ProviderError, SizeReport, ToolListError, ToolRound, output_is_wrapped,

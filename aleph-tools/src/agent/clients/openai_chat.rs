@@ -1,0 +1,343 @@
+//! [`OpenAiChat`]: OpenAI's Chat Completions API, and every server that speaks it (Ollama,
+//! vLLM, llama.cpp's server, OpenRouter, …).
+
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::http::{Transport, describe};
+use super::sse::SseReader;
+use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn, StreamDelta};
+use crate::provider::Provider;
+use crate::tool::BoxFuture;
+
+const PROVIDER: Provider = Provider::OpenAiChat;
+
+/// A model behind OpenAI's Chat Completions API (`POST {base_url}/chat/completions`), or any
+/// server that speaks it: Ollama (`http://localhost:11434/v1`), vLLM, llama.cpp's server
+/// (`http://localhost:8080/v1`), OpenRouter.
+///
+/// The base URL is `OPENAI_BASE_URL` when set, else `https://api.openai.com/v1`; the key is
+/// `OPENAI_API_KEY` when set (a local server needs none). Streams by default: text and
+/// tool-call pieces reach [`AgentEvent::Delta`](crate::agent::AgentEvent::Delta) as they
+/// arrive. Retries 429 and 5xx answers (waiting as `retry-after` says, else 0.5 s, 1 s,
+/// 2 s) three times.
+///
+/// ```no_run
+/// use aleph_tools::agent::clients::OpenAiChat;
+/// use aleph_tools::agent::Conversation;
+/// use aleph_tools::prelude::*;
+///
+/// # async fn run(server: AlephToolServer) -> Result<(), Box<dyn std::error::Error>> {
+/// let model = OpenAiChat::new("qwen3:8b")
+///     .base_url("http://localhost:11434/v1")
+///     .param("temperature", 0.2);
+/// let mut conversation = Conversation::new(model.provider());
+/// conversation.push_user("What is in notes.md?");
+/// let outcome = server.run_agent(&model, &mut conversation).await?;
+/// println!("{}", outcome.text);
+/// # Ok(())
+/// # }
+/// # use aleph_tools::agent::ChatModel;
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiChat {
+    model: String,
+    base_url: String,
+    api_key: Option<String>,
+    params: Map<String, Value>,
+    stream: bool,
+    transport: Transport,
+}
+
+impl OpenAiChat {
+    /// The model `model` (`gpt-4.1`, `qwen3:8b`, …), with the base URL and key from the
+    /// environment.
+    pub fn new(model: impl Into<String>) -> Self {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        Self {
+            model: model.into(),
+            base_url: env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
+            api_key: env("OPENAI_API_KEY"),
+            params: Map::new(),
+            stream: true,
+            transport: Transport::default(),
+        }
+    }
+
+    /// Sends requests to `url` (up to the `/chat/completions` the client adds).
+    #[must_use]
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into();
+        self
+    }
+
+    /// Sends `key` as the bearer token.
+    #[must_use]
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sets a field of every request body: `temperature`, `max_completion_tokens`,
+    /// `parallel_tool_calls`, `reasoning_effort`, …
+    #[must_use]
+    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    /// Whether to stream the answer (on by default).
+    #[must_use]
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// The time limit of one request, the whole answer included (300 s by default).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.transport.timeout = timeout;
+        self
+    }
+
+    /// How many times a busy or failing answer (429, 5xx) is retried (3 by default).
+    #[must_use]
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.transport.max_retries = retries;
+        self
+    }
+
+    /// The first wait between retries when the API does not say (`retry-after`); it
+    /// doubles each time (0.5 s by default).
+    #[must_use]
+    pub fn backoff(mut self, first: Duration) -> Self {
+        self.transport.backoff = first;
+        self
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut body = self.params.clone();
+        body.insert("model".into(), json!(self.model));
+        if let Value::Object(fields) = request.conversation.request_fields() {
+            body.extend(fields);
+        }
+        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body.insert("tools".into(), request.tools.clone());
+        }
+        if self.stream {
+            body.insert("stream".into(), json!(true));
+            body.insert("stream_options".into(), json!({ "include_usage": true }));
+        }
+        Value::Object(body)
+    }
+
+    async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
+        let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.api_key {
+            let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                ModelError::Other("the API key holds characters a header cannot".into())
+            })?;
+            headers.insert(AUTHORIZATION, value);
+        }
+        let body = self.body(&request);
+        let response = self.transport.post(PROVIDER, &url, headers, &body).await?;
+        let response = if self.stream {
+            read_stream(response, &url, &request).await?
+        } else {
+            let bytes = response.bytes().await.map_err(|e| ModelError::Connection {
+                url: url.clone(),
+                message: describe(&e),
+            })?;
+            serde_json::from_slice(&bytes).map_err(|e| ModelError::Stream {
+                provider: PROVIDER,
+                problem: format!("answer is not JSON: {e}"),
+            })?
+        };
+        Ok(ModelTurn::from_response(PROVIDER, &response)?)
+    }
+}
+
+impl ChatModel for OpenAiChat {
+    fn provider(&self) -> Provider {
+        PROVIDER
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>> {
+        Box::pin(self.turn(request))
+    }
+}
+
+/// Reads a streamed answer into the shape of a whole one, passing each piece on.
+async fn read_stream(
+    mut response: reqwest::Response,
+    url: &str,
+    request: &ModelRequest<'_>,
+) -> Result<Value, ModelError> {
+    let mut reader = SseReader::default();
+    let mut answer = Assembled::default();
+    loop {
+        let chunk = response.chunk().await.map_err(|e| ModelError::Connection {
+            url: url.to_owned(),
+            message: describe(&e),
+        })?;
+        let events = match &chunk {
+            Some(bytes) => reader.feed(bytes),
+            None => reader.finish().into_iter().collect(),
+        };
+        for event in events {
+            if event.data.trim() == "[DONE]" {
+                return Ok(answer.into_response());
+            }
+            answer.take(&event.data, request)?;
+        }
+        if chunk.is_none() {
+            // Some servers end the stream without `[DONE]`: whole once a choice finished.
+            return if answer.finish_reason.is_some() {
+                Ok(answer.into_response())
+            } else {
+                Err(stream_error("broke off before the answer finished"))
+            };
+        }
+    }
+}
+
+fn stream_error(problem: impl Into<String>) -> ModelError {
+    ModelError::Stream {
+        provider: PROVIDER,
+        problem: problem.into(),
+    }
+}
+
+/// A streamed answer, as far as it came.
+#[derive(Default)]
+struct Assembled {
+    content: Option<String>,
+    refusal: Option<String>,
+    calls: Vec<Map<String, Value>>,
+    finish_reason: Option<Value>,
+    usage: Option<Value>,
+}
+
+impl Assembled {
+    /// Takes one chunk (`data:` of an event).
+    fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            let start: String = data.chars().take(120).collect();
+            stream_error(format!("sent a chunk that is not JSON ({e}): `{start}`"))
+        })?;
+        if let Some(error) = chunk.get("error") {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(stream_error(format!("sent an error: {message}")));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(usage.clone());
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            return Ok(());
+        };
+        if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
+            self.finish_reason = Some(reason.clone());
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(());
+        };
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            self.content.get_or_insert_default().push_str(text);
+            if !text.is_empty() {
+                request.delta(StreamDelta::Text(text.to_owned()));
+            }
+        }
+        if let Some(text) = delta.get("refusal").and_then(Value::as_str) {
+            self.refusal.get_or_insert_default().push_str(text);
+        }
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            self.take_call(call, request)?;
+        }
+        Ok(())
+    }
+
+    fn take_call(&mut self, call: &Value, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        let index = call
+            .get("index")
+            .and_then(Value::as_u64)
+            .and_then(|i| usize::try_from(i).ok())
+            .unwrap_or(self.calls.len().saturating_sub(1));
+        if index > self.calls.len() {
+            return Err(stream_error(format!(
+                "sent a piece of tool call {index} before call {}",
+                self.calls.len()
+            )));
+        }
+        if index == self.calls.len() {
+            self.calls.push(Map::new());
+        }
+        let slot = &mut self.calls[index];
+        let id = call.get("id").and_then(Value::as_str);
+        if let Some(id) = id {
+            slot.insert("id".into(), json!(id));
+        }
+        let name = call.pointer("/function/name").and_then(Value::as_str);
+        let function = slot
+            .entry("function")
+            .or_insert_with(|| json!({ "name": "", "arguments": "" }));
+        if let Some(name) = name {
+            function["name"] = json!(format!(
+                "{}{name}",
+                function["name"].as_str().unwrap_or_default()
+            ));
+        }
+        let arguments = call
+            .pointer("/function/arguments")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let so_far = function["arguments"].as_str().unwrap_or_default();
+        function["arguments"] = json!(format!("{so_far}{arguments}"));
+        request.delta(StreamDelta::ToolCall {
+            index,
+            id: id.map(str::to_owned),
+            name: name.map(str::to_owned),
+            arguments: arguments.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// The answer as a whole (not streamed) response.
+    fn into_response(self) -> Value {
+        let mut message = json!({ "role": "assistant", "content": self.content });
+        if !self.calls.is_empty() {
+            let calls: Vec<Value> = self
+                .calls
+                .into_iter()
+                .map(|mut call| {
+                    call.insert("type".into(), json!("function"));
+                    Value::Object(call)
+                })
+                .collect();
+            message["tool_calls"] = Value::Array(calls);
+        }
+        if let Some(refusal) = self.refusal {
+            message["refusal"] = json!(refusal);
+        }
+        let mut response = json!({
+            "choices": [{ "index": 0, "message": message, "finish_reason": self.finish_reason }]
+        });
+        if let Some(usage) = self.usage {
+            response["usage"] = usage;
+        }
+        response
+    }
+}
