@@ -142,3 +142,32 @@ impl Conversation {
         Value::Object(fields)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_provider_gets_its_own_fields() {
+        let fields = |provider| {
+            let mut conversation = Conversation::new(provider).with_system("Be brief.");
+            conversation.push_user("Hi");
+            conversation.request_fields()
+        };
+        assert_eq!(
+            fields(Provider::OpenAiChat),
+            json!({ "messages": [{ "role": "system", "content": "Be brief." }, { "role": "user", "content": "Hi" }] })
+        );
+        assert_eq!(
+            fields(Provider::OpenAiResponses),
+            json!({ "instructions": "Be brief.", "input": [{ "role": "user", "content": "Hi" }] })
+        );
+        assert_eq!(
+            fields(Provider::Gemini),
+            json!({ "systemInstruction": { "parts": [{ "text": "Be brief." }] },
+                    "contents": [{ "role": "user", "parts": [{ "text": "Hi" }] }] })
+        );
+        let stored = serde_json::to_value(Conversation::new(Provider::Gemini)).unwrap();
+        assert_eq!(stored, json!({ "provider": "gemini", "messages": [] }));
+    }
+}

@@ -238,3 +238,105 @@ fn start_of(value: &Value) -> String {
         None => format!("`{text}`"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(provider: Provider, response: &Value) -> ModelTurn {
+        ModelTurn::from_response(provider, response).unwrap()
+    }
+
+    #[test]
+    fn openai_responses_turns_are_every_output_item() {
+        let output = json!([
+            { "type": "reasoning", "id": "rs_1", "summary": [] },
+            { "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add", "arguments": "{\"a\":1,\"b\":2}", "status": "completed" },
+            { "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+              "content": [{ "type": "output_text", "text": "Adding.", "annotations": [] }] }
+        ]);
+        let response = json!({ "id": "resp_1", "object": "response", "status": "completed", "output": output,
+            "usage": { "input_tokens": 10, "output_tokens": 5, "total_tokens": 15 } });
+        let turn = turn(Provider::OpenAiResponses, &response);
+        assert_eq!(Value::Array(turn.items), output);
+        assert_eq!(turn.text, "Adding.");
+        assert_eq!(turn.tool_calls.len(), 1);
+        assert_eq!(turn.tool_calls[0].id.as_deref(), Some("call_1"));
+        assert_eq!(
+            turn.usage,
+            Some(Usage {
+                input_tokens: 10,
+                output_tokens: 5
+            })
+        );
+        assert_eq!(turn.stop_reason.as_deref(), Some("completed"));
+        let cut = json!({ "status": "incomplete", "incomplete_details": { "reason": "max_output_tokens" }, "output": [] });
+        assert_eq!(
+            ModelTurn::from_response(Provider::OpenAiResponses, &cut)
+                .unwrap()
+                .stop_reason
+                .as_deref(),
+            Some("max_output_tokens")
+        );
+    }
+
+    #[test]
+    fn anthropic_turns_are_the_content_as_an_assistant_message() {
+        let content = json!([
+            { "type": "thinking", "thinking": "…", "signature": "sig" },
+            { "type": "text", "text": "Let me add." },
+            { "type": "tool_use", "id": "toolu_1", "name": "add", "input": { "a": 1, "b": 2 } }
+        ]);
+        let response = json!({ "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+            "content": content, "stop_reason": "tool_use", "usage": { "input_tokens": 20, "output_tokens": 10 } });
+        let turn = turn(Provider::Anthropic, &response);
+        assert_eq!(
+            turn.items,
+            vec![json!({ "role": "assistant", "content": content })]
+        );
+        assert_eq!(turn.text, "Let me add.");
+        assert_eq!(turn.tool_calls[0].arguments, Ok(json!({ "a": 1, "b": 2 })));
+        assert_eq!(turn.stop_reason.as_deref(), Some("tool_use"));
+        assert_eq!(turn.usage.map(|u| u.output_tokens), Some(10));
+    }
+
+    #[test]
+    fn gemini_turns_are_the_candidate_content_and_thoughts_are_not_text() {
+        let content = json!({ "role": "model", "parts": [
+            { "text": "planning", "thought": true },
+            { "text": "Sum: " },
+            { "functionCall": { "name": "add", "args": { "a": 1, "b": 2 } } }
+        ] });
+        let response = json!({ "candidates": [{ "content": content, "finishReason": "STOP" }],
+            "usageMetadata": { "promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10 } });
+        let turn = turn(Provider::Gemini, &response);
+        assert_eq!(turn.items, vec![content]);
+        assert_eq!(turn.text, "Sum: ");
+        assert_eq!(turn.tool_calls[0].name, "add");
+        assert_eq!(
+            turn.usage,
+            Some(Usage {
+                input_tokens: 7,
+                output_tokens: 3
+            })
+        );
+        let blocked = json!({ "promptFeedback": { "blockReason": "SAFETY" } });
+        let error = ModelTurn::from_response(Provider::Gemini, &blocked).unwrap_err();
+        assert!(error.to_string().contains("blocked (SAFETY)"), "{error}");
+    }
+
+    #[test]
+    fn openai_chat_turns_keep_only_what_a_request_takes_back() {
+        let response = json!({ "choices": [{ "index": 0, "finish_reason": "stop", "logprobs": null,
+            "message": { "role": "assistant", "content": "Hi", "refusal": null, "annotations": [] } }],
+            "usage": { "prompt_tokens": 3, "completion_tokens": 1 } });
+        let turn = turn(Provider::OpenAiChat, &response);
+        assert_eq!(
+            turn.items,
+            vec![json!({ "role": "assistant", "content": "Hi" })]
+        );
+        assert_eq!(turn.stop_reason.as_deref(), Some("stop"));
+        let mcp = ModelTurn::from_response(Provider::Mcp, &response).unwrap_err();
+        assert!(mcp.to_string().contains("not a model API"), "{mcp}");
+    }
+}
