@@ -174,6 +174,9 @@ mod book {
     #[doc = include_str!("../../book/src/providers.md")]
     mod providers {}
 
+    #[doc = include_str!("../../book/src/agent.md")]
+    mod agent {}
+
     #[doc = include_str!("../../book/src/builtin.md")]
     mod builtin {}
 

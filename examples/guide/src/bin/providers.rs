@@ -4,8 +4,14 @@
 //!
 //! Run with `cargo run -p guide-examples --bin providers`.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use aleph_tools::BoxFuture;
+use aleph_tools::agent::{
+    Agent, AgentEvent, ChatModel, Conversation, ModelError, ModelRequest, ModelTurn,
+};
 use aleph_tools::prelude::*;
-use aleph_tools::provider::{Provider, ToolRound};
+use aleph_tools::provider::Provider;
 use serde_json::{Value, json};
 
 /// A temperature unit.
@@ -55,9 +61,31 @@ fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
-/// One model call: what the script answers, in `provider`'s format, after reading the
-/// tool results so far.
-fn scripted_model(provider: Provider, turn: usize, results: &[String]) -> Value {
+/// A model that follows a script, answering in `provider`'s format.
+struct Scripted {
+    provider: Provider,
+    turns: AtomicUsize,
+}
+
+impl ChatModel for Scripted {
+    fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>> {
+        let turn = self.turns.fetch_add(1, Ordering::Relaxed);
+        // What the model has read so far: the conversation, tool results included.
+        let read = serde_json::to_string(request.conversation.messages()).unwrap_or_default();
+        let response = scripted_response(self.provider, turn, &read);
+        Box::pin(async move { Ok(ModelTurn::from_response(self.provider, &response)?) })
+    }
+}
+
+/// What the script answers in `turn`, having read `read`.
+fn scripted_response(provider: Provider, turn: usize, read: &str) -> Value {
     match turn {
         // A unit the tool does not know, and arguments cut short.
         0 => calls(
@@ -69,7 +97,7 @@ fn scripted_model(provider: Provider, turn: usize, results: &[String]) -> Value 
         ),
         // The errors list the allowed units and say the JSON was cut: fix both.
         1 => {
-            let unit = if results.iter().any(|r| r.contains("\"celsius\"")) {
+            let unit = if read.contains("celsius") {
                 "celsius"
             } else {
                 "kelvin"
@@ -82,10 +110,7 @@ fn scripted_model(provider: Provider, turn: usize, results: &[String]) -> Value 
                 ],
             )
         }
-        _ => text(
-            provider,
-            &format!("Done. The tools said: {}", results.join(" | ")),
-        ),
+        _ => text(provider, "It is 19.5 °C in Lisbon, and 2 + 40 = 42."),
     }
 }
 
@@ -143,15 +168,6 @@ fn text(provider: Provider, text: &str) -> Value {
     }
 }
 
-/// The text of each result a round sent back.
-fn result_texts(round: &ToolRound) -> Vec<String> {
-    round
-        .results
-        .iter()
-        .map(|result| result.model_text().into_owned())
-        .collect()
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = AlephToolServer::builder()
@@ -178,42 +194,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ] {
         println!("\n== {}", provider.name());
         let tools = server.tools_for(provider);
-        // What a real loop sends: the conversation so far plus `tools`.
-        let mut conversation: Vec<Value> = Vec::new();
-        let mut results = Vec::new();
-        for turn in 0.. {
-            let response = scripted_model(provider, turn, &results);
-            let round = server.run_tool_calls(provider, &response).await?;
-            if round.is_empty() {
-                println!("model: {}", final_text(&response));
-                break;
-            }
-            results = result_texts(&round);
-            for (call, text) in round.calls.iter().zip(&results) {
-                println!("  {} -> {text}", call.name);
-            }
-            conversation.push(response);
-            conversation.extend(round.messages);
-        }
+        let model = Scripted {
+            provider,
+            turns: AtomicUsize::new(0),
+        };
+        let mut conversation = Conversation::new(provider);
+        conversation.push_user("How warm is Lisbon, and what is 2 + 40?");
+        let outcome = Agent::new()
+            .on_event(|event| {
+                if let AgentEvent::ToolFinished { call, result, .. } = event {
+                    println!("  {} -> {}", call.name, result.model_text());
+                }
+            })
+            .run(&server, &model, &mut conversation)
+            .await?;
+        println!("model: {}", outcome.text);
         println!(
-            "({} tools offered; {} messages in the conversation)",
+            "({} tools offered; {} rounds; {} messages in the conversation)",
             count_tools(provider, &tools),
-            conversation.len()
+            outcome.rounds,
+            conversation.messages().len()
         );
     }
     Ok(())
-}
-
-fn final_text(response: &Value) -> &str {
-    [
-        "/choices/0/message/content",
-        "/output/0/content/0/text",
-        "/content/0/text",
-        "/candidates/0/content/parts/0/text",
-    ]
-    .iter()
-    .find_map(|p| response.pointer(p).and_then(Value::as_str))
-    .unwrap_or_default()
 }
 
 fn count_tools(provider: Provider, tools: &Value) -> usize {
