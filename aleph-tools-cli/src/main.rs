@@ -12,6 +12,7 @@
 //! else `~/.aleph/config.toml`) holds `[plugins]` (or `[extensions]`), `[tools]` (the
 //! filter), `[server]` and `[[mcp_servers]]`.
 
+mod chat;
 mod config;
 mod host;
 mod plugins;
@@ -105,6 +106,40 @@ enum Command {
     /// List or call the tools the server offers
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// Ask a model, which can call every tool served: the agent loop against a server that
+    /// speaks OpenAI's Chat Completions API (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter).
+    /// The key is read from OPENAI_API_KEY
+    Chat {
+        /// The model's API
+        #[arg(long, value_enum, default_value = "openai")]
+        provider: ChatProvider,
+        /// The API's base URL, such as http://localhost:11434/v1 for Ollama [default:
+        /// $OPENAI_BASE_URL, else https://api.openai.com/v1]
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// The model's name, such as gpt-4.1 or qwen3:8b
+        #[arg(long)]
+        model: String,
+        /// Instructions for the model
+        #[arg(long, value_name = "TEXT")]
+        system: Option<String>,
+        /// The most rounds of tool calls before giving up
+        #[arg(long, default_value_t = 16)]
+        max_rounds: usize,
+        /// Run calls to tools that need confirmation without asking; otherwise they are
+        /// refused
+        #[arg(long)]
+        yes: bool,
+        /// The prompt [default: read from standard input]
+        prompt: Option<String>,
+    },
+}
+
+/// The model APIs `chat` speaks.
+#[derive(Clone, Copy, ValueEnum)]
+enum ChatProvider {
+    /// OpenAI's Chat Completions API, and every server that speaks it
+    Openai,
 }
 
 #[derive(Subcommand)]
@@ -262,6 +297,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             PluginsCommand::Services => plugins::services(&config).await,
         },
+        Command::Chat {
+            provider: ChatProvider::Openai,
+            base_url,
+            model,
+            system,
+            max_rounds,
+            yes,
+            prompt,
+        } => {
+            let chat = chat::Chat {
+                model,
+                base_url,
+                system,
+                prompt,
+                max_rounds,
+                approve: yes,
+            };
+            chat::run(&config, chat).await
+        }
         Command::Tools(command) => match command {
             ToolsCommand::List { provider } => tools::list(&config, provider.map(Into::into)).await,
             ToolsCommand::Call { name, args, yes } => {

@@ -1,0 +1,116 @@
+//! `aleph-tools chat`: the agent loop in a terminal, against any server that speaks OpenAI's
+//! Chat Completions API, with the plugins', wrapped MCP servers' and built-in tools.
+
+use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aleph_tools::agent::clients::OpenAiChat;
+use aleph_tools::agent::{Agent, AgentEvent, ChatModel, Conversation, StreamDelta};
+use anyhow::{Context as _, bail};
+
+use crate::config::Config;
+use crate::host::{Host, Plugins};
+
+/// What `chat` was asked.
+pub struct Chat {
+    /// The model's name.
+    pub model: String,
+    /// The API's base URL, when not the environment's or OpenAI's.
+    pub base_url: Option<String>,
+    /// Instructions for the model.
+    pub system: Option<String>,
+    /// The prompt; read from standard input when `None`.
+    pub prompt: Option<String>,
+    /// The most rounds.
+    pub max_rounds: usize,
+    /// Approve calls that need confirmation.
+    pub approve: bool,
+}
+
+/// Runs the loop once: the answer streams to standard output, each tool call and its result
+/// to standard error as it finishes.
+pub async fn run(config: &Config, chat: Chat) -> anyhow::Result<()> {
+    let prompt = match chat.prompt {
+        Some(prompt) => prompt,
+        None => read_prompt()?,
+    };
+    let host = Host::start(config, Plugins::All, true, chat.approve).await?;
+    let mut model = OpenAiChat::new(&chat.model);
+    if let Some(url) = &chat.base_url {
+        model = model.base_url(url);
+    }
+    let mut conversation = Conversation::new(model.provider());
+    if let Some(system) = chat.system {
+        conversation = conversation.with_system(system);
+    }
+    conversation.push_user(prompt);
+
+    let streamed = Arc::new(AtomicBool::new(false));
+    let printed = Arc::clone(&streamed);
+    let outcome = Agent::new()
+        .max_rounds(chat.max_rounds)
+        .on_event(move |event| match event {
+            AgentEvent::Delta(StreamDelta::Text(text)) => {
+                printed.store(true, Ordering::Relaxed);
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+            // Text written before calling tools ends its line.
+            AgentEvent::ModelTurn { turn, .. }
+                if !turn.tool_calls.is_empty() && printed.swap(false, Ordering::Relaxed) =>
+            {
+                println!();
+            }
+            AgentEvent::ToolFinished { call, result, .. } => {
+                let arguments = call
+                    .arguments
+                    .as_ref()
+                    .map_or_else(|bad| bad.raw.clone(), ToString::to_string);
+                let mark = if result.success { "->" } else { "-> error:" };
+                eprintln!(
+                    "[{}({})] {mark} {}",
+                    call.name,
+                    shorten(&arguments, 200),
+                    shorten(&result.model_text(), 300)
+                );
+            }
+            _ => {}
+        })
+        .run(&host.server, &model, &mut conversation)
+        .await
+        .with_context(|| format!("the chat with `{}` stopped", chat.model))?;
+    if streamed.load(Ordering::Relaxed) {
+        println!();
+    } else {
+        println!("{}", outcome.text);
+    }
+    Ok(())
+}
+
+/// The prompt from standard input, which must not be a terminal left empty.
+fn read_prompt() -> anyhow::Result<String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        eprintln!("Type the prompt, then Ctrl-D:");
+    }
+    let mut prompt = String::new();
+    stdin
+        .lock()
+        .read_to_string(&mut prompt)
+        .context("cannot read the prompt from standard input")?;
+    if prompt.trim().is_empty() {
+        bail!("no prompt: give it as an argument or on standard input");
+    }
+    Ok(prompt)
+}
+
+/// `text` on one line, at most `max` characters.
+fn shorten(text: &str, max: usize) -> String {
+    let line = text.replace('\n', " ");
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}

@@ -1,0 +1,155 @@
+//! `aleph-tools chat`, run as a built binary against a Chat Completions API on loopback that
+//! answers as OpenAI documents (streams of `chat.completion.chunk` events), with the
+//! built-in tools: the tool calls and results on standard error, the answer on standard
+//! output, and the exact requests the API received.
+
+use std::io::Write as _;
+use std::process::{Command, Output, Stdio};
+
+use aleph_tools_tests::model_api::{ModelApi, Reply};
+use serde_json::{Value, json};
+
+fn chunk(delta: &Value, finish: Option<&str>) -> Value {
+    json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] })
+}
+
+fn call(name: &str, id: &str, arguments: &str) -> Reply {
+    Reply::stream([
+        chunk(
+            &json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": id, "type": "function", "function": { "name": name, "arguments": "" } }] }),
+            None,
+        ),
+        chunk(
+            &json!({ "tool_calls": [{ "index": 0, "function": { "arguments": arguments } }] }),
+            None,
+        ),
+        chunk(&json!({}), Some("tool_calls")),
+        json!("[DONE]"),
+    ])
+}
+
+fn answer(pieces: &[&str]) -> Reply {
+    let mut events: Vec<Value> = pieces
+        .iter()
+        .map(|piece| chunk(&json!({ "content": piece }), None))
+        .collect();
+    events.push(chunk(&json!({}), Some("stop")));
+    events.push(json!("[DONE]"));
+    Reply::stream(events)
+}
+
+fn chat(dir: &std::path::Path, api: &ModelApi, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aleph-tools"))
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("OPENAI_API_KEY", "sk-loopback")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ALEPH_TOOLS_CONFIG")
+        .args(["--builtin", "chat", "--model", "m", "--base-url"])
+        .arg(format!("{}/v1", api.url))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn chat_runs_the_loop_with_the_builtin_tools() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "buy tea\n").unwrap();
+    let api = runtime.block_on(ModelApi::start(vec![
+        call("file_read", "call_1", r#"{"path":"nottes.txt"}"#),
+        call("file_read", "call_2", r#"{"path":"notes.txt"}"#),
+        answer(&["The note says: ", "buy tea."]),
+    ]));
+    let output = chat(
+        dir.path(),
+        &api,
+        &["--system", "Be brief.", "What is in my notes?"],
+        None,
+    );
+    let (out, err) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{out}\n{err}");
+    assert_eq!(out, "The note says: buy tea.\n");
+    assert!(
+        err.contains(r#"[file_read({"path":"nottes.txt"})] -> error:"#),
+        "{err}"
+    );
+    assert!(
+        err.contains(r#"[file_read({"path":"notes.txt"})] ->"#),
+        "{err}"
+    );
+
+    let received = api.received();
+    assert_eq!(received.len(), 3);
+    assert_eq!(
+        received[0].header("authorization"),
+        Some("Bearer sk-loopback")
+    );
+    let first = &received[0].body;
+    assert_eq!(first["model"], "m");
+    assert_eq!(
+        first["messages"],
+        json!([{ "role": "system", "content": "Be brief." }, { "role": "user", "content": "What is in my notes?" }])
+    );
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"file_read") && names.contains(&"bash"),
+        "{names:?}"
+    );
+    let read = &received[2].body["messages"][5];
+    assert_eq!(read["tool_call_id"], "call_2");
+    assert!(
+        read["content"].as_str().unwrap().contains("buy tea"),
+        "{read}"
+    );
+}
+
+#[test]
+fn chat_reads_the_prompt_from_standard_input_and_reports_api_errors() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let api = runtime.block_on(ModelApi::start(vec![answer(&["Hi."])]));
+    let output = chat(dir.path(), &api, &[], Some("Say hi.\n"));
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi.\n");
+    assert_eq!(api.bodies()[0]["messages"][0]["content"], "Say hi.\n");
+
+    let empty = chat(dir.path(), &api, &[], Some("  \n"));
+    assert!(!empty.status.success());
+    assert!(
+        text(&empty.stderr).contains("no prompt"),
+        "{}",
+        text(&empty.stderr)
+    );
+
+    let api = runtime.block_on(ModelApi::start(vec![Reply::status(
+        401,
+        json!({ "error": { "message": "Incorrect API key provided: sk-loop***back." } }),
+    )]));
+    let refused = chat(dir.path(), &api, &["hello"], None);
+    assert!(!refused.status.success());
+    let err = text(&refused.stderr);
+    assert!(
+        err.contains("answered 401: Incorrect API key provided"),
+        "{err}"
+    );
+}
