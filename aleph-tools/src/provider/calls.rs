@@ -267,7 +267,7 @@ fn name_of(call: &Value) -> String {
 }
 
 /// OpenAI's arguments: JSON text (some compatible servers send the object itself).
-fn arguments_text(arguments: Option<&Value>) -> Result<Value, BadArguments> {
+pub(crate) fn arguments_text(arguments: Option<&Value>) -> Result<Value, BadArguments> {
     match arguments {
         Some(Value::String(text)) if text.trim().is_empty() => Ok(Value::Object(Map::new())),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {

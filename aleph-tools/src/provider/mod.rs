@@ -47,6 +47,8 @@ mod round;
 mod size;
 mod tools;
 
+#[cfg(feature = "clients")]
+pub(crate) use self::calls::arguments_text;
 pub use self::calls::{BadArguments, ProviderCall, ProviderError};
 pub use self::round::ToolRound;
 pub use self::size::{SizeReport, estimate_tokens};

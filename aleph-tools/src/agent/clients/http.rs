@@ -102,6 +102,25 @@ impl Transport {
     }
 }
 
+/// A whole (not streamed) answer's JSON body.
+pub(crate) async fn read_json(
+    response: reqwest::Response,
+    url: &str,
+    provider: Provider,
+) -> Result<Value, ModelError> {
+    let bytes = response.bytes().await.map_err(|e| ModelError::Connection {
+        url: url.to_owned(),
+        message: describe(&e),
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        let start: String = String::from_utf8_lossy(&bytes).chars().take(120).collect();
+        ModelError::Stream {
+            provider,
+            problem: format!("answered with a body that is not JSON ({e}): `{start}`"),
+        }
+    })
+}
+
 /// `retry-after-ms` (OpenAI), else `retry-after` in seconds.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let number = |name: &str| {

@@ -1,13 +1,12 @@
 //! [`OpenAiChat`]: OpenAI's Chat Completions API, and every server that speaks it (Ollama,
 //! vLLM, llama.cpp's server, OpenRouter, …).
 
-use std::time::Duration;
-
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::http::{Transport, describe};
-use super::sse::SseReader;
+use super::http::read_json;
+use super::sse::read_events;
+use super::{Settings, client_settings};
 use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
 use crate::tool::BoxFuture;
@@ -43,90 +42,35 @@ const PROVIDER: Provider = Provider::OpenAiChat;
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAiChat {
-    model: String,
-    base_url: String,
-    api_key: Option<String>,
-    params: Map<String, Value>,
-    stream: bool,
-    transport: Transport,
+    settings: Settings,
 }
+
+client_settings!(OpenAiChat);
 
 impl OpenAiChat {
     /// The model `model` (`gpt-4.1`, `qwen3:8b`, …), with the base URL and key from the
     /// environment.
     pub fn new(model: impl Into<String>) -> Self {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         Self {
-            model: model.into(),
-            base_url: env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
-            api_key: env("OPENAI_API_KEY"),
-            params: Map::new(),
-            stream: true,
-            transport: Transport::default(),
+            settings: Settings::from_env(
+                model.into(),
+                "OPENAI_BASE_URL",
+                "https://api.openai.com/v1",
+                "OPENAI_API_KEY",
+            ),
         }
     }
 
-    /// Sends requests to `url` (up to the `/chat/completions` the client adds).
-    #[must_use]
-    pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = url.into();
-        self
-    }
-
-    /// Sends `key` as the bearer token.
-    #[must_use]
-    pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// Sets a field of every request body: `temperature`, `max_completion_tokens`,
-    /// `parallel_tool_calls`, `reasoning_effort`, …
-    #[must_use]
-    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.params.insert(key.into(), value.into());
-        self
-    }
-
-    /// Whether to stream the answer (on by default).
-    #[must_use]
-    pub fn streaming(mut self, stream: bool) -> Self {
-        self.stream = stream;
-        self
-    }
-
-    /// The time limit of one request, the whole answer included (300 s by default).
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.transport.timeout = timeout;
-        self
-    }
-
-    /// How many times a busy or failing answer (429, 5xx) is retried (3 by default).
-    #[must_use]
-    pub fn max_retries(mut self, retries: u32) -> Self {
-        self.transport.max_retries = retries;
-        self
-    }
-
-    /// The first wait between retries when the API does not say (`retry-after`); it
-    /// doubles each time (0.5 s by default).
-    #[must_use]
-    pub fn backoff(mut self, first: Duration) -> Self {
-        self.transport.backoff = first;
-        self
-    }
-
     fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let mut body = self.params.clone();
-        body.insert("model".into(), json!(self.model));
+        let mut body = self.settings.params.clone();
+        body.insert("model".into(), json!(self.settings.model));
         if let Value::Object(fields) = request.conversation.request_fields() {
             body.extend(fields);
         }
         if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
             body.insert("tools".into(), request.tools.clone());
         }
-        if self.stream {
+        if self.settings.stream {
             body.insert("stream".into(), json!(true));
             body.insert("stream_options".into(), json!({ "include_usage": true }));
         }
@@ -134,27 +78,24 @@ impl OpenAiChat {
     }
 
     async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
-        let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
+        let url = self.settings.url("chat/completions");
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.api_key {
+        if let Some(key) = &self.settings.api_key {
             let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
                 ModelError::Other("the API key holds characters a header cannot".into())
             })?;
             headers.insert(AUTHORIZATION, value);
         }
         let body = self.body(&request);
-        let response = self.transport.post(PROVIDER, &url, headers, &body).await?;
-        let response = if self.stream {
+        let response = self
+            .settings
+            .transport
+            .post(PROVIDER, &url, headers, &body)
+            .await?;
+        let response = if self.settings.stream {
             read_stream(response, &url, &request).await?
         } else {
-            let bytes = response.bytes().await.map_err(|e| ModelError::Connection {
-                url: url.clone(),
-                message: describe(&e),
-            })?;
-            serde_json::from_slice(&bytes).map_err(|e| ModelError::Stream {
-                provider: PROVIDER,
-                problem: format!("answer is not JSON: {e}"),
-            })?
+            read_json(response, &url, PROVIDER).await?
         };
         Ok(ModelTurn::from_response(PROVIDER, &response)?)
     }
@@ -175,35 +116,24 @@ impl ChatModel for OpenAiChat {
 
 /// Reads a streamed answer into the shape of a whole one, passing each piece on.
 async fn read_stream(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     url: &str,
     request: &ModelRequest<'_>,
 ) -> Result<Value, ModelError> {
-    let mut reader = SseReader::default();
     let mut answer = Assembled::default();
-    loop {
-        let chunk = response.chunk().await.map_err(|e| ModelError::Connection {
-            url: url.to_owned(),
-            message: describe(&e),
-        })?;
-        let events = match &chunk {
-            Some(bytes) => reader.feed(bytes),
-            None => reader.finish().into_iter().collect(),
-        };
-        for event in events {
-            if event.data.trim() == "[DONE]" {
-                return Ok(answer.into_response());
-            }
-            answer.take(&event.data, request)?;
+    let done = read_events(response, url, |event| {
+        if event.data.trim() == "[DONE]" {
+            return Ok(true);
         }
-        if chunk.is_none() {
-            // Some servers end the stream without `[DONE]`: whole once a choice finished.
-            return if answer.finish_reason.is_some() {
-                Ok(answer.into_response())
-            } else {
-                Err(stream_error("broke off before the answer finished"))
-            };
-        }
+        answer.take(&event.data, request)?;
+        Ok(false)
+    })
+    .await?;
+    // Some servers end the stream without `[DONE]`: whole once a choice finished.
+    if done || answer.finish_reason.is_some() {
+        Ok(answer.into_response())
+    } else {
+        Err(stream_error("broke off before the answer finished"))
     }
 }
 

@@ -2,6 +2,38 @@
 //! ending at a blank line. Bytes arrive in any pieces (a line, even a character, may be cut
 //! between two), so whole lines are taken from a byte buffer before they are read as text.
 
+use crate::agent::ModelError;
+
+use super::http::describe;
+
+/// Reads the events of a streamed answer, passing each to `on_event` until it says the
+/// answer is complete (`Ok(true)`). `Ok(false)`: the stream ended first.
+pub(crate) async fn read_events(
+    mut response: reqwest::Response,
+    url: &str,
+    mut on_event: impl FnMut(SseEvent) -> Result<bool, ModelError>,
+) -> Result<bool, ModelError> {
+    let mut reader = SseReader::default();
+    loop {
+        let chunk = response.chunk().await.map_err(|e| ModelError::Connection {
+            url: url.to_owned(),
+            message: describe(&e),
+        })?;
+        let events = match &chunk {
+            Some(bytes) => reader.feed(bytes),
+            None => reader.finish().into_iter().collect(),
+        };
+        for event in events {
+            if on_event(event)? {
+                return Ok(true);
+            }
+        }
+        if chunk.is_none() {
+            return Ok(false);
+        }
+    }
+}
+
 /// One event: its `event:` name (empty when it had none) and its `data:` lines joined.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SseEvent {
