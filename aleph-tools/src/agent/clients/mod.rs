@@ -4,12 +4,16 @@
 //! [`ChatModel`]: super::ChatModel
 
 mod anthropic;
+mod gemini;
 mod http;
 mod openai_chat;
+mod openai_responses;
 mod sse;
 
 pub use anthropic::Anthropic;
+pub use gemini::Gemini;
 pub use openai_chat::OpenAiChat;
+pub use openai_responses::OpenAiResponses;
 
 use serde_json::{Map, Value};
 

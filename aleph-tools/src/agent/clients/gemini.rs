@@ -1,0 +1,240 @@
+//! [`Gemini`]: Google's Gemini API, `generateContent` and `streamGenerateContent`.
+
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::http::read_json;
+use super::sse::read_events;
+use super::{Settings, client_settings};
+use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn, StreamDelta};
+use crate::provider::Provider;
+use crate::tool::BoxFuture;
+
+const PROVIDER: Provider = Provider::Gemini;
+
+/// A Gemini model behind the Gemini API (`POST {base_url}/v1beta/models/{model}:generateContent`,
+/// or `:streamGenerateContent?alt=sse` when streaming).
+///
+/// The base URL is `GEMINI_BASE_URL` when set, else
+/// `https://generativelanguage.googleapis.com`; the key is `GEMINI_API_KEY`, sent as
+/// `x-goog-api-key`. Settings go in `param("generationConfig", json!({ … }))`. Streams by
+/// default: text reaches [`AgentEvent::Delta`](crate::agent::AgentEvent::Delta) as it
+/// arrives; function calls come whole. Retries 429 and 5xx answers as `retry-after` says.
+///
+/// ```no_run
+/// use aleph_tools::agent::clients::Gemini;
+/// use aleph_tools::agent::{ChatModel, Conversation};
+/// use aleph_tools::prelude::*;
+///
+/// # async fn run(server: AlephToolServer) -> Result<(), Box<dyn std::error::Error>> {
+/// let model = Gemini::new("gemini-2.5-flash");
+/// let mut conversation = Conversation::new(model.provider());
+/// conversation.push_user("What is in notes.md?");
+/// let outcome = server.run_agent(&model, &mut conversation).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Gemini {
+    settings: Settings,
+}
+
+client_settings!(Gemini);
+
+impl Gemini {
+    /// The model `model` (`gemini-2.5-flash`, …), with the base URL and key from the
+    /// environment.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            settings: Settings::from_env(
+                model.into(),
+                "GEMINI_BASE_URL",
+                "https://generativelanguage.googleapis.com",
+                "GEMINI_API_KEY",
+            ),
+        }
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut body = self.settings.params.clone();
+        if let Value::Object(fields) = request.conversation.request_fields() {
+            body.extend(fields);
+        }
+        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body.insert("tools".into(), request.tools.clone());
+        }
+        Value::Object(body)
+    }
+
+    async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
+        let model = &self.settings.model;
+        let url = if self.settings.stream {
+            self.settings.url(&format!(
+                "v1beta/models/{model}:streamGenerateContent?alt=sse"
+            ))
+        } else {
+            self.settings
+                .url(&format!("v1beta/models/{model}:generateContent"))
+        };
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.settings.api_key {
+            let value = HeaderValue::from_str(key).map_err(|_| {
+                ModelError::Other("the API key holds characters a header cannot".into())
+            })?;
+            headers.insert("x-goog-api-key", value);
+        }
+        let body = self.body(&request);
+        let response = self
+            .settings
+            .transport
+            .post(PROVIDER, &url, headers, &body)
+            .await?;
+        let response = if self.settings.stream {
+            let mut answer = Assembled::default();
+            read_events(response, &url, |event| {
+                answer.take(&event.data, &request)?;
+                Ok(false)
+            })
+            .await?;
+            answer.into_response()?
+        } else {
+            read_json(response, &url, PROVIDER).await?
+        };
+        Ok(ModelTurn::from_response(PROVIDER, &response)?)
+    }
+}
+
+impl ChatModel for Gemini {
+    fn provider(&self) -> Provider {
+        PROVIDER
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>> {
+        Box::pin(self.turn(request))
+    }
+}
+
+fn stream_error(problem: impl Into<String>) -> ModelError {
+    ModelError::Stream {
+        provider: PROVIDER,
+        problem: problem.into(),
+    }
+}
+
+/// A streamed answer, as far as it came: each chunk is a response holding the next parts.
+#[derive(Default)]
+struct Assembled {
+    parts: Vec<Value>,
+    finish_reason: Option<Value>,
+    usage: Option<Value>,
+    blocked: Option<Value>,
+    chunks: usize,
+}
+
+impl Assembled {
+    fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<(), ModelError> {
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            let start: String = data.chars().take(120).collect();
+            stream_error(format!("sent a chunk that is not JSON ({e}): `{start}`"))
+        })?;
+        if let Some(error) = chunk.get("error") {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(stream_error(format!("sent an error: {message}")));
+        }
+        self.chunks += 1;
+        if let Some(usage) = chunk.get("usageMetadata") {
+            self.usage = Some(usage.clone());
+        }
+        if let Some(feedback) = chunk.get("promptFeedback") {
+            self.blocked = Some(feedback.clone());
+        }
+        let Some(candidate) = chunk.pointer("/candidates/0") else {
+            return Ok(());
+        };
+        if let Some(reason) = candidate.get("finishReason") {
+            self.finish_reason = Some(reason.clone());
+        }
+        for part in candidate
+            .pointer("/content/parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            self.push(part, request);
+        }
+        Ok(())
+    }
+
+    /// Adds a part: text continues the text part before it (of the same kind, thought or
+    /// not, unless that one carries a signature); anything else is a part of its own.
+    fn push(&mut self, part: &Value, request: &ModelRequest<'_>) {
+        let Some(text) = part.get("text").and_then(Value::as_str) else {
+            if let Some(call) = part.get("functionCall") {
+                let index = self
+                    .parts
+                    .iter()
+                    .filter(|p| p.get("functionCall").is_some())
+                    .count();
+                request.delta(StreamDelta::ToolCall {
+                    index,
+                    id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                    name: call.get("name").and_then(Value::as_str).map(str::to_owned),
+                    arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
+                });
+            }
+            self.parts.push(part.clone());
+            return;
+        };
+        let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
+        if !thought {
+            request.delta(StreamDelta::Text(text.to_owned()));
+        }
+        if let Some(last) = self.parts.last_mut() {
+            let same_kind = last.get("text").is_some()
+                && (last.get("thought").and_then(Value::as_bool) == Some(true)) == thought
+                && last.get("thoughtSignature").is_none();
+            if same_kind {
+                let joined = format!("{}{text}", last["text"].as_str().unwrap_or_default());
+                last["text"] = json!(joined);
+                if let Some(signature) = part.get("thoughtSignature") {
+                    last["thoughtSignature"] = signature.clone();
+                }
+                return;
+            }
+        }
+        self.parts.push(part.clone());
+    }
+
+    /// The answer as a whole (not streamed) response; an error when the stream ended
+    /// before the answer finished.
+    fn into_response(self) -> Result<Value, ModelError> {
+        if self.finish_reason.is_none() {
+            if let Some(feedback) = self.blocked {
+                return Ok(json!({ "promptFeedback": feedback }));
+            }
+            return Err(stream_error(format!(
+                "broke off before the answer finished ({} chunks, none with a `finishReason`)",
+                self.chunks
+            )));
+        }
+        let mut candidate = Map::new();
+        candidate.insert(
+            "content".into(),
+            json!({ "role": "model", "parts": self.parts }),
+        );
+        if let Some(reason) = self.finish_reason {
+            candidate.insert("finishReason".into(), reason);
+        }
+        let mut response = json!({ "candidates": [candidate] });
+        if let Some(usage) = self.usage {
+            response["usageMetadata"] = usage;
+        }
+        Ok(response)
+    }
+}

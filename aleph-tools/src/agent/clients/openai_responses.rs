@@ -1,0 +1,182 @@
+//! [`OpenAiResponses`]: OpenAI's Responses API.
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+
+use super::http::read_json;
+use super::sse::read_events;
+use super::{Settings, client_settings};
+use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn, StreamDelta};
+use crate::provider::Provider;
+use crate::tool::BoxFuture;
+
+const PROVIDER: Provider = Provider::OpenAiResponses;
+
+/// A model behind OpenAI's Responses API (`POST {base_url}/responses`).
+///
+/// The base URL is `OPENAI_BASE_URL` when set, else `https://api.openai.com/v1`; the key is
+/// `OPENAI_API_KEY`. Each round sends the whole conversation as `input` (output items,
+/// reasoning included, go back as they came), so nothing depends on state kept by the API.
+/// Streams by default: text and function-call argument pieces reach
+/// [`AgentEvent::Delta`](crate::agent::AgentEvent::Delta), and the turn is the response
+/// `response.completed` carries. Retries 429 and 5xx answers as `retry-after` says.
+///
+/// ```no_run
+/// use aleph_tools::agent::clients::OpenAiResponses;
+/// use aleph_tools::agent::{ChatModel, Conversation};
+/// use aleph_tools::prelude::*;
+///
+/// # async fn run(server: AlephToolServer) -> Result<(), Box<dyn std::error::Error>> {
+/// let model = OpenAiResponses::new("gpt-5-mini");
+/// let mut conversation = Conversation::new(model.provider());
+/// conversation.push_user("What is in notes.md?");
+/// let outcome = server.run_agent(&model, &mut conversation).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiResponses {
+    settings: Settings,
+}
+
+client_settings!(OpenAiResponses);
+
+impl OpenAiResponses {
+    /// The model `model` (`gpt-5-mini`, …), with the base URL and key from the environment.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            settings: Settings::from_env(
+                model.into(),
+                "OPENAI_BASE_URL",
+                "https://api.openai.com/v1",
+                "OPENAI_API_KEY",
+            ),
+        }
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut body = self.settings.params.clone();
+        body.insert("model".into(), json!(self.settings.model));
+        if let Value::Object(fields) = request.conversation.request_fields() {
+            body.extend(fields);
+        }
+        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body.insert("tools".into(), request.tools.clone());
+        }
+        if self.settings.stream {
+            body.insert("stream".into(), json!(true));
+        }
+        Value::Object(body)
+    }
+
+    async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
+        let url = self.settings.url("responses");
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.settings.api_key {
+            let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                ModelError::Other("the API key holds characters a header cannot".into())
+            })?;
+            headers.insert(AUTHORIZATION, value);
+        }
+        let body = self.body(&request);
+        let response = self
+            .settings
+            .transport
+            .post(PROVIDER, &url, headers, &body)
+            .await?;
+        let response = if self.settings.stream {
+            let mut finished = None;
+            let mut calls: Vec<String> = Vec::new();
+            let done = read_events(response, &url, |event| {
+                take(&event.data, &request, &mut calls, &mut finished)
+            })
+            .await?;
+            match finished {
+                Some(response) if done => response,
+                _ => return Err(stream_error("broke off before `response.completed`")),
+            }
+        } else {
+            read_json(response, &url, PROVIDER).await?
+        };
+        Ok(ModelTurn::from_response(PROVIDER, &response)?)
+    }
+}
+
+impl ChatModel for OpenAiResponses {
+    fn provider(&self) -> Provider {
+        PROVIDER
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>> {
+        Box::pin(self.turn(request))
+    }
+}
+
+fn stream_error(problem: impl Into<String>) -> ModelError {
+    ModelError::Stream {
+        provider: PROVIDER,
+        problem: problem.into(),
+    }
+}
+
+/// Takes one event: passes deltas on, keeps the response a terminal event carries;
+/// `Ok(true)` at the end. `calls` numbers the function-call items by their item id.
+fn take(
+    data: &str,
+    request: &ModelRequest<'_>,
+    calls: &mut Vec<String>,
+    finished: &mut Option<Value>,
+) -> Result<bool, ModelError> {
+    let event: Value = serde_json::from_str(data).map_err(|e| {
+        let start: String = data.chars().take(120).collect();
+        stream_error(format!("sent an event that is not JSON ({e}): `{start}`"))
+    })?;
+    let text = |key: &str| event[key].as_str().unwrap_or_default().to_owned();
+    match event["type"].as_str().unwrap_or_default() {
+        "response.output_text.delta" => request.delta(StreamDelta::Text(text("delta"))),
+        "response.output_item.added" if event["item"]["type"] == "function_call" => {
+            let item = &event["item"];
+            calls.push(item["id"].as_str().unwrap_or_default().to_owned());
+            request.delta(StreamDelta::ToolCall {
+                index: calls.len() - 1,
+                id: item["call_id"].as_str().map(str::to_owned),
+                name: item["name"].as_str().map(str::to_owned),
+                arguments: String::new(),
+            });
+        }
+        "response.function_call_arguments.delta" => {
+            let item = text("item_id");
+            let index = calls.iter().position(|id| *id == item).unwrap_or(0);
+            request.delta(StreamDelta::ToolCall {
+                index,
+                id: None,
+                name: None,
+                arguments: text("delta"),
+            });
+        }
+        "response.completed" | "response.incomplete" => {
+            *finished = Some(event["response"].clone());
+            return Ok(true);
+        }
+        "response.failed" => {
+            let message = event
+                .pointer("/response/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("no message");
+            return Err(stream_error(format!("failed: {message}")));
+        }
+        "error" => {
+            let message = event
+                .get("message")
+                .or_else(|| event.pointer("/error/message"))
+                .and_then(Value::as_str)
+                .unwrap_or("no message");
+            return Err(stream_error(format!("sent an error: {message}")));
+        }
+        _ => {}
+    }
+    Ok(false)
+}
