@@ -1,19 +1,35 @@
-//! `aleph-tools chat`: the agent loop in a terminal, against any server that speaks OpenAI's
-//! Chat Completions API, with the plugins', wrapped MCP servers' and built-in tools.
+//! `aleph-tools chat`: the agent loop in a terminal, against OpenAI (chat completions and
+//! every server that speaks it, or responses), Anthropic or Gemini, with the plugins',
+//! wrapped MCP servers' and built-in tools.
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use aleph_tools::agent::clients::OpenAiChat;
+use aleph_tools::agent::clients::{Anthropic, Gemini, OpenAiChat, OpenAiResponses};
 use aleph_tools::agent::{Agent, AgentEvent, ChatModel, Conversation, StreamDelta};
 use anyhow::{Context as _, bail};
 
 use crate::config::Config;
 use crate::host::{Host, Plugins};
 
+/// The model APIs `chat` speaks.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Api {
+    /// OpenAI's Chat Completions API, and every server that speaks it (key: OPENAI_API_KEY)
+    Openai,
+    /// OpenAI's Responses API (key: OPENAI_API_KEY)
+    OpenaiResponses,
+    /// Anthropic's Messages API (key: ANTHROPIC_API_KEY)
+    Anthropic,
+    /// The Gemini API (key: GEMINI_API_KEY)
+    Gemini,
+}
+
 /// What `chat` was asked.
 pub struct Chat {
+    /// The model's API.
+    pub api: Api,
     /// The model's name.
     pub model: String,
     /// The API's base URL, when not the environment's or OpenAI's.
@@ -36,10 +52,7 @@ pub async fn run(config: &Config, chat: Chat) -> anyhow::Result<()> {
         None => read_prompt()?,
     };
     let host = Host::start(config, Plugins::All, true, chat.approve).await?;
-    let mut model = OpenAiChat::new(&chat.model);
-    if let Some(url) = &chat.base_url {
-        model = model.base_url(url);
-    }
+    let model = model(chat.api, &chat.model, chat.base_url.as_deref());
     let mut conversation = Conversation::new(model.provider());
     if let Some(system) = chat.system {
         conversation = conversation.with_system(system);
@@ -78,7 +91,7 @@ pub async fn run(config: &Config, chat: Chat) -> anyhow::Result<()> {
             }
             _ => {}
         })
-        .run(&host.server, &model, &mut conversation)
+        .run(&host.server, model.as_ref(), &mut conversation)
         .await
         .with_context(|| format!("the chat with `{}` stopped", chat.model))?;
     if streamed.load(Ordering::Relaxed) {
@@ -87,6 +100,25 @@ pub async fn run(config: &Config, chat: Chat) -> anyhow::Result<()> {
         println!("{}", outcome.text);
     }
     Ok(())
+}
+
+/// The client for `api`, at `base_url` when given.
+fn model(api: Api, name: &str, base_url: Option<&str>) -> Box<dyn ChatModel> {
+    macro_rules! client {
+        ($client:ty) => {{
+            let client = <$client>::new(name);
+            match base_url {
+                Some(url) => Box::new(client.base_url(url)),
+                None => Box::new(client),
+            }
+        }};
+    }
+    match api {
+        Api::Openai => client!(OpenAiChat),
+        Api::OpenaiResponses => client!(OpenAiResponses),
+        Api::Anthropic => client!(Anthropic),
+        Api::Gemini => client!(Gemini),
+    }
 }
 
 /// The prompt from standard input, which must not be a terminal left empty.

@@ -106,15 +106,15 @@ enum Command {
     /// List or call the tools the server offers
     #[command(subcommand)]
     Tools(ToolsCommand),
-    /// Ask a model, which can call every tool served: the agent loop against a server that
-    /// speaks OpenAI's Chat Completions API (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter).
-    /// The key is read from OPENAI_API_KEY
+    /// Ask a model, which can call every tool served: the agent loop against OpenAI's Chat
+    /// Completions API (and every server that speaks it: Ollama, vLLM, llama.cpp,
+    /// OpenRouter), OpenAI's Responses API, Anthropic or Gemini
     Chat {
         /// The model's API
         #[arg(long, value_enum, default_value = "openai")]
-        provider: ChatProvider,
+        provider: chat::Api,
         /// The API's base URL, such as http://localhost:11434/v1 for Ollama [default:
-        /// $OPENAI_BASE_URL, else https://api.openai.com/v1]
+        /// $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GEMINI_BASE_URL, else the provider's]
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
         /// The model's name, such as gpt-4.1 or qwen3:8b
@@ -133,13 +133,6 @@ enum Command {
         /// The prompt [default: read from standard input]
         prompt: Option<String>,
     },
-}
-
-/// The model APIs `chat` speaks.
-#[derive(Clone, Copy, ValueEnum)]
-enum ChatProvider {
-    /// OpenAI's Chat Completions API, and every server that speaks it
-    Openai,
 }
 
 #[derive(Subcommand)]
@@ -298,7 +291,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             PluginsCommand::Services => plugins::services(&config).await,
         },
         Command::Chat {
-            provider: ChatProvider::Openai,
+            provider,
             base_url,
             model,
             system,
@@ -307,6 +300,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             prompt,
         } => {
             let chat = chat::Chat {
+                api: provider,
                 model,
                 base_url,
                 system,

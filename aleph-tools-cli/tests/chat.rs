@@ -153,3 +153,43 @@ fn chat_reads_the_prompt_from_standard_input_and_reports_api_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn chat_speaks_anthropic_when_asked() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let api = runtime.block_on(ModelApi::start(vec![Reply::stream([
+        json!({ "type": "message_start", "message": { "id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": { "input_tokens": 5, "output_tokens": 1 } } }),
+        json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "Bonjour." } }),
+        json!({ "type": "content_block_stop", "index": 0 }),
+        json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" }, "usage": { "output_tokens": 3 } }),
+        json!({ "type": "message_stop" }),
+    ])]));
+    let output = Command::new(env!("CARGO_BIN_EXE_aleph-tools"))
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("ANTHROPIC_API_KEY", "sk-ant-loopback")
+        .env_remove("ALEPH_TOOLS_CONFIG")
+        .args([
+            "chat",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-test",
+            "--base-url",
+        ])
+        .arg(&api.url)
+        .arg("Say hello in French.")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Bonjour.\n");
+    let request = &api.received()[0];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some("sk-ant-loopback"));
+    assert_eq!(
+        request.body["messages"][0]["content"],
+        "Say hello in French."
+    );
+}
