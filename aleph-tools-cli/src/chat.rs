@@ -15,6 +15,10 @@ use crate::host::{Host, Plugins};
 
 /// The model APIs `chat` speaks.
 #[derive(Clone, Copy, clap::ValueEnum)]
+#[allow(
+    clippy::doc_markdown,
+    reason = "doc comments here are --help text, shown as written"
+)]
 pub enum Api {
     /// OpenAI's Chat Completions API, and every server that speaks it (key: OPENAI_API_KEY)
     Openai,
