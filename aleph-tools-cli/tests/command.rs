@@ -274,7 +274,7 @@ async fn tools_list_for_a_provider_prints_the_exact_tools_array() {
             plugins.to_str().unwrap(),
         ]));
         let printed: Value = serde_json::from_str(&printed).unwrap();
-        assert_eq!(printed, server.tools_for(provider), "{flag}");
+        assert_eq!(printed, *server.tools_for(provider), "{flag}");
     }
     let table = succeeded(&world.run(&["tools", "list", "--plugins", plugins.to_str().unwrap()]));
     assert!(table.starts_with("NAME "), "{table}");

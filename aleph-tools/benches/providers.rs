@@ -4,8 +4,10 @@
 //! - `round_trip/<provider>`: the same call as a model response of each provider, through
 //!   `run_tool_calls` (parse the response, run the call, build the result messages);
 //! - `tools_for/<provider>`: the tools array for a server of two tools, one of them with
-//!   nested, optional and enum arguments (the schema rewrite runs on every call; cache the
-//!   array when the tool set is fixed).
+//!   nested, optional and enum arguments, asked for again (the array is kept until the
+//!   tools or the filter change);
+//! - `tools_for_1000/{built,again}`: the OpenAI chat array of 1,000 tools, built (the filter
+//!   replaced before each call, which drops the kept arrays) and asked for again.
 //!
 //! Run with `cargo bench -p aleph-tools --bench providers`. The tools never wait, so each
 //! future is polled once, with no executor in the measurement.
@@ -129,5 +131,35 @@ fn tool_lists(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, round_trip, tool_lists);
+fn thousand_tools(c: &mut Criterion) {
+    let server = AlephToolServer::builder()
+        .with_tool(SearchTool)
+        .build()
+        .unwrap();
+    let schema = server.definition("search").unwrap().parameters.clone();
+    for i in 0..1_000 {
+        let definition = ToolDefinition::new(
+            format!("search_{i}"),
+            "Search the notes for a query, newest first.",
+            schema.clone(),
+        );
+        let tool = aleph_tools::RuntimeTool::new(definition, |_: Value, _: ToolContext| async {
+            Ok::<_, ToolError>(ToolOutput::text(""))
+        });
+        server.add(tool).unwrap();
+    }
+    let mut group = c.benchmark_group("tools_for_1000");
+    group.bench_function("built", |b| {
+        b.iter(|| {
+            server.set_filter(ToolFilter::new()).unwrap();
+            black_box(server.tools_for(Provider::OpenAiChat))
+        });
+    });
+    group.bench_function("again", |b| {
+        b.iter(|| black_box(server.tools_for(Provider::OpenAiChat)));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, round_trip, tool_lists, thousand_tools);
 criterion_main!(benches);

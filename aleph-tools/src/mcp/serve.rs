@@ -1,13 +1,13 @@
 //! Serving a tool server to MCP clients.
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, NumberOrString,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, SubscriptionFilter,
+    ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -19,6 +19,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::McpError;
 use super::convert::{result_to_mcp, tool_to_mcp};
 use crate::schema::{Dialect, Refs};
+use crate::sync::lock;
 use crate::{AlephToolServer, ProgressEvent, ToolContext};
 
 /// A tool server as an MCP server.
@@ -45,6 +46,7 @@ pub struct McpServer {
     tools: AlephToolServer,
     info: Arc<ServerConfig>,
     dialect: Dialect,
+    listing: Arc<Mutex<Listing>>,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
     pub(super) router: Option<axum::Router>,
 }
@@ -69,6 +71,7 @@ impl McpServer {
                 None,
             )),
             dialect: Dialect::MCP,
+            listing: Arc::default(),
             allowed_hosts: None,
             router: None,
         }
@@ -100,6 +103,7 @@ impl McpServer {
     #[must_use]
     pub fn with_schema_refs(mut self, refs: Refs) -> Self {
         self.dialect = Dialect::Mcp { refs };
+        self.listing = Arc::default();
         self
     }
 
@@ -167,6 +171,7 @@ impl McpServer {
             tools: self.tools.clone(),
             info: Arc::clone(&self.info),
             dialect: self.dialect,
+            listing: Arc::clone(&self.listing),
             listen_from: AtomicU64::new(0),
             _closed_on_drop: closed.clone().drop_guard(),
             closed,
@@ -186,16 +191,61 @@ fn server_config(implementation: Implementation, instructions: Option<String>) -
     }
 }
 
+/// The `tools/list` answer built for one version of the tools.
+#[derive(Default)]
+pub(super) struct Listing {
+    version: u64,
+    tools: Option<Arc<[Tool]>>,
+}
+
+impl Listing {
+    fn get(&self, version: u64) -> Option<Arc<[Tool]>> {
+        self.tools
+            .as_ref()
+            .filter(|_| self.version == version)
+            .cloned()
+    }
+
+    fn put(&mut self, version: u64, tools: Arc<[Tool]>) {
+        if self.tools.is_none() || version >= self.version {
+            self.version = version;
+            self.tools = Some(tools);
+        }
+    }
+}
+
 /// One client's connection: answers its requests from the shared tool server.
 pub(super) struct Session {
     tools: AlephToolServer,
     info: Arc<ServerConfig>,
     dialect: Dialect,
+    /// The `tools/list` answer, shared by every session of the server.
+    listing: Arc<Mutex<Listing>>,
     /// The tool-change count when the last subscription was accepted.
     listen_from: AtomicU64,
     /// Cancelled when the connection ends, which stops its `list_changed` task.
     closed: CancellationToken,
     _closed_on_drop: DropGuard,
+}
+
+impl Session {
+    /// Builds the `tools/list` answer and keeps it for `version`.
+    fn build_listing(&self, version: u64) -> Arc<[Tool]> {
+        let tools: Arc<[Tool]> = self
+            .tools
+            .list_tools()
+            .iter()
+            .filter_map(|definition| match tool_to_mcp(definition, self.dialect) {
+                Ok(tool) => Some(tool),
+                Err(err) => {
+                    tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");
+                    None
+                }
+            })
+            .collect();
+        lock(&self.listing).put(version, Arc::clone(&tools));
+        tools
+    }
 }
 
 impl ServerHandler for Session {
@@ -208,20 +258,11 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self
-            .tools
-            .list_tools()
-            .iter()
-            .filter_map(|definition| match tool_to_mcp(definition, self.dialect) {
-                Ok(tool) => Some(tool),
-                Err(err) => {
-                    tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");
-                    None
-                }
-            })
-            .collect();
+        let version = self.tools.tools_version();
+        let cached = lock(&self.listing).get(version);
+        let tools = cached.unwrap_or_else(|| self.build_listing(version));
         // Tools come and go at any time: a client may not cache the list.
-        Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(0))
+        Ok(ListToolsResult::with_all_items(tools.to_vec()).with_ttl_ms(0))
     }
 
     async fn call_tool(

@@ -36,7 +36,7 @@ use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
 pub use self::providers::IncompatibleTools;
-use self::providers::Quarantine;
+use self::providers::{Quarantine, ToolLists};
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
 use crate::context::{StateMapHandle, ToolContext};
@@ -104,6 +104,8 @@ struct Shared {
     next_hook_id: AtomicU64,
     /// Counts changes to the tool set, for [`AlephToolServer::watch_tools`].
     changes: tokio::sync::watch::Sender<u64>,
+    /// The tools arrays built since the tools or the filter last changed.
+    tool_lists: Mutex<ToolLists>,
     /// What lives as long as the server and goes with it (the skills' file watcher).
     #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
     attached: Mutex<Vec<Box<dyn Send>>>,
@@ -183,6 +185,7 @@ impl AlephToolServer {
                 next_call_id: AtomicU64::new(1),
                 next_hook_id: AtomicU64::new(1),
                 changes: tokio::sync::watch::Sender::new(0),
+                tool_lists: Mutex::default(),
                 attached: Mutex::new(Vec::new()),
             }),
         }
@@ -213,6 +216,12 @@ impl AlephToolServer {
     /// ```
     pub fn watch_tools(&self) -> tokio::sync::watch::Receiver<u64> {
         self.shared.changes.subscribe()
+    }
+
+    /// How many times the tools offered have changed: a list built from the tools is
+    /// current while this stays the same. Read it before reading the tools.
+    pub(crate) fn tools_version(&self) -> u64 {
+        *self.shared.changes.borrow()
     }
 
     /// Replaces the filter; calls that start afterwards see the new one. The tools offered

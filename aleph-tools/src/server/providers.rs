@@ -4,6 +4,7 @@
 //! and the quarantine of tools a configured provider cannot take. The formats themselves
 //! are in [`provider`](crate::provider).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
@@ -17,6 +18,38 @@ use crate::provider::{
     Provider, ProviderCall, ProviderError, SizeReport, ToolListError, ToolRound, output_is_wrapped,
 };
 use crate::result::ToolResult;
+use crate::sync::lock;
+
+/// The tools arrays built for one version of the tools and filter, per provider.
+#[derive(Default)]
+pub(super) struct ToolLists {
+    version: u64,
+    lists: Vec<(Provider, Arc<Value>)>,
+}
+
+impl ToolLists {
+    fn get(&self, version: u64, provider: Provider) -> Option<Arc<Value>> {
+        if self.version != version {
+            return None;
+        }
+        self.lists
+            .iter()
+            .find(|(p, _)| *p == provider)
+            .map(|(_, list)| Arc::clone(list))
+    }
+
+    fn put(&mut self, version: u64, provider: Provider, list: Arc<Value>) {
+        if self.version != version {
+            if version < self.version {
+                return; // built from an older version than the lists kept
+            }
+            self.version = version;
+            self.lists.clear();
+        }
+        self.lists.retain(|(p, _)| *p != provider);
+        self.lists.push((provider, list));
+    }
+}
 
 /// What a server does with a tool that one of its providers (see
 /// [`ToolServerBuilder::with_providers`](crate::ToolServerBuilder::with_providers)) cannot
@@ -79,11 +112,27 @@ impl AlephToolServer {
     /// The `tools` array for a request to `provider`: the tools the filter offers, sorted
     /// by name, with schemas in the provider's default [`dialect`](Provider::dialect).
     ///
+    /// The array is built once and shared until the tools or the filter change (the
+    /// changes [`watch_tools`](Self::watch_tools) counts), so asking again each round of a
+    /// conversation costs a lock and a reference count.
+    ///
     /// A tool whose schema the provider cannot take (a recursive type for Gemini, say) is
     /// left out, so one tool never fails a request; such tools are listed by
     /// [`incompatible_tools`](Self::incompatible_tools) for the providers the builder was
     /// told of, and logged with `tracing` for any other.
-    pub fn tools_for(&self, provider: Provider) -> Value {
+    pub fn tools_for(&self, provider: Provider) -> Arc<Value> {
+        // The count is read before the tools: a list built from tools newer than the count
+        // is rebuilt at the next change, never kept past it.
+        let version = self.tools_version();
+        if let Some(list) = lock(&self.shared.tool_lists).get(version, provider) {
+            return list;
+        }
+        let list = Arc::new(self.build_tools_for(provider));
+        lock(&self.shared.tool_lists).put(version, provider, Arc::clone(&list));
+        list
+    }
+
+    fn build_tools_for(&self, provider: Provider) -> Value {
         let configured = self
             .shared
             .settings

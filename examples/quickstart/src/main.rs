@@ -109,7 +109,7 @@ async fn main() -> anyhow::Result<()> {
         "== {} tools, collected at link time, as OpenAI's chat API is told of them ==",
         server.len()
     );
-    if let serde_json::Value::Array(entries) = server.tools_for(Provider::OpenAiChat) {
+    if let serde_json::Value::Array(entries) = &*server.tools_for(Provider::OpenAiChat) {
         for entry in entries {
             println!("{entry}");
         }

@@ -276,3 +276,96 @@ fn the_error_policy_refuses_a_misfit() {
     ));
     assert!(server.is_empty());
 }
+
+#[test]
+fn a_tools_array_is_built_once_until_the_tools_or_the_filter_change() {
+    let server = server();
+    for provider in Provider::ALL {
+        let first = server.tools_for(provider);
+        assert!(
+            Arc::ptr_eq(&first, &server.tools_for(provider)),
+            "{}: asked again, the same array",
+            provider.name()
+        );
+    }
+    let names = |server: &AlephToolServer| -> Vec<String> {
+        server
+            .tools_for(Provider::Anthropic)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&server), ["add", "get_weather", "label"]);
+    let before = server.tools_for(Provider::Anthropic);
+
+    server.remove("label");
+    assert_eq!(names(&server), ["add", "get_weather"]);
+    server.set_filter(ToolFilter::new().block("add")).unwrap();
+    assert_eq!(names(&server), ["get_weather"]);
+    server.set_filter(ToolFilter::new()).unwrap();
+    assert_eq!(names(&server), ["add", "get_weather"]);
+    let shout = aleph_tools::RuntimeTool::new(
+        ToolDefinition::new(
+            "shout",
+            "Shout.",
+            json!({ "type": "object", "properties": {} }),
+        ),
+        |_: Value, _: ToolContext| async { Ok::<_, ToolError>(ToolOutput::text("HEY")) },
+    );
+    server.add(shout).unwrap();
+    assert_eq!(names(&server), ["add", "get_weather", "shout"]);
+    let replaced = aleph_tools::RuntimeTool::new(
+        ToolDefinition::new(
+            "shout",
+            "Shout louder.",
+            json!({ "type": "object", "properties": {} }),
+        ),
+        |_: Value, _: ToolContext| async { Ok::<_, ToolError>(ToolOutput::text("HEY!")) },
+    );
+    server.replace(replaced).unwrap();
+    let list = server.tools_for(Provider::Anthropic);
+    assert_eq!(list[2]["description"], "Shout louder.");
+    // The array handed out before the changes is the array as it was.
+    assert_eq!(before.as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn arrays_asked_for_while_tools_change_are_never_stale() {
+    let server = server();
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            for i in 0..200 {
+                let name = format!("tool_{i}");
+                let tool = aleph_tools::RuntimeTool::new(
+                    ToolDefinition::new(
+                        name.clone(),
+                        "A tool.",
+                        json!({ "type": "object", "properties": {} }),
+                    ),
+                    |_: Value, _: ToolContext| async { Ok::<_, ToolError>(ToolOutput::text("")) },
+                );
+                server.add(tool).unwrap();
+                if i % 2 == 0 {
+                    server.remove(&name);
+                }
+            }
+        });
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for _ in 0..300 {
+                    let _ = server.tools_for(Provider::OpenAiChat);
+                }
+            });
+        }
+        writer.join().unwrap();
+    });
+    let listed = server
+        .tools_for(Provider::OpenAiChat)
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(listed, server.tool_names().len());
+    assert_eq!(listed, 3 + 100);
+}
