@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use rmcp::model::{CallToolResult, ContentBlock, ResultType, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value};
 
 use crate::provider::{Provider, output_is_wrapped};
@@ -25,15 +25,19 @@ pub(super) fn result_to_mcp(
     result: &ToolResult,
     definition: Option<&ToolDefinition>,
 ) -> CallToolResult {
-    let wrap = definition.is_some_and(output_is_wrapped);
-    let mut out: CallToolResult =
-        serde_json::from_value(result.to_mcp(wrap)).unwrap_or_else(|err| {
-            CallToolResult::error(vec![ContentBlock::text(format!(
-                "the tool's result could not be sent over MCP: {err}"
-            ))])
-        });
-    // Required from 2026-07-28 on; the SDK drops it for clients of older versions.
-    out.result_type = Some(ResultType::COMPLETE);
+    // Built as rmcp's type directly, the same result `ToolResult::to_mcp` writes as JSON.
+    let content = vec![ContentBlock::text(result.model_text().into_owned())];
+    // Both set `resultType: complete`, required from 2026-07-28 on; the SDK drops it for
+    // clients of older versions.
+    if !result.success {
+        return CallToolResult::error(content);
+    }
+    let mut out = CallToolResult::success(content);
+    if definition.is_some_and(output_is_wrapped) {
+        out.structured_content = Some(serde_json::json!({ "result": result.output }));
+    } else if result.output.is_object() {
+        out.structured_content = Some(result.output.clone());
+    }
     out
 }
 
@@ -128,4 +132,40 @@ fn describe_block(text: &mut String, block: &ContentBlock) {
         },
         _ => write!(text, "[content]"),
     };
+}
+
+#[cfg(test)]
+mod result_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn results_built_directly_match_their_json() {
+        let wrapped = ToolDefinition::new("n", "d", json!({ "type": "object" }))
+            .with_output_schema(json!({ "type": "integer" }));
+        let text = ToolResult::ok(ToolOutput::text("hi"), std::time::Duration::ZERO);
+        let object = ToolResult::ok(
+            ToolOutput::json(json!({ "a": 1 })),
+            std::time::Duration::ZERO,
+        );
+        let number = ToolResult::ok(ToolOutput::json(json!(42)), std::time::Duration::ZERO);
+        let failed = ToolResult::err(
+            &ToolError::Execution("no".into()),
+            std::time::Duration::ZERO,
+        );
+        for (result, definition) in [
+            (&text, None),
+            (&object, None),
+            (&number, None),
+            (&number, Some(&wrapped)),
+            (&failed, Some(&wrapped)),
+        ] {
+            let wrap = definition.is_some_and(output_is_wrapped);
+            let mut expected = result.to_mcp(wrap);
+            expected["resultType"] = json!("complete");
+            let built = serde_json::to_value(result_to_mcp(result, definition)).unwrap();
+            assert_eq!(built, expected, "{result:?}");
+        }
+    }
 }
