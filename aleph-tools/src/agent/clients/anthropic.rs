@@ -5,10 +5,9 @@ use serde_json::{Map, Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, client_settings};
-use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn, StreamDelta};
+use super::{Settings, client, stream_error};
+use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::{Provider, arguments_text};
-use crate::tool::BoxFuture;
 
 const PROVIDER: Provider = Provider::Anthropic;
 
@@ -45,7 +44,7 @@ pub struct Anthropic {
     settings: Settings,
 }
 
-client_settings!(Anthropic);
+client!(Anthropic, PROVIDER);
 
 impl Anthropic {
     /// The model `model` (`claude-sonnet-4-5`, …), with the base URL and key from the
@@ -62,16 +61,9 @@ impl Anthropic {
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let mut body = self.settings.params.clone();
-        body.insert("model".into(), json!(self.settings.model));
+        let mut body = self.settings.body(request, true);
         body.entry("max_tokens")
             .or_insert_with(|| json!(DEFAULT_MAX_TOKENS));
-        if let Value::Object(fields) = request.conversation.request_fields() {
-            body.extend(fields);
-        }
-        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
-            body.insert("tools".into(), request.tools.clone());
-        }
         if self.settings.stream {
             body.insert("stream".into(), json!(true));
         }
@@ -82,10 +74,7 @@ impl Anthropic {
         let url = self.settings.url("v1/messages");
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.settings.api_key {
-            let value = HeaderValue::from_str(key).map_err(|_| {
-                ModelError::Other("the API key holds characters a header cannot".into())
-            })?;
+        if let Some(value) = self.settings.key_header("")? {
             headers.insert("x-api-key", value);
         }
         let body = self.body(&request);
@@ -99,7 +88,7 @@ impl Anthropic {
             let done =
                 read_events(response, &url, |event| message.take(&event.data, &request)).await?;
             if !done {
-                return Err(stream_error("broke off before `message_stop`"));
+                return Err(stream_error(PROVIDER, "broke off before `message_stop`"));
             }
             message.into_response()
         } else {
@@ -128,26 +117,6 @@ impl Anthropic {
     }
 }
 
-impl ChatModel for Anthropic {
-    fn provider(&self) -> Provider {
-        PROVIDER
-    }
-
-    fn respond<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>> {
-        Box::pin(self.turn(request))
-    }
-}
-
-fn stream_error(problem: impl Into<String>) -> ModelError {
-    ModelError::Stream {
-        provider: PROVIDER,
-        problem: problem.into(),
-    }
-}
-
 /// A streamed message, as far as it came.
 #[derive(Default)]
 struct Assembled {
@@ -164,7 +133,10 @@ impl Assembled {
     fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<bool, ModelError> {
         let event: Value = serde_json::from_str(data).map_err(|e| {
             let start: String = data.chars().take(120).collect();
-            stream_error(format!("sent an event that is not JSON ({e}): `{start}`"))
+            stream_error(
+                PROVIDER,
+                format!("sent an event that is not JSON ({e}): `{start}`"),
+            )
         })?;
         match event["type"].as_str().unwrap_or_default() {
             "message_start" => {
@@ -175,10 +147,10 @@ impl Assembled {
             "content_block_start" => {
                 let index = self.index(&event)?;
                 if index != self.blocks.len() {
-                    return Err(stream_error(format!(
-                        "started block {index} after {} blocks",
-                        self.blocks.len()
-                    )));
+                    return Err(stream_error(
+                        PROVIDER,
+                        format!("started block {index} after {} blocks", self.blocks.len()),
+                    ));
                 }
                 let block = event["content_block"].clone();
                 let tool_use = block["type"] == "tool_use";
@@ -222,7 +194,7 @@ impl Assembled {
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .unwrap_or("no message");
-                return Err(stream_error(format!("sent an error: {message}")));
+                return Err(stream_error(PROVIDER, format!("sent an error: {message}")));
             }
             _ => {} // `ping`, and events added later
         }
@@ -275,12 +247,20 @@ impl Assembled {
         let index = event["index"]
             .as_u64()
             .and_then(|i| usize::try_from(i).ok())
-            .ok_or_else(|| stream_error(format!("sent `{}` without an index", event["type"])))?;
+            .ok_or_else(|| {
+                stream_error(
+                    PROVIDER,
+                    format!("sent `{}` without an index", event["type"]),
+                )
+            })?;
         if event["type"] != "content_block_start" && index >= self.blocks.len() {
-            return Err(stream_error(format!(
-                "sent `{}` for block {index}, which never started",
-                event["type"].as_str().unwrap_or_default()
-            )));
+            return Err(stream_error(
+                PROVIDER,
+                format!(
+                    "sent `{}` for block {index}, which never started",
+                    event["type"].as_str().unwrap_or_default()
+                ),
+            ));
         }
         Ok(index)
     }

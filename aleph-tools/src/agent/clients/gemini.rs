@@ -1,14 +1,13 @@
 //! [`Gemini`]: Google's Gemini API, `generateContent` and `streamGenerateContent`.
 
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, client_settings};
-use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn, StreamDelta};
+use super::{Settings, client, stream_error};
+use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
-use crate::tool::BoxFuture;
 
 const PROVIDER: Provider = Provider::Gemini;
 
@@ -39,7 +38,7 @@ pub struct Gemini {
     settings: Settings,
 }
 
-client_settings!(Gemini);
+client!(Gemini, PROVIDER);
 
 impl Gemini {
     /// The model `model` (`gemini-2.5-flash`, …), with the base URL and key from the
@@ -55,17 +54,6 @@ impl Gemini {
         }
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let mut body = self.settings.params.clone();
-        if let Value::Object(fields) = request.conversation.request_fields() {
-            body.extend(fields);
-        }
-        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
-            body.insert("tools".into(), request.tools.clone());
-        }
-        Value::Object(body)
-    }
-
     async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
         let model = &self.settings.model;
         let url = if self.settings.stream {
@@ -77,13 +65,11 @@ impl Gemini {
                 .url(&format!("v1beta/models/{model}:generateContent"))
         };
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.settings.api_key {
-            let value = HeaderValue::from_str(key).map_err(|_| {
-                ModelError::Other("the API key holds characters a header cannot".into())
-            })?;
+        if let Some(value) = self.settings.key_header("")? {
             headers.insert("x-goog-api-key", value);
         }
-        let body = self.body(&request);
+        // The model is in the URL.
+        let body = Value::Object(self.settings.body(&request, false));
         let response = self
             .settings
             .transport
@@ -104,26 +90,6 @@ impl Gemini {
     }
 }
 
-impl ChatModel for Gemini {
-    fn provider(&self) -> Provider {
-        PROVIDER
-    }
-
-    fn respond<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>> {
-        Box::pin(self.turn(request))
-    }
-}
-
-fn stream_error(problem: impl Into<String>) -> ModelError {
-    ModelError::Stream {
-        provider: PROVIDER,
-        problem: problem.into(),
-    }
-}
-
 /// A streamed answer, as far as it came: each chunk is a response holding the next parts.
 #[derive(Default)]
 struct Assembled {
@@ -138,14 +104,17 @@ impl Assembled {
     fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<(), ModelError> {
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
             let start: String = data.chars().take(120).collect();
-            stream_error(format!("sent a chunk that is not JSON ({e}): `{start}`"))
+            stream_error(
+                PROVIDER,
+                format!("sent a chunk that is not JSON ({e}): `{start}`"),
+            )
         })?;
         if let Some(error) = chunk.get("error") {
             let message = error
                 .get("message")
                 .and_then(Value::as_str)
                 .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(stream_error(format!("sent an error: {message}")));
+            return Err(stream_error(PROVIDER, format!("sent an error: {message}")));
         }
         self.chunks += 1;
         if let Some(usage) = chunk.get("usageMetadata") {
@@ -218,10 +187,13 @@ impl Assembled {
             if let Some(feedback) = self.blocked {
                 return Ok(json!({ "promptFeedback": feedback }));
             }
-            return Err(stream_error(format!(
-                "broke off before the answer finished ({} chunks, none with a `finishReason`)",
-                self.chunks
-            )));
+            return Err(stream_error(
+                PROVIDER,
+                format!(
+                    "broke off before the answer finished ({} chunks, none with a `finishReason`)",
+                    self.chunks
+                ),
+            ));
         }
         let mut candidate = Map::new();
         candidate.insert(

@@ -15,9 +15,12 @@ pub use gemini::Gemini;
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
 
-use serde_json::{Map, Value};
+use reqwest::header::HeaderValue;
+use serde_json::{Map, Value, json};
 
 use self::http::Transport;
+use super::{ModelError, ModelRequest};
+use crate::provider::Provider;
 
 /// What every client is configured with.
 #[derive(Debug, Clone)]
@@ -49,11 +52,62 @@ impl Settings {
     fn url(&self, path: &str) -> String {
         format!("{}/{path}", self.base_url.trim_end_matches('/'))
     }
+
+    /// A request body: the params, then `model` (unless the API takes it in the URL), the
+    /// conversation's fields, and the tools when there are any.
+    fn body(&self, request: &ModelRequest<'_>, with_model: bool) -> Map<String, Value> {
+        let mut body = self.params.clone();
+        if with_model {
+            body.insert("model".into(), json!(self.model));
+        }
+        if let Value::Object(fields) = request.conversation.request_fields() {
+            body.extend(fields);
+        }
+        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
+            body.insert("tools".into(), request.tools.clone());
+        }
+        body
+    }
+
+    /// The API key as a header value, `prefix` first (`Bearer `); `None` without a key.
+    fn key_header(&self, prefix: &str) -> Result<Option<HeaderValue>, ModelError> {
+        let Some(key) = &self.api_key else {
+            return Ok(None);
+        };
+        HeaderValue::from_str(&format!("{prefix}{key}"))
+            .map(Some)
+            .map_err(|_| ModelError::Other("the API key holds characters a header cannot".into()))
+    }
 }
 
-/// The builder methods every client has.
-macro_rules! client_settings {
-    ($client:ty) => {
+/// A stream that went wrong.
+fn stream_error(provider: Provider, problem: impl Into<String>) -> ModelError {
+    ModelError::Stream {
+        provider,
+        problem: problem.into(),
+    }
+}
+
+/// What every client has: the builder methods of its [`Settings`], and the [`ChatModel`]
+/// impl that answers with its `turn` method.
+///
+/// [`ChatModel`]: super::ChatModel
+macro_rules! client {
+    ($client:ty, $provider:expr) => {
+        impl crate::agent::ChatModel for $client {
+            fn provider(&self) -> crate::provider::Provider {
+                $provider
+            }
+
+            fn respond<'a>(
+                &'a self,
+                request: crate::agent::ModelRequest<'a>,
+            ) -> crate::tool::BoxFuture<'a, Result<crate::agent::ModelTurn, crate::agent::ModelError>>
+            {
+                Box::pin(self.turn(request))
+            }
+        }
+
         impl $client {
             /// Sends requests to `url` (the client adds the API's path to it).
             #[must_use]
@@ -111,4 +165,4 @@ macro_rules! client_settings {
         }
     };
 }
-use client_settings;
+use client;

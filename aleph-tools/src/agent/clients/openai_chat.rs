@@ -1,15 +1,14 @@
 //! [`OpenAiChat`]: OpenAI's Chat Completions API, and every server that speaks it (Ollama,
 //! vLLM, llama.cpp's server, OpenRouter, …).
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, client_settings};
-use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn, StreamDelta};
+use super::{Settings, client, stream_error};
+use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
-use crate::tool::BoxFuture;
 
 const PROVIDER: Provider = Provider::OpenAiChat;
 
@@ -25,7 +24,7 @@ const PROVIDER: Provider = Provider::OpenAiChat;
 ///
 /// ```no_run
 /// use aleph_tools::agent::clients::OpenAiChat;
-/// use aleph_tools::agent::Conversation;
+/// use aleph_tools::agent::{ChatModel, Conversation};
 /// use aleph_tools::prelude::*;
 ///
 /// # async fn run(server: AlephToolServer) -> Result<(), Box<dyn std::error::Error>> {
@@ -38,14 +37,13 @@ const PROVIDER: Provider = Provider::OpenAiChat;
 /// println!("{}", outcome.text);
 /// # Ok(())
 /// # }
-/// # use aleph_tools::agent::ChatModel;
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAiChat {
     settings: Settings,
 }
 
-client_settings!(OpenAiChat);
+client!(OpenAiChat, PROVIDER);
 
 impl OpenAiChat {
     /// The model `model` (`gpt-4.1`, `qwen3:8b`, …), with the base URL and key from the
@@ -62,14 +60,7 @@ impl OpenAiChat {
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let mut body = self.settings.params.clone();
-        body.insert("model".into(), json!(self.settings.model));
-        if let Value::Object(fields) = request.conversation.request_fields() {
-            body.extend(fields);
-        }
-        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
-            body.insert("tools".into(), request.tools.clone());
-        }
+        let mut body = self.settings.body(request, true);
         if self.settings.stream {
             body.insert("stream".into(), json!(true));
             body.insert("stream_options".into(), json!({ "include_usage": true }));
@@ -80,10 +71,7 @@ impl OpenAiChat {
     async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
         let url = self.settings.url("chat/completions");
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.settings.api_key {
-            let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                ModelError::Other("the API key holds characters a header cannot".into())
-            })?;
+        if let Some(value) = self.settings.key_header("Bearer ")? {
             headers.insert(AUTHORIZATION, value);
         }
         let body = self.body(&request);
@@ -98,19 +86,6 @@ impl OpenAiChat {
             read_json(response, &url, PROVIDER).await?
         };
         Ok(ModelTurn::from_response(PROVIDER, &response)?)
-    }
-}
-
-impl ChatModel for OpenAiChat {
-    fn provider(&self) -> Provider {
-        PROVIDER
-    }
-
-    fn respond<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>> {
-        Box::pin(self.turn(request))
     }
 }
 
@@ -133,14 +108,10 @@ async fn read_stream(
     if done || answer.finish_reason.is_some() {
         Ok(answer.into_response())
     } else {
-        Err(stream_error("broke off before the answer finished"))
-    }
-}
-
-fn stream_error(problem: impl Into<String>) -> ModelError {
-    ModelError::Stream {
-        provider: PROVIDER,
-        problem: problem.into(),
+        Err(stream_error(
+            PROVIDER,
+            "broke off before the answer finished",
+        ))
     }
 }
 
@@ -159,14 +130,17 @@ impl Assembled {
     fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<(), ModelError> {
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
             let start: String = data.chars().take(120).collect();
-            stream_error(format!("sent a chunk that is not JSON ({e}): `{start}`"))
+            stream_error(
+                PROVIDER,
+                format!("sent a chunk that is not JSON ({e}): `{start}`"),
+            )
         })?;
         if let Some(error) = chunk.get("error") {
             let message = error
                 .get("message")
                 .and_then(Value::as_str)
                 .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(stream_error(format!("sent an error: {message}")));
+            return Err(stream_error(PROVIDER, format!("sent an error: {message}")));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(usage.clone());
@@ -207,10 +181,13 @@ impl Assembled {
             .and_then(|i| usize::try_from(i).ok())
             .unwrap_or(self.calls.len().saturating_sub(1));
         if index > self.calls.len() {
-            return Err(stream_error(format!(
-                "sent a piece of tool call {index} before call {}",
-                self.calls.len()
-            )));
+            return Err(stream_error(
+                PROVIDER,
+                format!(
+                    "sent a piece of tool call {index} before call {}",
+                    self.calls.len()
+                ),
+            ));
         }
         if index == self.calls.len() {
             self.calls.push(Map::new());

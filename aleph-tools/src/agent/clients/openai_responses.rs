@@ -1,14 +1,13 @@
 //! [`OpenAiResponses`]: OpenAI's Responses API.
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, client_settings};
-use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn, StreamDelta};
+use super::{Settings, client, stream_error};
+use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
-use crate::tool::BoxFuture;
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
 
@@ -39,7 +38,7 @@ pub struct OpenAiResponses {
     settings: Settings,
 }
 
-client_settings!(OpenAiResponses);
+client!(OpenAiResponses, PROVIDER);
 
 impl OpenAiResponses {
     /// The model `model` (`gpt-5-mini`, …), with the base URL and key from the environment.
@@ -55,14 +54,7 @@ impl OpenAiResponses {
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let mut body = self.settings.params.clone();
-        body.insert("model".into(), json!(self.settings.model));
-        if let Value::Object(fields) = request.conversation.request_fields() {
-            body.extend(fields);
-        }
-        if request.tools.as_array().is_some_and(|t| !t.is_empty()) {
-            body.insert("tools".into(), request.tools.clone());
-        }
+        let mut body = self.settings.body(request, true);
         if self.settings.stream {
             body.insert("stream".into(), json!(true));
         }
@@ -72,10 +64,7 @@ impl OpenAiResponses {
     async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
         let url = self.settings.url("responses");
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.settings.api_key {
-            let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                ModelError::Other("the API key holds characters a header cannot".into())
-            })?;
+        if let Some(value) = self.settings.key_header("Bearer ")? {
             headers.insert(AUTHORIZATION, value);
         }
         let body = self.body(&request);
@@ -93,32 +82,17 @@ impl OpenAiResponses {
             .await?;
             match finished {
                 Some(response) if done => response,
-                _ => return Err(stream_error("broke off before `response.completed`")),
+                _ => {
+                    return Err(stream_error(
+                        PROVIDER,
+                        "broke off before `response.completed`",
+                    ));
+                }
             }
         } else {
             read_json(response, &url, PROVIDER).await?
         };
         Ok(ModelTurn::from_response(PROVIDER, &response)?)
-    }
-}
-
-impl ChatModel for OpenAiResponses {
-    fn provider(&self) -> Provider {
-        PROVIDER
-    }
-
-    fn respond<'a>(
-        &'a self,
-        request: ModelRequest<'a>,
-    ) -> BoxFuture<'a, Result<ModelTurn, ModelError>> {
-        Box::pin(self.turn(request))
-    }
-}
-
-fn stream_error(problem: impl Into<String>) -> ModelError {
-    ModelError::Stream {
-        provider: PROVIDER,
-        problem: problem.into(),
     }
 }
 
@@ -132,7 +106,10 @@ fn take(
 ) -> Result<bool, ModelError> {
     let event: Value = serde_json::from_str(data).map_err(|e| {
         let start: String = data.chars().take(120).collect();
-        stream_error(format!("sent an event that is not JSON ({e}): `{start}`"))
+        stream_error(
+            PROVIDER,
+            format!("sent an event that is not JSON ({e}): `{start}`"),
+        )
     })?;
     let text = |key: &str| event[key].as_str().unwrap_or_default().to_owned();
     match event["type"].as_str().unwrap_or_default() {
@@ -166,7 +143,7 @@ fn take(
                 .pointer("/response/error/message")
                 .and_then(Value::as_str)
                 .unwrap_or("no message");
-            return Err(stream_error(format!("failed: {message}")));
+            return Err(stream_error(PROVIDER, format!("failed: {message}")));
         }
         "error" => {
             let message = event
@@ -174,7 +151,7 @@ fn take(
                 .or_else(|| event.pointer("/error/message"))
                 .and_then(Value::as_str)
                 .unwrap_or("no message");
-            return Err(stream_error(format!("sent an error: {message}")));
+            return Err(stream_error(PROVIDER, format!("sent an error: {message}")));
         }
         _ => {}
     }
