@@ -116,6 +116,7 @@ impl Skills {
     }
 
     /// Whether the directory is watched and skills reloaded as they change (on by default).
+    /// Without it the directory is read once, when the skills are given to the builder.
     #[must_use]
     pub fn hot_reload(mut self, enabled: bool) -> Self {
         self.hot_reload = enabled;
