@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, client, stream_error};
+use super::{Settings, append, client, parse_event, stream_error};
 use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::{Provider, arguments_text};
 
@@ -131,13 +131,7 @@ struct Assembled {
 impl Assembled {
     /// Takes one event's data; `Ok(true)` once the message is complete.
     fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<bool, ModelError> {
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            let start: String = data.chars().take(120).collect();
-            stream_error(
-                PROVIDER,
-                format!("sent an event that is not JSON ({e}): `{start}`"),
-            )
-        })?;
+        let event = parse_event(PROVIDER, data)?;
         match event["type"].as_str().unwrap_or_default() {
             "message_start" => {
                 if let Some(message) = event["message"].as_object() {
@@ -205,14 +199,10 @@ impl Assembled {
         let index = self.index(event)?;
         let delta = &event["delta"];
         let block = &mut self.blocks[index];
-        let append = |block: &mut Value, key: &str, piece: &str| {
-            let so_far = block[key].as_str().unwrap_or_default();
-            block[key] = json!(format!("{so_far}{piece}"));
-        };
         let piece = |key: &str| delta[key].as_str().unwrap_or_default();
         match delta["type"].as_str().unwrap_or_default() {
             "text_delta" => {
-                append(block, "text", piece("text"));
+                append(&mut block["text"], piece("text"));
                 request.delta(StreamDelta::Text(piece("text").to_owned()));
             }
             "input_json_delta" => {
@@ -227,8 +217,8 @@ impl Assembled {
                     arguments: piece("partial_json").to_owned(),
                 });
             }
-            "thinking_delta" => append(block, "thinking", piece("thinking")),
-            "signature_delta" => append(block, "signature", piece("signature")),
+            "thinking_delta" => append(&mut block["thinking"], piece("thinking")),
+            "signature_delta" => append(&mut block["signature"], piece("signature")),
             "citations_delta" => {
                 let citations = block
                     .as_object_mut()

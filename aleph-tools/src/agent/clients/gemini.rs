@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, client, stream_error};
+use super::{Settings, append, client, parse_event, stream_error};
 use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
 
@@ -102,13 +102,7 @@ struct Assembled {
 
 impl Assembled {
     fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<(), ModelError> {
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            let start: String = data.chars().take(120).collect();
-            stream_error(
-                PROVIDER,
-                format!("sent a chunk that is not JSON ({e}): `{start}`"),
-            )
-        })?;
+        let chunk = parse_event(PROVIDER, data)?;
         if let Some(error) = chunk.get("error") {
             let message = error
                 .get("message")
@@ -169,8 +163,7 @@ impl Assembled {
                 && (last.get("thought").and_then(Value::as_bool) == Some(true)) == thought
                 && last.get("thoughtSignature").is_none();
             if same_kind {
-                let joined = format!("{}{text}", last["text"].as_str().unwrap_or_default());
-                last["text"] = json!(joined);
+                append(&mut last["text"], text);
                 if let Some(signature) = part.get("thoughtSignature") {
                     last["thoughtSignature"] = signature.clone();
                 }

@@ -80,6 +80,26 @@ impl Settings {
     }
 }
 
+/// Appends a streamed `piece` to the string at `slot` in place (a string is started when
+/// there is none), so a long argument arrives in linear time.
+fn append(slot: &mut Value, piece: &str) {
+    match slot {
+        Value::String(text) => text.push_str(piece),
+        other => *other = Value::String(piece.to_owned()),
+    }
+}
+
+/// One streamed event's `data:`, which must be JSON.
+fn parse_event(provider: Provider, data: &str) -> Result<Value, ModelError> {
+    serde_json::from_str(data).map_err(|e| {
+        let start: String = data.chars().take(120).collect();
+        stream_error(
+            provider,
+            format!("sent an event that is not JSON ({e}): `{start}`"),
+        )
+    })
+}
+
 /// A stream that went wrong.
 fn stream_error(provider: Provider, problem: impl Into<String>) -> ModelError {
     ModelError::Stream {

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, client, stream_error};
+use super::{Settings, append, client, parse_event, stream_error};
 use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
 
@@ -128,13 +128,7 @@ struct Assembled {
 impl Assembled {
     /// Takes one chunk (`data:` of an event).
     fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<(), ModelError> {
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            let start: String = data.chars().take(120).collect();
-            stream_error(
-                PROVIDER,
-                format!("sent a chunk that is not JSON ({e}): `{start}`"),
-            )
-        })?;
+        let chunk = parse_event(PROVIDER, data)?;
         if let Some(error) = chunk.get("error") {
             let message = error
                 .get("message")
@@ -202,17 +196,13 @@ impl Assembled {
             .entry("function")
             .or_insert_with(|| json!({ "name": "", "arguments": "" }));
         if let Some(name) = name {
-            function["name"] = json!(format!(
-                "{}{name}",
-                function["name"].as_str().unwrap_or_default()
-            ));
+            append(&mut function["name"], name);
         }
         let arguments = call
             .pointer("/function/arguments")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let so_far = function["arguments"].as_str().unwrap_or_default();
-        function["arguments"] = json!(format!("{so_far}{arguments}"));
+        append(&mut function["arguments"], arguments);
         request.delta(StreamDelta::ToolCall {
             index,
             id: id.map(str::to_owned),

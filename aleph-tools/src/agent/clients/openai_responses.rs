@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, client, stream_error};
+use super::{Settings, client, parse_event, stream_error};
 use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
 
@@ -104,13 +104,7 @@ fn take(
     calls: &mut Vec<String>,
     finished: &mut Option<Value>,
 ) -> Result<bool, ModelError> {
-    let event: Value = serde_json::from_str(data).map_err(|e| {
-        let start: String = data.chars().take(120).collect();
-        stream_error(
-            PROVIDER,
-            format!("sent an event that is not JSON ({e}): `{start}`"),
-        )
-    })?;
+    let event = parse_event(PROVIDER, data)?;
     let text = |key: &str| event[key].as_str().unwrap_or_default().to_owned();
     match event["type"].as_str().unwrap_or_default() {
         "response.output_text.delta" => request.delta(StreamDelta::Text(text("delta"))),
