@@ -78,11 +78,17 @@ pub(crate) fn watch_entries(
 pub(crate) fn entry_of(roots: &[PathBuf], path: &Path) -> Option<PathBuf> {
     roots.iter().find_map(|root| {
         let first = path.strip_prefix(root).ok()?.components().next()?;
-        if first.as_os_str().to_string_lossy().starts_with('.') {
+        if is_hidden(first.as_os_str()) {
             return None;
         }
         Some(root.join(first))
     })
+}
+
+/// Whether an entry's name makes it hidden (an install's staging directory, an editor's
+/// temporary file): it is not a unit of its own.
+pub(crate) fn is_hidden(name: &std::ffi::OsStr) -> bool {
+    name.to_string_lossy().starts_with('.')
 }
 
 #[cfg(test)]

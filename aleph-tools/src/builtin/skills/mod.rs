@@ -14,7 +14,7 @@ pub use skill::{Skill, SkillArgument};
 use super::Builtin;
 use crate::server::{AlephToolServer, ToolServerBuilder};
 use crate::sync::lock;
-use crate::watch::watch_entries;
+use crate::watch::{is_hidden, watch_entries};
 
 /// Why skills could not be read or watched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -154,12 +154,10 @@ impl Skills {
         };
         let root = std::fs::canonicalize(&self.dir).map_err(|e| read_error(&self.dir, e))?;
         let mut skills = BTreeMap::new();
-        for entry in std::fs::read_dir(&root).map_err(|e| read_error(&root, e))? {
-            let dir = entry.map_err(|e| read_error(&root, e))?.path();
-            if is_hidden(&dir) || !dir.join(SKILL_FILE).is_file() {
-                continue;
+        for dir in entries(&root).map_err(|e| read_error(&root, e))? {
+            if dir.join(SKILL_FILE).is_file() {
+                skills.insert(dir.clone(), Skill::read(&dir)?);
             }
-            skills.insert(dir.clone(), Skill::read(&dir)?);
         }
         let mut names: BTreeMap<&str, &Path> = BTreeMap::new();
         for skill in skills.values() {
@@ -232,13 +230,8 @@ struct Served {
 /// Brings every skill directory, and every directory served, in line with the disk.
 fn rescan(server: &AlephToolServer, skills: &Mutex<Served>, root: &Path) {
     let mut dirs: BTreeSet<PathBuf> = lock(skills).skills.keys().cloned().collect();
-    match std::fs::read_dir(root) {
-        Ok(entries) => dirs.extend(
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path())
-                .filter(|dir| !is_hidden(dir)),
-        ),
+    match entries(root) {
+        Ok(found) => dirs.extend(found),
         Err(error) => tracing::warn!("cannot read `{}`: {error}", root.display()),
     }
     for dir in dirs {
@@ -311,7 +304,14 @@ fn sync_one(server: &AlephToolServer, state: &mut Served, dir: &Path) -> bool {
     }
 }
 
-fn is_hidden(path: &Path) -> bool {
-    path.file_name()
-        .is_some_and(|name| name.to_string_lossy().starts_with('.'))
+/// The entries of `root` that are not hidden: the places a skill may be.
+fn entries(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root)? {
+        let entry = entry?;
+        if !is_hidden(&entry.file_name()) {
+            found.push(entry.path());
+        }
+    }
+    Ok(found)
 }
