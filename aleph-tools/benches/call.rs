@@ -1,12 +1,15 @@
-//! The cost of calling one small tool three ways:
+//! The cost of calling one small tool, for `add` (two integers) and `distance` (two nested
+//! structs), each way a program can:
 //!
-//! - `floor`: `serde_json::from_value` + the function + `serde_json::to_value`, by hand;
-//! - `call_json`: through `AlephTool::call_json`;
-//! - `server`: through `AlephToolServer::call` by name (lookup, argument validation, context,
-//!   panic guard, `ToolResult`), no middleware;
-//! - `server_audit_rate_limit`: the same server with the `Audit` layer (logging every call to
-//!   a `tracing` subscriber that writes to nowhere) and a `RateLimit` layer (global and per
-//!   tool, never reached).
+//! - `floor`: by hand, `serde_json::from_str` into the arguments struct, the function,
+//!   `serde_json::to_string` of the output;
+//! - `server_str`: through `AlephToolServer::call_str` by name, from the same text (lookup,
+//!   argument check, context, panic guard, `ToolResult`), then the output to text;
+//! - `server`: through `AlephToolServer::call` by name from a `Value` (built outside the
+//!   measurement), then the output to text;
+//! - `layered`: `server` with the `Audit` layer (logging every call to a `tracing`
+//!   subscriber that writes to nowhere) and a `RateLimit` layer (global and per tool, never
+//!   reached).
 //!
 //! Run with `cargo bench -p aleph-tools --bench call`. The tools never wait, so each future is
 //! polled once, with no executor in the measurement.
@@ -18,91 +21,39 @@ mod support;
 use std::future::IntoFuture;
 use std::hint::black_box;
 
-use aleph_tools::prelude::*;
+use aleph_tools::ToolCallRequest;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt;
-use serde_json::{Value, json};
-use support::{AddTool, floor_add, with_audit_and_rate_limit};
+use serde_json::Value;
+use support::{ADD_ARGS, DISTANCE_ARGS, floor_add, floor_distance, servers};
 
-/// Greet someone.
-#[tool(register = false, inline)]
-fn greet(
-    /// Who to greet
-    name: String,
-    /// How many exclamation marks
-    #[arg(default = 1)]
-    excitement: u8,
-) -> String {
-    format!("Hello, {name}{}", "!".repeat(usize::from(excitement)))
+/// Runs a call that never waits and gives its output as text.
+fn output_text(call: ToolCallRequest<'_>) -> String {
+    let result = call.into_future().now_or_never().unwrap();
+    assert!(result.success, "{:?}", result.error);
+    serde_json::to_string(&result.output).unwrap()
 }
 
-fn floor_greet(args: Value) -> Value {
-    let args: GreetArgs = serde_json::from_value(args).unwrap();
-    serde_json::to_value(greet(args.name, args.excitement)).unwrap()
-}
-
-fn bench_tool(
-    c: &mut Criterion,
-    name: &str,
-    args: &Value,
-    floor: fn(Value) -> Value,
-    tool: &(impl AlephTool + Copy),
-) {
-    let server = AlephToolServer::builder()
-        .with_tool(AddTool)
-        .with_tool(GreetTool)
-        .build()
-        .unwrap();
-    let layered = with_audit_and_rate_limit(
-        AlephToolServer::builder()
-            .with_tool(AddTool)
-            .with_tool(GreetTool),
-    )
-    .build()
-    .unwrap();
-    let ctx = ToolContext::new();
+fn bench_tool(c: &mut Criterion, name: &str, text: &str, floor: fn(&str) -> String) {
+    let (server, layered) = servers();
+    let value: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(floor(text), output_text(server.call_str(name, text)));
     let mut group = c.benchmark_group(name);
-    group.bench_function("floor", |b| {
-        b.iter_batched(
-            || args.clone(),
-            |args| black_box(floor(args)),
-            BatchSize::SmallInput,
-        );
-    });
-    group.bench_function("call_json", |b| {
-        b.iter_batched(
-            || args.clone(),
-            |args| black_box(tool.call_json(args, &ctx).now_or_never().unwrap().unwrap()),
-            BatchSize::SmallInput,
-        );
+    group.bench_function("floor", |b| b.iter(|| black_box(floor(black_box(text)))));
+    group.bench_function("server_str", |b| {
+        b.iter(|| black_box(output_text(server.call_str(name, black_box(text)))));
     });
     group.bench_function("server", |b| {
         b.iter_batched(
-            || args.clone(),
-            |args| {
-                let result = server
-                    .call(name, args)
-                    .into_future()
-                    .now_or_never()
-                    .unwrap();
-                assert!(result.success);
-                black_box(result)
-            },
+            || value.clone(),
+            |args| black_box(output_text(server.call(name, args))),
             BatchSize::SmallInput,
         );
     });
-    group.bench_function("server_audit_rate_limit", |b| {
+    group.bench_function("layered", |b| {
         b.iter_batched(
-            || args.clone(),
-            |args| {
-                let result = layered
-                    .call(name, args)
-                    .into_future()
-                    .now_or_never()
-                    .unwrap();
-                assert!(result.success);
-                black_box(result)
-            },
+            || value.clone(),
+            |args| black_box(output_text(layered.call(name, args))),
             BatchSize::SmallInput,
         );
     });
@@ -115,14 +66,8 @@ fn calls(c: &mut Criterion) {
         .with_writer(std::io::sink)
         .with_max_level(tracing::Level::INFO)
         .init();
-    bench_tool(c, "add", &json!({ "a": 20, "b": 22 }), floor_add, &AddTool);
-    bench_tool(
-        c,
-        "greet",
-        &json!({ "name": "Ada", "excitement": 2 }),
-        floor_greet,
-        &GreetTool,
-    );
+    bench_tool(c, "add", ADD_ARGS, floor_add);
+    bench_tool(c, "distance", DISTANCE_ARGS, floor_distance);
 }
 
 criterion_group!(benches, calls);

@@ -1,17 +1,19 @@
-//! Instruction counts of the call paths of `benches/call.rs` (`layered` is the server with
-//! the audit and rate-limit layers, with no `tracing` subscriber installed), for a machine where
-//! timings are too noisy to compare. Each run calls one path `ITERS` times; under
-//! `valgrind --tool=callgrind` the difference between `ITERS = N` and `ITERS = 0` divided by
-//! `N` is that path's instructions per call. The `clone` path only clones and drops the
-//! arguments, which every path does; subtract it to compare the paths themselves:
+//! Instruction counts of the call paths of `benches/call.rs`, for a machine where timings are
+//! too noisy to compare (`layered` runs with no `tracing` subscriber installed). Each run
+//! calls one path on one tool `ITERS` times; under `valgrind --tool=callgrind` the difference
+//! between `ITERS = N` and `ITERS = 0` divided by `N` is that path's instructions per call.
+//! The `server` and `layered` paths take a `Value`, cloned from a kept one each time; the
+//! `clone` path only clones and drops it, so subtract it from those two:
 //!
 //! ```sh
 //! cargo bench -p aleph-tools --bench call_instructions --no-run
 //! BIN=$(ls -t target/release/deps/call_instructions-* | grep -v '\.d$' | head -1)
-//! for path in clone floor call_json server layered; do
-//!   for iters in 0 100000; do
-//!     ALEPH_BENCH_PATH=$path ALEPH_BENCH_ITERS=$iters \
-//!       valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN" 2>&1 | grep Collected
+//! for tool in add distance; do
+//!   for path in floor server_str clone server layered; do
+//!     for iters in 0 100000; do
+//!       ALEPH_BENCH_TOOL=$tool ALEPH_BENCH_PATH=$path ALEPH_BENCH_ITERS=$iters \
+//!         valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN" 2>&1 | grep Collected
+//!     done
 //!   done
 //! done
 //! ```
@@ -25,62 +27,56 @@ mod support;
 use std::future::IntoFuture;
 use std::hint::black_box;
 
-use aleph_tools::prelude::*;
+use aleph_tools::ToolCallRequest;
 use futures_util::FutureExt;
-use serde_json::json;
-use support::{AddTool, floor_add, with_audit_and_rate_limit};
+use serde_json::Value;
+use support::{ADD_ARGS, DISTANCE_ARGS, floor_add, floor_distance, servers};
+
+fn output_text(call: ToolCallRequest<'_>) -> String {
+    let result = call.into_future().now_or_never().unwrap();
+    assert!(result.success, "{:?}", result.error);
+    serde_json::to_string(&result.output).unwrap()
+}
 
 fn main() {
-    let path = std::env::var("ALEPH_BENCH_PATH").ok();
-    let iters: usize = std::env::var("ALEPH_BENCH_ITERS")
-        .ok()
+    let var = |name: &str| std::env::var(name).ok();
+    let iters: usize = var("ALEPH_BENCH_ITERS")
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
-    let server = AlephToolServer::builder()
-        .with_tool(AddTool)
-        .build()
-        .unwrap();
-    let layered = with_audit_and_rate_limit(AlephToolServer::builder().with_tool(AddTool))
-        .build()
-        .unwrap();
-    let ctx = ToolContext::new();
-    let args = json!({ "a": 20, "b": 22 });
-    let paths: Vec<&str> = match &path {
-        Some(path) => vec![path.as_str()],
-        None => vec!["floor", "call_json", "server", "layered"],
+    let (server, layered) = servers();
+    let tools: Vec<String> = match var("ALEPH_BENCH_TOOL") {
+        Some(tool) => vec![tool],
+        None => vec!["add".into(), "distance".into()],
     };
-    for path in paths {
-        for _ in 0..iters {
-            let args = args.clone();
-            match path {
-                "clone" => drop(black_box(args)),
-                "floor" => drop(black_box(floor_add(args))),
-                "call_json" => drop(black_box(
-                    AddTool
-                        .call_json(args, &ctx)
-                        .now_or_never()
-                        .unwrap()
-                        .unwrap(),
-                )),
-                "server" => drop(black_box(
-                    server
-                        .call("add", args)
-                        .into_future()
-                        .now_or_never()
-                        .unwrap(),
-                )),
-                "layered" => {
-                    let result = layered
-                        .call("add", args)
-                        .into_future()
-                        .now_or_never()
-                        .unwrap();
-                    assert!(result.success);
-                    drop(black_box(result));
-                }
-                other => panic!(
-                    "unknown ALEPH_BENCH_PATH `{other}`: use clone, floor, call_json, server or layered"
-                ),
+    let paths: Vec<String> = match var("ALEPH_BENCH_PATH") {
+        Some(path) => vec![path],
+        None => ["floor", "server_str", "clone", "server", "layered"]
+            .map(String::from)
+            .to_vec(),
+    };
+    for tool in &tools {
+        let (text, floor): (&str, fn(&str) -> String) = match tool.as_str() {
+            "add" => (ADD_ARGS, floor_add),
+            "distance" => (DISTANCE_ARGS, floor_distance),
+            other => panic!("unknown ALEPH_BENCH_TOOL `{other}`: use add or distance"),
+        };
+        let value: Value = serde_json::from_str(text).unwrap();
+        for path in &paths {
+            for _ in 0..iters {
+                let out = match path.as_str() {
+                    "floor" => floor(black_box(text)),
+                    "server_str" => output_text(server.call_str(tool, black_box(text))),
+                    "clone" => {
+                        drop(black_box(value.clone()));
+                        String::new()
+                    }
+                    "server" => output_text(server.call(tool, value.clone())),
+                    "layered" => output_text(layered.call(tool, value.clone())),
+                    other => panic!(
+                        "unknown ALEPH_BENCH_PATH `{other}`: use floor, server_str, clone, server or layered"
+                    ),
+                };
+                drop(black_box(out));
             }
         }
     }

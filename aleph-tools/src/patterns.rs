@@ -66,6 +66,11 @@ impl Patterns {
         Ok(Self { set, sources })
     }
 
+    /// Whether there are no patterns.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
     /// Whether any pattern matches `name`.
     pub(crate) fn is_match(&self, name: &str) -> bool {
         !self.sources.is_empty() && self.set.is_match(name)

@@ -1,10 +1,14 @@
-//! The tool the benchmarks measure, the hand-written floor they compare it with, and
-//! the layered server they measure beside the plain one.
+//! The tools the call benchmarks measure, the hand-written floors they compare them with,
+//! and the layered server they measure beside the plain one.
+//!
+//! The floor is what a program without a tool server would write: the arguments text read
+//! into the arguments struct with `serde_json::from_str`, the function, and the output
+//! written back with `serde_json::to_string`.
 
 use aleph_tools::ToolServerBuilder;
 use aleph_tools::middleware::{Audit, Rate, RateLimit};
 use aleph_tools::prelude::*;
-use serde_json::Value;
+use serde::Deserialize;
 
 /// Add two integers.
 // `inline`: a pure computation runs in place, with no hop to the blocking pool.
@@ -18,10 +22,55 @@ pub fn add(
     a.wrapping_add(b)
 }
 
-/// The floor: `serde_json::from_value` + the function + `serde_json::to_value`, by hand.
-pub fn floor_add(args: Value) -> Value {
-    let args: AddArgs = serde_json::from_value(args).unwrap();
-    serde_json::to_value(add(args.a, args.b)).unwrap()
+/// A point on the plane.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct Point {
+    /// Horizontal position
+    pub x: f64,
+    /// Vertical position
+    pub y: f64,
+}
+
+/// Distance between two points.
+#[tool(register = false, inline)]
+pub fn distance(
+    /// Where to measure from
+    from: Point,
+    /// Where to measure to
+    to: Point,
+) -> f64 {
+    (to.x - from.x).hypot(to.y - from.y)
+}
+
+/// `add`'s arguments as a model sends them.
+pub const ADD_ARGS: &str = r#"{"a":20,"b":22}"#;
+
+/// `distance`'s arguments as a model sends them.
+pub const DISTANCE_ARGS: &str = r#"{"from":{"x":1.5,"y":2.0},"to":{"x":4.5,"y":6.0}}"#;
+
+/// The floor for `add`.
+pub fn floor_add(args: &str) -> String {
+    let args: AddArgs = serde_json::from_str(args).unwrap();
+    serde_json::to_string(&add(args.a, args.b)).unwrap()
+}
+
+/// The floor for `distance`.
+pub fn floor_distance(args: &str) -> String {
+    let args: DistanceArgs = serde_json::from_str(args).unwrap();
+    serde_json::to_string(&distance(args.from, args.to)).unwrap()
+}
+
+/// A server with both tools, without and with `with_audit_and_rate_limit`.
+pub fn servers() -> (AlephToolServer, AlephToolServer) {
+    let tools = || {
+        AlephToolServer::builder()
+            .with_tool(AddTool)
+            .with_tool(DistanceTool)
+    };
+    (
+        tools().build().unwrap(),
+        with_audit_and_rate_limit(tools()).build().unwrap(),
+    )
 }
 
 /// `builder` with the audit layer and a rate limit (global and per tool) it never reaches.

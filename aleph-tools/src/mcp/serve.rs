@@ -20,6 +20,7 @@ use super::McpError;
 use super::convert::{result_to_mcp, tool_to_mcp};
 use crate::schema::{Dialect, Refs};
 use crate::sync::lock;
+use crate::server::CallArgs;
 use crate::{AlephToolServer, ProgressEvent, ToolContext};
 
 /// A tool server as an MCP server.
@@ -279,7 +280,10 @@ impl ServerHandler for Session {
         if let Some(forwarder) = &progress {
             ctx = ctx.with_progress(forwarder.callback());
         }
-        let result = self.tools.run(&request.name, args, Some(ctx)).await;
+        let result = self
+            .tools
+            .run(&request.name, CallArgs::Value(args), Some(ctx))
+            .await;
         if let Some(forwarder) = progress {
             forwarder.flush().await;
         }

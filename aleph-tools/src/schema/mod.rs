@@ -4,6 +4,7 @@
 
 pub(crate) mod coerce;
 mod dialect;
+mod enforced;
 mod validate;
 
 use std::any::TypeId;
@@ -18,6 +19,7 @@ use crate::sync;
 
 pub(crate) use self::coerce::{Coercion, coerce, drop_absent_nulls};
 pub use self::dialect::{Dialect, DialectError, Refs};
+pub(crate) use self::enforced::serde_enforces;
 pub(crate) use self::validate::ArgumentValidator;
 
 /// Which schema of a type: as itself, or as a tool's arguments.

@@ -1,14 +1,73 @@
-//! [`ToolCallRequest`]: one call to a server, with its options, run when awaited.
+//! [`ToolCallRequest`]: one call to a server, with its options, run when awaited; and the
+//! forms a call's arguments come in.
 
 use std::fmt;
 use std::future::IntoFuture;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::AlephToolServer;
+use crate::args::ARGUMENTS_OBJECT;
+use crate::compress_snapshot;
 use crate::context::ToolContext;
+use crate::error::{ArgumentProblem, ToolError};
 use crate::result::ToolResult;
-use crate::tool::BoxFuture;
+use crate::tool::{BoxFuture, RawArguments};
+
+/// How much of arguments that are not JSON an error quotes.
+const QUOTE_CHARS: usize = 200;
+
+/// A call's arguments in the form the caller has them. A tool whose arguments are a serde
+/// type reads any of them directly; the others get a [`Value`].
+#[derive(Debug)]
+pub(crate) enum CallArgs<'a> {
+    /// A JSON value the call owns.
+    Value(Value),
+    /// A JSON value the caller keeps (a provider's response).
+    Borrowed(&'a Value),
+    /// JSON text (a provider's `arguments` string).
+    Text(&'a str),
+}
+
+impl CallArgs<'_> {
+    /// The arguments for a tool to read directly.
+    pub(crate) fn raw(&self) -> RawArguments<'_> {
+        match self {
+            Self::Value(value) => RawArguments::Json(value),
+            Self::Borrowed(value) => RawArguments::Json(value),
+            Self::Text(text) => RawArguments::Text(text),
+        }
+    }
+
+    /// The arguments as a JSON value of their own. Text that is blank means no arguments;
+    /// text that is not JSON is an argument error of `tool`.
+    pub(crate) fn into_value(self, tool: &str) -> Result<Value, ToolError> {
+        match self {
+            Self::Value(value) => Ok(value),
+            Self::Borrowed(value) => Ok(value.clone()),
+            Self::Text(text) if text.trim().is_empty() => Ok(Value::Object(Map::new())),
+            Self::Text(text) => serde_json::from_str(text).map_err(|err| {
+                let received = format!(
+                    "text that is not valid JSON ({err}): {:?}",
+                    compress_snapshot(text, QUOTE_CHARS)
+                );
+                ToolError::invalid_args(
+                    tool,
+                    vec![ArgumentProblem::new("", ARGUMENTS_OBJECT).received(received)],
+                )
+            }),
+        }
+    }
+
+    /// The arguments as compact text, for progress handlers.
+    pub(crate) fn summary(&self) -> String {
+        match self {
+            Self::Value(value) => value.to_string(),
+            Self::Borrowed(value) => value.to_string(),
+            Self::Text(text) => (*text).to_owned(),
+        }
+    }
+}
 
 /// A call to a tool, made by [`AlephToolServer::call`]; `.await` it to run it.
 ///
@@ -39,12 +98,12 @@ use crate::tool::BoxFuture;
 pub struct ToolCallRequest<'s> {
     server: &'s AlephToolServer,
     name: &'s str,
-    args: Value,
+    args: CallArgs<'s>,
     context: Option<ToolContext>,
 }
 
 impl<'s> ToolCallRequest<'s> {
-    pub(super) fn new(server: &'s AlephToolServer, name: &'s str, args: Value) -> Self {
+    pub(super) fn new(server: &'s AlephToolServer, name: &'s str, args: CallArgs<'s>) -> Self {
         Self {
             server,
             name,

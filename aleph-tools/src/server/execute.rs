@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::progress::Listeners;
 use super::repair;
-use super::{AlephToolServer, Confirmation, ConfirmationRequest, Entry};
+use super::{AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry};
 use crate::context::{Caller, CancellationToken, ToolContext};
 use crate::error::{ToolError, panic_message};
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
@@ -32,56 +32,64 @@ struct Admitted {
     needs_confirmation: bool,
 }
 
+/// What a call runs once its checks pass.
+enum Work<'a> {
+    /// The tool's own future, to run under its time limit with panics contained.
+    Tool(BoxFuture<'a, Result<ToolOutput, ToolError>>),
+    /// The middleware chain and hooks, or confirmation, boxed with what they own; they run
+    /// the tool through [`AlephToolServer::execute`] themselves.
+    Other(BoxFuture<'a, Result<ToolOutput, ToolError>>),
+}
+
 impl AlephToolServer {
     /// The whole call: resolve the name (with repair), filter, confirmation, execution.
-    pub(crate) async fn run(
-        &self,
+    ///
+    /// The name is resolved and the context prepared at once; the future runs the rest. It
+    /// holds the one context by place, so it stays small (the call's single allocation,
+    /// besides the tool's own future, is the box it goes in).
+    pub(crate) fn run<'a>(
+        &'a self,
         name: &str,
-        args: Value,
+        args: CallArgs<'a>,
         ctx: Option<ToolContext>,
-    ) -> ToolResult {
-        let started = Instant::now();
+    ) -> impl Future<Output = ToolResult> + Send + use<'a> {
+        // The time-stamp counter where the OS's clock agrees with it: a third of the cost.
+        let started = quanta::Instant::now();
         let listeners = Listeners::current(self.shared.settings.progress.as_ref()).map(Arc::new);
-        let mut coercions = Vec::new();
-        let (outcome, repair, entry) = match self.admit(name) {
-            Ok(Admitted {
-                entry,
-                repair,
-                needs_confirmation,
-            }) => {
-                let mut ctx = self.prepare(&entry, ctx);
-                if let Some(listeners) = &listeners {
-                    listeners.attach(&mut ctx);
-                    listeners.start(&entry.name, &args);
-                }
-                let outcome = match self.check(&entry, args, &ctx, &mut coercions) {
-                    Ok(args) => match ctx.cancellation().cloned() {
-                        // Boxed: the race stays out of the common call's future.
-                        Some(token) => {
-                            Box::pin(self.dispatch_until_cancelled(
-                                &entry,
-                                args,
-                                ctx,
-                                needs_confirmation,
-                                token,
-                            ))
-                            .await
-                        }
-                        None => self.dispatch(&entry, args, ctx, needs_confirmation).await,
-                    },
-                    Err(err) => Err(err),
-                };
-                (outcome, repair, Some(entry))
+        let mut admitted = self.admit(name).map(|admitted| {
+            let mut ctx = self.prepare(&admitted.entry, ctx);
+            if let Some(listeners) = &listeners {
+                listeners.attach(&mut ctx);
+                listeners.start(&admitted.entry.name, &args.summary());
             }
-            Err(err) => (Err(err), None, None),
-        };
-        let mut result = match outcome {
-            Ok(output) => ToolResult::ok(output, started.elapsed()),
-            Err(err) => ToolResult::err(&err, started.elapsed()),
-        };
-        result.coercions = coercions;
-        result.repair = repair;
-        if let Some(entry) = &entry {
+            (admitted, ctx)
+        });
+        async move {
+            let (call, ctx) = match &mut admitted {
+                Ok((call, ctx)) => (call, ctx),
+                Err(err) => return ToolResult::err(err, started.elapsed()),
+            };
+            let entry = &call.entry;
+            let mut coercions = Vec::new();
+            let token = ctx.cancellation().cloned();
+            let outcome = match self.start(entry, args, ctx, call.needs_confirmation, &mut coercions)
+            {
+                Ok(work) => {
+                    let work = self.finish(entry, work);
+                    match token {
+                        // Boxed: the race stays out of the common call's future.
+                        Some(token) => Box::pin(until_cancelled(&entry.name, token, work)).await,
+                        None => work.await,
+                    }
+                }
+                Err(err) => Err(err),
+            };
+            let mut result = match outcome {
+                Ok(output) => ToolResult::ok(output, started.elapsed()),
+                Err(err) => ToolResult::err(&err, started.elapsed()),
+            };
+            result.coercions = coercions;
+            result.repair = call.repair.take();
             let limit = entry
                 .definition
                 .output_limit
@@ -92,15 +100,23 @@ impl AlephToolServer {
             if let Some(listeners) = &listeners {
                 listeners.result(&entry.name, &result);
             }
+            result
         }
-        result
     }
 
     /// Finds the tool (repairing the name if needed) and checks the filter.
     /// Also says whether the call needs confirmation, from the same filter snapshot.
     fn admit(&self, name: &str) -> Result<Admitted, ToolError> {
         let table = self.shared.tools.load();
-        let filter = self.shared.filter.load();
+        let Some(filter) = self.shared.filter.load_active() else {
+            let (entry, repair) = repair::resolve(&table, name, |_| true)?;
+            let needs_confirmation = entry.definition.requires_confirmation;
+            return Ok(Admitted {
+                entry,
+                repair,
+                needs_confirmation,
+            });
+        };
         let filter = &filter.compiled;
         let (entry, repair) = repair::resolve(&table, name, |n| filter.offers(n))?;
         if let Err(reason) = filter.check(&entry.name) {
@@ -115,25 +131,75 @@ impl AlephToolServer {
         })
     }
 
-    /// Checks the caller and the arguments (repairing them first when the server does);
-    /// gives back the arguments to run with.
+    /// Checks the caller and the arguments, and starts what the call runs: the middleware
+    /// chain and hooks around confirmation and the tool, or straight the tool when the
+    /// server has neither. The chain takes `ctx` with it.
+    ///
+    /// A tool whose arguments serde checks in full (see [`Entry::serde_first`]) going
+    /// straight to the tool gets its arguments as they came, text included; the schema is
+    /// consulted only when they do not deserialize.
+    fn start<'a>(
+        &'a self,
+        entry: &'a Arc<Entry>,
+        args: CallArgs<'_>,
+        ctx: &'a mut ToolContext,
+        needs_confirmation: bool,
+        coercions: &mut Vec<Coercion>,
+    ) -> Result<Work<'a>, ToolError> {
+        check_caller(entry, ctx)?;
+        let chain = &self.shared.settings.middleware;
+        let hooks = self.shared.hooks.load_active();
+        if !chain.is_empty() || hooks.is_some() {
+            let args = self.check(entry, args, coercions)?;
+            let call = ToolCall::new(
+                Arc::clone(&entry.name),
+                Arc::clone(&entry.definition),
+                args,
+                std::mem::take(ctx),
+            );
+            let endpoint = Arc::new(Innermost {
+                server: self.clone(),
+                entry: Arc::clone(entry),
+                needs_confirmation,
+                hooks: hooks.map_or_else(Arc::default, Guard::into_inner),
+            });
+            let chained = Next::new(Arc::clone(chain), endpoint).run(call);
+            // A panic in a layer or hook costs its own call, like one in a tool.
+            return Ok(Work::Other(Box::pin(async move {
+                AssertUnwindSafe(chained)
+                    .catch_unwind()
+                    .await
+                    .map_err(|payload| panicked(entry, &*payload))?
+            })));
+        }
+        let ctx: &'a ToolContext = ctx;
+        let typed = entry.tool.typed_arguments().filter(|_| {
+            entry.serde_first && !needs_confirmation && !self.shared.settings.repair_arguments
+        });
+        if let Some(typed) = typed
+            && let Some(future) = contain(entry, || typed.start(args.raw(), ctx))?
+        {
+            return Ok(Work::Tool(future));
+        }
+        let args = self.check(entry, args, coercions)?;
+        if needs_confirmation {
+            return Ok(Work::Other(Box::pin(
+                self.confirm_and_execute(entry, args, ctx, true),
+            )));
+        }
+        // A hand-written tool may panic while building its future, before any poll.
+        contain(entry, || entry.tool.call(args, ctx)).map(Work::Tool)
+    }
+
+    /// Checks the arguments (repairing them first when the server does); gives back the
+    /// arguments to run with.
     fn check(
         &self,
         entry: &Entry,
-        mut args: Value,
-        ctx: &ToolContext,
+        args: CallArgs<'_>,
         coercions: &mut Vec<Coercion>,
     ) -> Result<Value, ToolError> {
-        if !entry.definition.allows_caller(ctx.caller()) {
-            let caller = match ctx.caller() {
-                Caller::Human => "the model in conversation",
-                Caller::CodeExecution => "code running in a sandbox",
-            };
-            return Err(ToolError::permission_denied(
-                &*entry.name,
-                format!("it may not be called by {caller}"),
-            ));
-        }
+        let mut args = args.into_value(&entry.name)?;
         // Models send `null` for tools without parameters.
         if args.is_null() {
             args = Value::Object(Map::new());
@@ -141,6 +207,12 @@ impl AlephToolServer {
         let schema = &entry.definition.parameters;
         if self.shared.settings.repair_arguments {
             *coercions = schema::coerce(schema, &mut args);
+        }
+        if entry.serde_first
+            && let Some(typed) = entry.tool.typed_arguments()
+            && contain(entry, || typed.accepts(&args))?
+        {
+            return Ok(args);
         }
         let mut checked = entry.validator.check(schema, &args);
         if checked.is_err() {
@@ -155,67 +227,6 @@ impl AlephToolServer {
         Ok(args)
     }
 
-    /// [`dispatch`](Self::dispatch), ended at once when `token` fires: whatever is running
-    /// (middleware, a wait for approval, the tool) is dropped, and the call is `Cancelled`.
-    async fn dispatch_until_cancelled(
-        &self,
-        entry: &Arc<Entry>,
-        args: Value,
-        ctx: ToolContext,
-        needs_confirmation: bool,
-        token: CancellationToken,
-    ) -> Result<ToolOutput, ToolError> {
-        let cancelled = pin!(token.cancelled());
-        let dispatch = pin!(self.dispatch(entry, args, ctx, needs_confirmation));
-        // The token first: a call cancelled before it starts never runs.
-        match future::select(cancelled, dispatch).await {
-            Either::Left(((), _)) => Err(ToolError::cancelled(&*entry.name)),
-            Either::Right((outcome, _)) => outcome,
-        }
-    }
-
-    /// Runs the middleware chain and hooks around confirmation and the tool; straight to
-    /// the tool when the server has neither.
-    async fn dispatch(
-        &self,
-        entry: &Arc<Entry>,
-        args: Value,
-        ctx: ToolContext,
-        needs_confirmation: bool,
-    ) -> Result<ToolOutput, ToolError> {
-        let chain = &self.shared.settings.middleware;
-        let hooks = self.shared.hooks.load();
-        if chain.is_empty() && hooks.is_empty() {
-            // A snapshot guard is for short reads, not to keep across the tool's run.
-            drop(hooks);
-            return self
-                .confirm_and_execute(entry, args, &ctx, needs_confirmation)
-                .await;
-        }
-        let call = ToolCall::new(
-            Arc::clone(&entry.name),
-            Arc::clone(&entry.definition),
-            args,
-            ctx,
-        );
-        let endpoint = Arc::new(Innermost {
-            server: self.clone(),
-            entry: Arc::clone(entry),
-            needs_confirmation,
-            hooks: Guard::into_inner(hooks),
-        });
-        // Boxed: the chain's state stays out of the plain call's future. A panic in a layer
-        // or hook costs its own call, like one in a tool.
-        let chained = Box::pin(Next::new(Arc::clone(chain), endpoint).run(call));
-        AssertUnwindSafe(chained)
-            .catch_unwind()
-            .await
-            .map_err(|payload| ToolError::Panicked {
-                tool: entry.name.to_string(),
-                message: panic_message(&*payload),
-            })?
-    }
-
     /// Asks for confirmation where needed, and runs the tool.
     async fn confirm_and_execute(
         &self,
@@ -225,8 +236,7 @@ impl AlephToolServer {
         needs_confirmation: bool,
     ) -> Result<ToolOutput, ToolError> {
         if needs_confirmation {
-            // Boxed: the confirmation state stays out of the common call's future.
-            Box::pin(self.confirm(entry, &args, ctx)).await?;
+            self.confirm(entry, &args, ctx).await?;
         }
         self.execute(entry, args, ctx).await
     }
@@ -275,13 +285,18 @@ impl AlephToolServer {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let panicked = |payload: Box<dyn Any + Send>| ToolError::Panicked {
-            tool: entry.name.to_string(),
-            message: panic_message(&*payload),
-        };
         // A hand-written tool may panic while building its future, before any poll.
-        let future = std::panic::catch_unwind(AssertUnwindSafe(|| entry.tool.call(args, ctx)))
-            .map_err(panicked)?;
+        let future = contain(entry, || entry.tool.call(args, ctx))?;
+        self.finish(entry, Work::Tool(future)).await
+    }
+
+    /// Runs started work to its end: the tool under its time limit with a panic contained,
+    /// anything else as it is (it runs the tool through [`execute`](Self::execute)).
+    async fn finish(&self, entry: &Entry, work: Work<'_>) -> Result<ToolOutput, ToolError> {
+        let future = match work {
+            Work::Tool(future) => future,
+            Work::Other(future) => return future.await,
+        };
         let guarded = AssertUnwindSafe(future).catch_unwind();
         let finished = match entry
             .definition
@@ -300,7 +315,50 @@ impl AlephToolServer {
             }
             None => guarded.await,
         };
-        finished.map_err(panicked)?
+        finished.map_err(|payload| panicked(entry, &*payload))?
+    }
+}
+
+/// `Err` when the caller in `ctx` may not call `entry`.
+fn check_caller(entry: &Entry, ctx: &ToolContext) -> Result<(), ToolError> {
+    if entry.definition.allows_caller(ctx.caller()) {
+        return Ok(());
+    }
+    let caller = match ctx.caller() {
+        Caller::Human => "the model in conversation",
+        Caller::CodeExecution => "code running in a sandbox",
+    };
+    Err(ToolError::permission_denied(
+        &*entry.name,
+        format!("it may not be called by {caller}"),
+    ))
+}
+
+/// Runs `f`, a piece of the tool's own code, with a panic in it turned into the call's error.
+fn contain<R>(entry: &Entry, f: impl FnOnce() -> R) -> Result<R, ToolError> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panicked(entry, &*payload))
+}
+
+fn panicked(entry: &Entry, payload: &(dyn Any + Send)) -> ToolError {
+    ToolError::Panicked {
+        tool: entry.name.to_string(),
+        message: panic_message(payload),
+    }
+}
+
+/// `work`, ended at once when `token` fires: whatever is running (middleware, a wait for
+/// approval, the tool) is dropped, and the call is `Cancelled`.
+async fn until_cancelled(
+    tool: &str,
+    token: CancellationToken,
+    work: impl Future<Output = Result<ToolOutput, ToolError>>,
+) -> Result<ToolOutput, ToolError> {
+    let cancelled = pin!(token.cancelled());
+    let work = pin!(work);
+    // The token first: a call cancelled before it starts never runs.
+    match future::select(cancelled, work).await {
+        Either::Left(((), _)) => Err(ToolError::cancelled(tool)),
+        Either::Right((outcome, _)) => outcome,
     }
 }
 

@@ -150,6 +150,11 @@ pub(crate) struct CompiledFilter {
 }
 
 impl CompiledFilter {
+    /// Whether the filter offers every tool and asks about none, as if there were none.
+    pub(crate) fn is_open(&self) -> bool {
+        self.allowed.is_none() && self.blocked.is_empty() && self.confirm.is_empty()
+    }
+
     /// `Ok` when `name` is offered; otherwise why not, for the model.
     pub(crate) fn check(&self, name: &str) -> Result<(), String> {
         if let Some(pattern) = self.blocked.first_match(name) {

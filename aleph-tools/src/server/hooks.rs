@@ -15,7 +15,8 @@ impl AlephToolServer {
         let id = HookId(self.shared.next_hook_id.fetch_add(1, Ordering::Relaxed));
         let mut hooks = HookSet::clone(&self.shared.hooks.load());
         change(&mut hooks, id);
-        self.shared.hooks.store(Arc::new(hooks));
+        let active = !hooks.is_empty();
+        self.shared.hooks.store(Arc::new(hooks), active);
         id
     }
 

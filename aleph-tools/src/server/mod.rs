@@ -14,6 +14,7 @@ mod call;
 mod confirm;
 mod execute;
 mod filter;
+mod gated;
 mod hooks;
 mod progress;
 mod providers;
@@ -31,8 +32,10 @@ use serde_json::Value;
 
 pub use self::builder::ToolServerBuilder;
 pub use self::call::ToolCallRequest;
+pub(crate) use self::call::CallArgs;
 pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
 use self::filter::CompiledFilter;
+use self::gated::Gated;
 pub use self::filter::{FilterError, ToolFilter};
 pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
 pub use self::providers::IncompatibleTools;
@@ -95,8 +98,8 @@ struct ActiveFilter {
 
 struct Shared {
     tools: ArcSwap<Table>,
-    filter: ArcSwap<ActiveFilter>,
-    hooks: ArcSwap<HookSet>,
+    filter: Gated<ActiveFilter>,
+    hooks: Gated<HookSet>,
     /// Serializes writers so none loses another's change; readers never take it.
     write: Mutex<()>,
     settings: Settings,
@@ -175,11 +178,16 @@ impl AlephToolServer {
     }
 
     fn from_parts(settings: Settings, tools: Table, filter: ActiveFilter) -> Self {
+        // The call clock calibrates on first use; that is here rather than in the first call.
+        let _ = quanta::Instant::now();
         Self {
             shared: Arc::new(Shared {
                 tools: ArcSwap::from_pointee(tools),
-                filter: ArcSwap::from_pointee(filter),
-                hooks: ArcSwap::default(),
+                filter: {
+                    let active = !filter.compiled.is_open();
+                    Gated::new(filter, active)
+                },
+                hooks: Gated::new(HookSet::default(), false),
                 write: Mutex::new(()),
                 settings,
                 next_call_id: AtomicU64::new(1),
@@ -199,7 +207,34 @@ impl AlephToolServer {
     /// message for the model. A repaired name (`WebSearch` for `web_search`) and repaired
     /// arguments are recorded in the result.
     pub fn call<'s>(&'s self, name: &'s str, args: Value) -> ToolCallRequest<'s> {
-        ToolCallRequest::new(self, name, args)
+        ToolCallRequest::new(self, name, CallArgs::Value(args))
+    }
+
+    /// [`call`](Self::call) with the arguments as JSON text, the way a model's response
+    /// carries them. A `#[tool]` reads the text straight into its arguments, with no
+    /// [`Value`] in between. Blank text means no arguments; text that is not JSON gives a
+    /// result with `success: false` that says so.
+    ///
+    /// ```
+    /// use aleph_tools::prelude::*;
+    ///
+    /// /// Add two integers.
+    /// #[tool(register = false)]
+    /// fn add(a: i64, b: i64) -> i64 {
+    ///     a + b
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let server = AlephToolServer::builder().with_tool(AddTool).build()?;
+    /// let result = server.call_str("add", r#"{"a": 2, "b": 3}"#).await;
+    /// assert_eq!(result.output, 5);
+    /// let result = server.call_str("add", r#"{"a": 2, "#).await;
+    /// assert!(result.error.unwrap().contains("not valid JSON"));
+    /// # Ok::<(), aleph_tools::RegistryError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn call_str<'s>(&'s self, name: &'s str, args: &'s str) -> ToolCallRequest<'s> {
+        ToolCallRequest::new(self, name, CallArgs::Text(args))
     }
 
     /// A receiver that wakes each time the set of tools offered changes (a tool added,
@@ -234,10 +269,14 @@ impl AlephToolServer {
     pub fn set_filter(&self, filter: ToolFilter) -> Result<(), PatternError> {
         let compiled = filter.compile()?;
         let _writer = lock(&self.shared.write);
-        self.shared.filter.store(Arc::new(ActiveFilter {
-            source: filter,
-            compiled,
-        }));
+        let active = !compiled.is_open();
+        self.shared.filter.store(
+            Arc::new(ActiveFilter {
+                source: filter,
+                compiled,
+            }),
+            active,
+        );
         self.shared.changes.send_modify(|count| *count += 1);
         Ok(())
     }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use arc_swap::ArcSwapOption;
-use serde_json::Value;
 
 use crate::compress::compress_snapshot;
 use crate::context::{ProgressEvent, ToolContext};
@@ -117,8 +116,9 @@ impl Listeners {
         }
     }
 
-    pub(super) fn start(&self, tool: &str, args: &Value) {
-        let summary = compress_snapshot(&args.to_string(), SUMMARY_CHARS);
+    /// A call starts; `args` is its arguments as JSON text.
+    pub(super) fn start(&self, tool: &str, args: &str) {
+        let summary = compress_snapshot(args, SUMMARY_CHARS);
         self.each(|h| h.on_tool_start(tool, &summary));
     }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::Value;
 
-use super::AlephToolServer;
+use super::{AlephToolServer, CallArgs};
 use super::table::Entry;
 use crate::context::ToolContext;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
@@ -248,7 +248,7 @@ impl AlephToolServer {
     ) -> (ToolResult, Option<String>) {
         match &call.arguments {
             Ok(arguments) => {
-                let result = self.run(&call.name, arguments.clone(), ctx).await;
+                let result = self.run(&call.name, CallArgs::Borrowed(arguments), ctx).await;
                 let tool = result.tool_that_ran(&call.name).to_owned();
                 (result, Some(tool))
             }

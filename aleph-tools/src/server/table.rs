@@ -19,6 +19,9 @@ pub(super) struct Entry {
     pub(super) tool: Arc<dyn AlephToolDyn>,
     pub(super) definition: Arc<ToolDefinition>,
     pub(super) validator: ArgumentValidator,
+    /// Whether serde's acceptance of the arguments is the schema's (see
+    /// [`schema::serde_enforces`]): the validator then runs only when serde refuses.
+    pub(super) serde_first: bool,
     /// What the server's providers cannot take of it (see `providers`).
     pub(super) incompatible: Vec<ToolListError>,
 }
@@ -59,11 +62,16 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
     }
     check_strict(&definition)?;
     let validator = ArgumentValidator::new(&definition.parameters).map_err(invalid)?;
+    let serde_first = tool
+        .typed_arguments()
+        .is_some_and(|typed| *typed.own_schema() == definition.parameters)
+        && schema::serde_enforces(&definition.parameters);
     Ok(Entry {
         name: Arc::from(name.as_str()),
         tool,
         definition,
         validator,
+        serde_first,
         incompatible: Vec::new(),
     })
 }

@@ -3,6 +3,7 @@
 
 mod definition;
 mod runtime;
+mod typed;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 pub use self::definition::{ToolAnnotations, ToolCategory, ToolDefinition};
 pub use self::runtime::{RuntimeTool, ToolHandler};
+pub use self::typed::{RawArguments, TypedArguments};
 use crate::context::{Caller, StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
@@ -208,6 +210,13 @@ pub trait AlephToolDyn: Send + Sync + 'static {
     fn required_state(&self) -> Vec<StateType> {
         Vec::new()
     }
+
+    /// The tool as one whose arguments are a serde type, for the server's fast path. Every
+    /// [`AlephTool`] is one; other tools leave this as `None`.
+    #[doc(hidden)]
+    fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
+        None
+    }
 }
 
 impl<T: AlephTool> AlephToolDyn for T {
@@ -234,6 +243,10 @@ impl<T: AlephTool> AlephToolDyn for T {
     fn required_state(&self) -> Vec<StateType> {
         T::required_state()
     }
+
+    fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
+        Some(self)
+    }
 }
 
 impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
@@ -259,5 +272,9 @@ impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
 
     fn required_state(&self) -> Vec<StateType> {
         (**self).required_state()
+    }
+
+    fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
+        (**self).typed_arguments()
     }
 }

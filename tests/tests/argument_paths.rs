@@ -1,0 +1,311 @@
+//! The server reads a call's arguments one of several ways: a `#[tool]` served straight to
+//! the tool deserializes them as they came (JSON text or a value) and consults the schema
+//! only when serde refuses; every other call (middleware, hooks, confirmation, argument
+//! repair, schemas with limits serde does not check) is checked against the schema first.
+//! Whatever the way, a call gets the same answer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use aleph_tools::middleware::{self, Next, ToolCall};
+use aleph_tools::prelude::*;
+use aleph_tools::{AlephTool, ToolErrorKind};
+use serde_json::{Value, json};
+
+/// Units for a reading.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Unit {
+    Celsius,
+    Fahrenheit,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Window {
+    from: u32,
+    to: u32,
+}
+
+/// Read a sensor.
+#[tool(register = false)]
+fn read_sensor(
+    /// Sensor id
+    id: u8,
+    unit: Unit,
+    window: Option<Window>,
+    #[arg(default = 3)] samples: u16,
+    tags: Vec<String>,
+) -> String {
+    let unit = match unit {
+        Unit::Celsius => "C",
+        Unit::Fahrenheit => "F",
+    };
+    let window = window.map(|w| (w.from, w.to));
+    format!("sensor {id} in {unit}, {samples} samples, window {window:?}, tags {tags:?}")
+}
+
+/// Arguments as a model might send them, good and bad.
+const CASES: &[&str] = &[
+    r#"{"id": 7, "unit": "celsius", "tags": ["a"]}"#,
+    r#"{"id": 7, "unit": "celsius", "tags": [], "window": {"from": 1, "to": 2}, "samples": 9}"#,
+    r#"{"id": 7, "unit": "celsius", "tags": [], "window": null, "samples": null}"#,
+    r#"{"id": 300, "unit": "celsius", "tags": []}"#,
+    r#"{"id": -1, "unit": "kelvin", "tags": "a"}"#,
+    r#"{"id": "7", "unit": "celsius", "tags": []}"#,
+    r#"{"id": 7, "unit": "celsius", "tags": [], "window": {"from": 1, "to": 2, "step": 1}}"#,
+    r#"{"id": 7, "unit": "celsius", "tags": [], "extra": true}"#,
+    r#"{"unit": "celsius"}"#,
+    r#"{"id": 7.5, "unit": "celsius", "tags": []}"#,
+    r#"{"id": 7, "unit": "celsius", "tags": [1, 2]}"#,
+    r#"{"id": 7, "id": 8, "unit": "celsius", "tags": []}"#,
+    "[1, 2]",
+    r#"[7, "celsius", null, 3, []]"#,
+    "null",
+    "{}",
+];
+
+/// A result with its timing cleared, to compare results of different runs.
+fn untimed(mut result: ToolResult) -> ToolResult {
+    result.duration_ms = 0;
+    result
+}
+
+/// A layer that passes every call on unchanged.
+fn pass_through() -> impl aleph_tools::middleware::Middleware {
+    middleware::from_fn(|call: ToolCall, next: Next| next.run(call))
+}
+
+#[tokio::test]
+async fn text_values_and_the_checked_path_answer_alike() {
+    let direct = AlephToolServer::builder()
+        .with_tool(ReadSensorTool)
+        .build()
+        .unwrap();
+    let layered = AlephToolServer::builder()
+        .with_tool(ReadSensorTool)
+        .with_middleware(pass_through())
+        .build()
+        .unwrap();
+    let mut failures = 0;
+    for text in CASES {
+        let value: Value = serde_json::from_str(text).unwrap();
+        let from_text = untimed(direct.call_str("read_sensor", text).await);
+        let from_value = untimed(direct.call("read_sensor", value.clone()).await);
+        let checked = untimed(layered.call("read_sensor", value).await);
+        assert_eq!(from_text, from_value, "text and value differ on {text}");
+        assert_eq!(from_value, checked, "direct and checked differ on {text}");
+        if !from_text.success {
+            failures += 1;
+            assert_eq!(from_text.error_kind, Some(ToolErrorKind::InvalidArgs), "{text}");
+        }
+    }
+    assert_eq!(failures, 11, "the corpus has eleven bad calls");
+}
+
+#[tokio::test]
+async fn every_problem_is_listed_whichever_way_the_arguments_came() {
+    let server = AlephToolServer::builder()
+        .with_tool(ReadSensorTool)
+        .build()
+        .unwrap();
+    let result = server
+        .call_str("read_sensor", r#"{"id": -1, "unit": "kelvin", "tags": "a"}"#)
+        .await;
+    let error = result.error.unwrap();
+    for needle in [
+        "`/id`: expected a number of at least 0, received the number -1",
+        "`/unit`: expected one of the allowed values, received the string \"kelvin\"; allowed: \"celsius\", \"fahrenheit\"",
+        "`/tags`: expected an array, received the string \"a\"",
+    ] {
+        assert!(error.contains(needle), "`{error}` lacks `{needle}`");
+    }
+}
+
+#[tokio::test]
+async fn text_that_is_not_json_is_an_argument_error() {
+    let server = AlephToolServer::builder()
+        .with_tool(ReadSensorTool)
+        .build()
+        .unwrap();
+    for text in [r#"{"id": 7, "unit": "#, "{'id': 7}", r#"{"id": 7} trailing"#] {
+        let result = server.call_str("read_sensor", text).await;
+        assert_eq!(result.error_kind, Some(ToolErrorKind::InvalidArgs), "{text}");
+        let error = result.error.unwrap();
+        assert!(
+            error.contains("received text that is not valid JSON"),
+            "{text}: {error}"
+        );
+    }
+    // Blank text is no arguments, so the required ones are missing.
+    let error = server.call_str("read_sensor", "  ").await.error.unwrap();
+    assert!(error.contains("`/id`: expected a value for this required argument"), "{error}");
+    // The server keeps serving.
+    let good = r#"{"id": 1, "unit": "fahrenheit", "tags": []}"#;
+    assert!(server.call_str("read_sensor", good).await.success);
+}
+
+/// Count up to a limit.
+#[tool(register = false)]
+fn bounded(
+    /// How far to count
+    #[schemars(range(min = 1, max = 10))]
+    count: u32,
+    /// A word of lowercase letters
+    #[schemars(regex(pattern = r"^[a-z]+$"))]
+    word: Option<String>,
+) -> u32 {
+    let _ = word;
+    count
+}
+
+#[tokio::test]
+async fn limits_serde_does_not_check_are_always_checked() {
+    let server = AlephToolServer::builder()
+        .with_tool(BoundedTool)
+        .build()
+        .unwrap();
+    assert!(server.call_str("bounded", r#"{"count": 10}"#).await.success);
+    for (text, needle) in [
+        (r#"{"count": 11}"#, "`/count`: expected a number of at most 10"),
+        (r#"{"count": 0}"#, "`/count`: expected a number of at least 1"),
+        (
+            r#"{"count": 2, "word": "A1"}"#,
+            "`/word`: expected a string matching the pattern `^[a-z]+$`",
+        ),
+    ] {
+        let error = server.call_str("bounded", text).await.error.unwrap();
+        assert!(error.contains(needle), "{text}: `{error}` lacks `{needle}`");
+        let error = server
+            .call("bounded", serde_json::from_str(text).unwrap())
+            .await
+            .error
+            .unwrap();
+        assert!(error.contains(needle), "{text}: `{error}` lacks `{needle}`");
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ColorArgs {
+    /// A color name
+    color: String,
+}
+
+/// A hand-written tool whose schema says more than its arguments type.
+struct Paint {
+    runs: Arc<AtomicUsize>,
+}
+
+impl AlephTool for Paint {
+    const NAME: &'static str = "paint";
+    const DESCRIPTION: &'static str = "Paint with a primary color.";
+    type Args = ColorArgs;
+    type Output = String;
+
+    fn input_schema() -> Arc<Value> {
+        Arc::new(json!({
+            "type": "object",
+            "properties": { "color": { "type": "string", "enum": ["red", "green", "blue"] } },
+            "required": ["color"],
+        }))
+    }
+
+    async fn call(&self, args: ColorArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        Ok(args.color)
+    }
+}
+
+#[tokio::test]
+async fn a_schema_of_its_own_is_checked_though_serde_would_accept() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let server = AlephToolServer::builder()
+        .with_tool(Paint {
+            runs: Arc::clone(&runs),
+        })
+        .build()
+        .unwrap();
+    let result = server.call_str("paint", r#"{"color": "mauve"}"#).await;
+    let error = result.error.unwrap();
+    assert!(error.contains("allowed: \"red\", \"green\", \"blue\""), "{error}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "ran on a color outside the schema");
+    assert_eq!(server.call_str("paint", r#"{"color": "red"}"#).await.output, "red");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+/// A type whose deserialization panics on one value.
+#[derive(schemars::JsonSchema)]
+struct Fragile(#[allow(dead_code)] String);
+
+impl<'de> serde::Deserialize<'de> for Fragile {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        assert!(text != "boom", "Fragile cannot hold `boom`");
+        Ok(Self(text))
+    }
+}
+
+/// Take a fragile value.
+#[tool(register = false)]
+fn fragile(value: Fragile) -> bool {
+    let _ = value;
+    true
+}
+
+#[tokio::test]
+async fn a_panic_while_deserializing_costs_only_its_call() {
+    let server = AlephToolServer::builder()
+        .with_tool(FragileTool)
+        .build()
+        .unwrap();
+    for result in [
+        server.call_str("fragile", r#"{"value": "boom"}"#).await,
+        server.call("fragile", json!({ "value": "boom" })).await,
+    ] {
+        assert_eq!(result.error_kind, Some(ToolErrorKind::Panicked), "{result:?}");
+        assert!(result.error.unwrap().contains("Fragile cannot hold `boom`"));
+    }
+    assert!(server.call_str("fragile", r#"{"value": "ok"}"#).await.success);
+}
+
+/// Delete a record.
+#[tool(register = false, confirm)]
+fn delete_record(id: u32) -> String {
+    format!("deleted {id}")
+}
+
+#[tokio::test]
+async fn confirmation_sees_only_arguments_that_passed() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let server = AlephToolServer::builder()
+        .with_tool(DeleteRecordTool)
+        .with_confirmation_handler(move |request: ConfirmationRequest| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            assert_eq!(request.arguments, json!({ "id": 4 }));
+            async { Confirmation::Approve }
+        })
+        .build()
+        .unwrap();
+    let bad = server.call_str("delete_record", r#"{"id": "four"}"#).await;
+    assert_eq!(bad.error_kind, Some(ToolErrorKind::InvalidArgs));
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "asked about bad arguments");
+    let good = server.call_str("delete_record", r#"{"id": 4}"#).await;
+    assert_eq!(good.output, "deleted 4");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn argument_repair_still_applies_to_text() {
+    let server = AlephToolServer::builder()
+        .with_tool(ReadSensorTool)
+        .with_argument_repair(true)
+        .build()
+        .unwrap();
+    let result = server
+        .call_str("read_sensor", r#"{"id": "7", "unit": "celsius", "tags": []}"#)
+        .await;
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.coercions.len(), 1, "{result:?}");
+    assert!(result.output.as_str().unwrap().starts_with("sensor 7 in C"));
+}
