@@ -68,6 +68,7 @@ mod hosts;
 pub mod mcp;
 pub mod middleware;
 mod names;
+mod objects_only;
 mod patterns;
 #[cfg(feature = "plugins")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plugins")))]

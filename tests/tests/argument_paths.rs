@@ -61,6 +61,7 @@ const CASES: &[&str] = &[
     r#"{"id": 7, "id": 8, "unit": "celsius", "tags": []}"#,
     "[1, 2]",
     r#"[7, "celsius", null, 3, []]"#,
+    r#"{"id": 7, "unit": "celsius", "tags": [], "window": [1, 2]}"#,
     "null",
     "{}",
 ];
@@ -72,7 +73,7 @@ fn untimed(mut result: ToolResult) -> ToolResult {
 }
 
 /// A layer that passes every call on unchanged.
-fn pass_through() -> impl aleph_tools::middleware::Middleware {
+fn pass_through() -> impl middleware::Middleware {
     middleware::from_fn(|call: ToolCall, next: Next| next.run(call))
 }
 
@@ -100,7 +101,7 @@ async fn text_values_and_the_checked_path_answer_alike() {
             assert_eq!(from_text.error_kind, Some(ToolErrorKind::InvalidArgs), "{text}");
         }
     }
-    assert_eq!(failures, 11, "the corpus has eleven bad calls");
+    assert_eq!(failures, 12, "the corpus has twelve bad calls");
 }
 
 #[tokio::test]

@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{AlephTool, BoxFuture};
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::objects_only::ObjectsOnly;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::schema;
 
@@ -48,7 +49,7 @@ impl<T: AlephTool> TypedArguments for T {
     }
 
     fn accepts(&self, args: &Value) -> bool {
-        args.is_object() && T::Args::deserialize(args).is_ok()
+        parse_value::<T::Args>(args).is_some()
     }
 
     fn start<'a>(
@@ -56,16 +57,32 @@ impl<T: AlephTool> TypedArguments for T {
         args: RawArguments<'_>,
         ctx: &'a ToolContext,
     ) -> Option<BoxFuture<'a, Result<ToolOutput, ToolError>>> {
-        // Serde reads a struct from an array too; arguments are named, so only an object.
         let args = match args {
-            RawArguments::Json(value @ Value::Object(_)) => T::Args::deserialize(value).ok()?,
-            RawArguments::Text(text) if text.trim_start().starts_with('{') => {
-                serde_json::from_str(text).ok()?
-            }
-            _ => return None,
+            RawArguments::Json(value) => parse_value::<T::Args>(value)?,
+            RawArguments::Text(text) => parse_text::<T::Args>(text)?,
         };
         Some(Box::pin(async move {
             self.call(args, ctx).await?.into_tool_output()
         }))
     }
+}
+
+// Arguments are named, so the arguments are an object, and so is every struct in them: serde
+// alone would read a struct from an array, by position.
+
+fn parse_value<A: DeserializeOwned>(value: &Value) -> Option<A> {
+    if !value.is_object() {
+        return None;
+    }
+    A::deserialize(ObjectsOnly(value)).ok()
+}
+
+fn parse_text<A: DeserializeOwned>(text: &str) -> Option<A> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let args = A::deserialize(ObjectsOnly(&mut deserializer)).ok()?;
+    deserializer.end().ok()?;
+    Some(args)
 }
