@@ -98,7 +98,11 @@ async fn text_values_and_the_checked_path_answer_alike() {
         assert_eq!(from_value, checked, "direct and checked differ on {text}");
         if !from_text.success {
             failures += 1;
-            assert_eq!(from_text.error_kind, Some(ToolErrorKind::InvalidArgs), "{text}");
+            assert_eq!(
+                from_text.error_kind,
+                Some(ToolErrorKind::InvalidArgs),
+                "{text}"
+            );
         }
     }
     assert_eq!(failures, 12, "the corpus has twelve bad calls");
@@ -111,7 +115,10 @@ async fn every_problem_is_listed_whichever_way_the_arguments_came() {
         .build()
         .unwrap();
     let result = server
-        .call_str("read_sensor", r#"{"id": -1, "unit": "kelvin", "tags": "a"}"#)
+        .call_str(
+            "read_sensor",
+            r#"{"id": -1, "unit": "kelvin", "tags": "a"}"#,
+        )
         .await;
     let error = result.error.unwrap();
     for needle in [
@@ -129,9 +136,17 @@ async fn text_that_is_not_json_is_an_argument_error() {
         .with_tool(ReadSensorTool)
         .build()
         .unwrap();
-    for text in [r#"{"id": 7, "unit": "#, "{'id': 7}", r#"{"id": 7} trailing"#] {
+    for text in [
+        r#"{"id": 7, "unit": "#,
+        "{'id': 7}",
+        r#"{"id": 7} trailing"#,
+    ] {
         let result = server.call_str("read_sensor", text).await;
-        assert_eq!(result.error_kind, Some(ToolErrorKind::InvalidArgs), "{text}");
+        assert_eq!(
+            result.error_kind,
+            Some(ToolErrorKind::InvalidArgs),
+            "{text}"
+        );
         let error = result.error.unwrap();
         assert!(
             error.contains("received text that is not valid JSON"),
@@ -140,7 +155,10 @@ async fn text_that_is_not_json_is_an_argument_error() {
     }
     // Blank text is no arguments, so the required ones are missing.
     let error = server.call_str("read_sensor", "  ").await.error.unwrap();
-    assert!(error.contains("`/id`: expected a value for this required argument"), "{error}");
+    assert!(
+        error.contains("`/id`: expected a value for this required argument"),
+        "{error}"
+    );
     // The server keeps serving.
     let good = r#"{"id": 1, "unit": "fahrenheit", "tags": []}"#;
     assert!(server.call_str("read_sensor", good).await.success);
@@ -168,8 +186,14 @@ async fn limits_serde_does_not_check_are_always_checked() {
         .unwrap();
     assert!(server.call_str("bounded", r#"{"count": 10}"#).await.success);
     for (text, needle) in [
-        (r#"{"count": 11}"#, "`/count`: expected a number of at most 10"),
-        (r#"{"count": 0}"#, "`/count`: expected a number of at least 1"),
+        (
+            r#"{"count": 11}"#,
+            "`/count`: expected a number of at most 10",
+        ),
+        (
+            r#"{"count": 0}"#,
+            "`/count`: expected a number of at least 1",
+        ),
         (
             r#"{"count": 2, "word": "A1"}"#,
             "`/word`: expected a string matching the pattern `^[a-z]+$`",
@@ -228,9 +252,19 @@ async fn a_schema_of_its_own_is_checked_though_serde_would_accept() {
         .unwrap();
     let result = server.call_str("paint", r#"{"color": "mauve"}"#).await;
     let error = result.error.unwrap();
-    assert!(error.contains("allowed: \"red\", \"green\", \"blue\""), "{error}");
-    assert_eq!(runs.load(Ordering::SeqCst), 0, "ran on a color outside the schema");
-    assert_eq!(server.call_str("paint", r#"{"color": "red"}"#).await.output, "red");
+    assert!(
+        error.contains("allowed: \"red\", \"green\", \"blue\""),
+        "{error}"
+    );
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        0,
+        "ran on a color outside the schema"
+    );
+    assert_eq!(
+        server.call_str("paint", r#"{"color": "red"}"#).await.output,
+        "red"
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
@@ -263,10 +297,19 @@ async fn a_panic_while_deserializing_costs_only_its_call() {
         server.call_str("fragile", r#"{"value": "boom"}"#).await,
         server.call("fragile", json!({ "value": "boom" })).await,
     ] {
-        assert_eq!(result.error_kind, Some(ToolErrorKind::Panicked), "{result:?}");
+        assert_eq!(
+            result.error_kind,
+            Some(ToolErrorKind::Panicked),
+            "{result:?}"
+        );
         assert!(result.error.unwrap().contains("Fragile cannot hold `boom`"));
     }
-    assert!(server.call_str("fragile", r#"{"value": "ok"}"#).await.success);
+    assert!(
+        server
+            .call_str("fragile", r#"{"value": "ok"}"#)
+            .await
+            .success
+    );
 }
 
 /// Delete a record.
@@ -304,7 +347,10 @@ async fn argument_repair_still_applies_to_text() {
         .build()
         .unwrap();
     let result = server
-        .call_str("read_sensor", r#"{"id": "7", "unit": "celsius", "tags": []}"#)
+        .call_str(
+            "read_sensor",
+            r#"{"id": "7", "unit": "celsius", "tags": []}"#,
+        )
         .await;
     assert!(result.success, "{result:?}");
     assert_eq!(result.coercions.len(), 1, "{result:?}");

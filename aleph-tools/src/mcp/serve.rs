@@ -19,8 +19,8 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::McpError;
 use super::convert::{result_to_mcp, tool_to_mcp};
 use crate::schema::{Dialect, Refs};
-use crate::sync::lock;
 use crate::server::CallArgs;
+use crate::sync::lock;
 use crate::{AlephToolServer, ProgressEvent, ToolContext};
 
 /// A tool server as an MCP server.

@@ -69,11 +69,17 @@ fn object_enforced(schema: &Map<String, Value>) -> bool {
     let lists = SUBSCHEMA_LIST
         .iter()
         .filter_map(|k| schema.get(*k))
-        .all(|list| list.as_array().is_some_and(|l| l.iter().all(serde_enforces)));
+        .all(|list| {
+            list.as_array()
+                .is_some_and(|l| l.iter().all(serde_enforces))
+        });
     let maps = SUBSCHEMA_MAP
         .iter()
         .filter_map(|k| schema.get(*k))
-        .all(|map| map.as_object().is_some_and(|m| m.values().all(serde_enforces)));
+        .all(|map| {
+            map.as_object()
+                .is_some_and(|m| m.values().all(serde_enforces))
+        });
     one && lists && maps
 }
 

@@ -72,18 +72,20 @@ impl AlephToolServer {
             let entry = &call.entry;
             let mut coercions = Vec::new();
             let token = ctx.cancellation().cloned();
-            let outcome = match self.start(entry, args, ctx, call.needs_confirmation, &mut coercions)
-            {
-                Ok(work) => {
-                    let work = self.finish(entry, work);
-                    match token {
-                        // Boxed: the race stays out of the common call's future.
-                        Some(token) => Box::pin(until_cancelled(&entry.name, token, work)).await,
-                        None => work.await,
+            let outcome =
+                match self.start(entry, args, ctx, call.needs_confirmation, &mut coercions) {
+                    Ok(work) => {
+                        let work = self.finish(entry, work);
+                        match token {
+                            // Boxed: the race stays out of the common call's future.
+                            Some(token) => {
+                                Box::pin(until_cancelled(&entry.name, token, work)).await
+                            }
+                            None => work.await,
+                        }
                     }
-                }
-                Err(err) => Err(err),
-            };
+                    Err(err) => Err(err),
+                };
             let mut result = match outcome {
                 Ok(output) => ToolResult::ok(output, started.elapsed()),
                 Err(err) => ToolResult::err(&err, started.elapsed()),

@@ -31,12 +31,12 @@ use arc_swap::ArcSwap;
 use serde_json::Value;
 
 pub use self::builder::ToolServerBuilder;
-pub use self::call::ToolCallRequest;
 pub(crate) use self::call::CallArgs;
+pub use self::call::ToolCallRequest;
 pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
 use self::filter::CompiledFilter;
-use self::gated::Gated;
 pub use self::filter::{FilterError, ToolFilter};
+use self::gated::Gated;
 pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
 pub use self::providers::IncompatibleTools;
 use self::providers::{Quarantine, ToolLists};

@@ -10,8 +10,8 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::Value;
 
-use super::{AlephToolServer, CallArgs};
 use super::table::Entry;
+use super::{AlephToolServer, CallArgs};
 use crate::context::ToolContext;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
 use crate::provider::{
@@ -248,7 +248,9 @@ impl AlephToolServer {
     ) -> (ToolResult, Option<String>) {
         match &call.arguments {
             Ok(arguments) => {
-                let result = self.run(&call.name, CallArgs::Borrowed(arguments), ctx).await;
+                let result = self
+                    .run(&call.name, CallArgs::Borrowed(arguments), ctx)
+                    .await;
                 let tool = result.tool_that_ran(&call.name).to_owned();
                 (result, Some(tool))
             }
