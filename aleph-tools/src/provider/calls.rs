@@ -269,22 +269,32 @@ fn name_of(call: &Value) -> String {
 /// OpenAI's arguments: JSON text (some compatible servers send the object itself).
 pub(crate) fn arguments_text(arguments: Option<&Value>) -> Result<Value, BadArguments> {
     match arguments {
-        Some(Value::String(text)) if text.trim().is_empty() => Ok(Value::Object(Map::new())),
-        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+        Some(Value::String(text)) => match parse_arguments_text(text) {
             Ok(value) => arguments_object(Some(&value)).map_err(|mut bad| {
                 bad.raw.clone_from(text);
                 bad
             }),
-            Err(err) => Err(BadArguments {
+            Err(received) => Err(BadArguments {
                 raw: text.clone(),
-                received: format!(
-                    "text that is not valid JSON ({err}): {:?}",
-                    crate::compress_snapshot(text, QUOTE_CHARS)
-                ),
+                received,
             }),
         },
         other => arguments_object(other),
     }
+}
+
+/// Arguments sent as JSON text, as a value: blank text is no arguments. `Err` says what
+/// came instead, for an argument error.
+pub(crate) fn parse_arguments_text(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_json::from_str(text).map_err(|err| {
+        format!(
+            "text that is not valid JSON ({err}): {:?}",
+            crate::compress_snapshot(text, QUOTE_CHARS)
+        )
+    })
 }
 
 /// Arguments sent as a JSON value: an object, or nothing for a tool without arguments.

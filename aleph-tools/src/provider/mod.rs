@@ -49,6 +49,7 @@ mod tools;
 
 #[cfg(feature = "clients")]
 pub(crate) use self::calls::arguments_text;
+pub(crate) use self::calls::parse_arguments_text;
 pub use self::calls::{BadArguments, ProviderCall, ProviderError};
 pub use self::round::ToolRound;
 pub use self::size::{SizeReport, estimate_tokens};

@@ -4,18 +4,15 @@
 use std::fmt;
 use std::future::IntoFuture;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::AlephToolServer;
 use crate::args::ARGUMENTS_OBJECT;
-use crate::compress_snapshot;
 use crate::context::ToolContext;
 use crate::error::{ArgumentProblem, ToolError};
+use crate::provider::parse_arguments_text;
 use crate::result::ToolResult;
 use crate::tool::{BoxFuture, RawArguments};
-
-/// How much of arguments that are not JSON an error quotes.
-const QUOTE_CHARS: usize = 200;
 
 /// A call's arguments in the form the caller has them. A tool whose arguments are a serde
 /// type reads any of them directly; the others get a [`Value`].
@@ -45,12 +42,7 @@ impl CallArgs<'_> {
         match self {
             Self::Value(value) => Ok(value),
             Self::Borrowed(value) => Ok(value.clone()),
-            Self::Text(text) if text.trim().is_empty() => Ok(Value::Object(Map::new())),
-            Self::Text(text) => serde_json::from_str(text).map_err(|err| {
-                let received = format!(
-                    "text that is not valid JSON ({err}): {:?}",
-                    compress_snapshot(text, QUOTE_CHARS)
-                );
+            Self::Text(text) => parse_arguments_text(text).map_err(|received| {
                 ToolError::invalid_args(
                     tool,
                     vec![ArgumentProblem::new("", ARGUMENTS_OBJECT).received(received)],
