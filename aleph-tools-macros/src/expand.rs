@@ -272,6 +272,16 @@ fn emit(
         call_args,
     } = param_parts(analyzed, vis, args, &private);
     let required_state = required_state(&injected_types, &private);
+    // A function with no injected parameter never sees its context.
+    let context_free = analyzed
+        .params
+        .iter()
+        .all(|param| matches!(param.kind, ParamKind::Arg { .. }));
+    let reads_context = context_free.then(|| {
+        quote!(
+            const READS_CONTEXT: bool = false;
+        )
+    });
     let is_async = func.sig.asyncness.is_some();
     let invoke = if is_async {
         quote!(#fn_ident(#(#call_args),*).await)
@@ -336,6 +346,7 @@ fn emit(
                 const DESCRIPTION: &'static str = #description;
                 type Args = #args;
                 type Output = #output_ty;
+                #reads_context
 
                 #overrides
                 #required_state

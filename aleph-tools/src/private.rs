@@ -13,7 +13,10 @@ pub use crate::context::Caller;
 pub use crate::context::{FromToolContext, StateType, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::registry::ToolRegistration;
-pub use crate::tool::{AlephTool, RawArguments, ToolAnnotations, ToolCategory, TypedArguments};
+pub use crate::server::Prepared;
+pub use crate::tool::{
+    AlephTool, RawArguments, StartTyped, ToolAnnotations, ToolCategory, TypedArguments,
+};
 pub use ::core::future::Future;
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};

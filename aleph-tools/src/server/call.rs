@@ -134,6 +134,6 @@ impl<'s> IntoFuture for ToolCallRequest<'s> {
             args,
             context,
         } = self;
-        Box::pin(server.run(name, args, context))
+        server.run(name, args, context)
     }
 }

@@ -5,7 +5,7 @@
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::progress::Listeners;
 use super::repair;
-use super::{AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry};
+use super::{AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry, Prepared};
 use crate::context::{Caller, CancellationToken, ToolContext};
 use crate::error::{ToolError, panic_message};
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
@@ -32,77 +32,130 @@ struct Admitted {
     needs_confirmation: bool,
 }
 
+/// The future of a tool, or of what runs it (middleware, hooks, confirmation).
+pub(crate) type ToolFuture<'a> = dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a;
+
 /// What a call runs once its checks pass.
-enum Work<'a> {
+pub(super) enum Work<'a> {
     /// The tool's own future, to run under its time limit with panics contained.
+    Tool(Pin<&'a mut ToolFuture<'a>>),
+    /// The middleware chain and hooks, or confirmation, with what they own; they run the
+    /// tool through [`AlephToolServer::execute`] themselves.
+    Other(Pin<&'a mut ToolFuture<'a>>),
+}
+
+/// [`Work`] that owns its future.
+enum Started<'a> {
     Tool(BoxFuture<'a, Result<ToolOutput, ToolError>>),
-    /// The middleware chain and hooks, or confirmation, boxed with what they own; they run
-    /// the tool through [`AlephToolServer::execute`] themselves.
     Other(BoxFuture<'a, Result<ToolOutput, ToolError>>),
+}
+
+impl Started<'_> {
+    fn work(&mut self) -> Work<'_> {
+        match self {
+            Self::Tool(future) => Work::Tool(future.as_mut()),
+            Self::Other(future) => Work::Other(future.as_mut()),
+        }
+    }
 }
 
 impl AlephToolServer {
     /// The whole call: resolve the name (with repair), filter, confirmation, execution.
     ///
-    /// The name is resolved and the context prepared at once; the future runs the rest. It
-    /// holds the one context by place, so it stays small (the call's single allocation,
-    /// besides the tool's own future, is the box it goes in).
+    /// The name is resolved and the call prepared at once; the future runs the rest. A
+    /// typed tool whose arguments serde checks in full, called with nothing between it and
+    /// the caller (no middleware, hooks, confirmation or argument repair), reads its
+    /// arguments here and runs the whole call in the one future it boxes; every other call
+    /// takes the checked path.
     pub(crate) fn run<'a>(
         &'a self,
         name: &str,
         args: CallArgs<'a>,
         ctx: Option<ToolContext>,
-    ) -> impl Future<Output = ToolResult> + Send + use<'a> {
+    ) -> BoxFuture<'a, ToolResult> {
         // The time-stamp counter where the OS's clock agrees with it: a third of the cost.
         let started = quanta::Instant::now();
-        let listeners = Listeners::current(self.shared.settings.progress.as_ref()).map(Arc::new);
-        let mut admitted = self.admit(name).map(|admitted| {
-            let mut ctx = self.prepare(&admitted.entry, ctx);
-            if let Some(listeners) = &listeners {
-                listeners.attach(&mut ctx);
-                listeners.start(&admitted.entry.name, &args.summary());
+        let admitted = match self.admit(name) {
+            Ok(admitted) => admitted,
+            Err(err) => {
+                let result = ToolResult::err(&err, started.elapsed());
+                return Box::pin(future::ready(result));
             }
-            (admitted, ctx)
+        };
+        let fast = admitted.entry.fast.filter(|_| {
+            !admitted.needs_confirmation
+                && !self.shared.settings.repair_arguments
+                && self.shared.settings.middleware.is_empty()
+                && !self.shared.hooks.is_active()
         });
-        async move {
-            let (call, ctx) = match &mut admitted {
-                Ok((call, ctx)) => (call, ctx),
-                Err(err) => return ToolResult::err(err, started.elapsed()),
-            };
-            let entry = &call.entry;
-            let mut coercions = Vec::new();
-            let token = ctx.cancellation().cloned();
-            let outcome =
-                match self.start(entry, args, ctx, call.needs_confirmation, &mut coercions) {
-                    Ok(work) => {
-                        let work = self.finish(entry, work);
-                        match token {
-                            // Boxed: the race stays out of the common call's future.
-                            Some(token) => {
-                                Box::pin(until_cancelled(&entry.name, token, work)).await
-                            }
-                            None => work.await,
-                        }
-                    }
-                    Err(err) => Err(err),
-                };
-            let mut result = match outcome {
-                Ok(output) => ToolResult::ok(output, started.elapsed()),
-                Err(err) => ToolResult::err(&err, started.elapsed()),
-            };
-            result.coercions = coercions;
-            result.repair = call.repair.take();
-            let limit = entry
-                .definition
-                .output_limit
-                .or(self.shared.settings.default_output_limit);
-            if let Some(limit) = limit {
-                result.limit_text(limit);
+        let mut call = Prepared {
+            server: self,
+            entry: admitted.entry,
+            ctx: ctx.unwrap_or_default(),
+            ctx_ready: false,
+            started,
+            listeners: Listeners::current(self.shared.settings.progress.as_ref()).map(Arc::new),
+            repair: admitted.repair.map(Box::new),
+            needs_confirmation: admitted.needs_confirmation,
+        };
+        if fast.is_none_or(|fast| fast.reads_context) {
+            call.ready_context();
+        }
+        if let Some(listeners) = &call.listeners {
+            listeners.start(&call.entry.name, &args.summary());
+        }
+        if let Some(fast) = fast {
+            if let Err(err) = check_caller(&call.entry, &call.ctx) {
+                return Box::pin(future::ready(call.finish(Err(err))));
             }
-            if let Some(listeners) = &listeners {
-                listeners.result(&entry.name, &result);
+            match (fast.start)(call, args.raw()) {
+                Ok(running) => return running,
+                // Serde refused the arguments: the checked path says why.
+                Err(refused) => call = refused,
             }
-            result
+        }
+        Box::pin(self.run_checked(call, args))
+    }
+
+    /// The checked path: caller, arguments (repaired, validated), middleware, hooks,
+    /// confirmation, the tool.
+    async fn run_checked(&self, mut call: Prepared<'_>, args: CallArgs<'_>) -> ToolResult {
+        call.ready_context();
+        let token = call.ctx.cancellation().cloned();
+        let mut coercions = Vec::new();
+        let outcome = match self.start(
+            &call.entry,
+            args,
+            &mut call.ctx,
+            call.needs_confirmation,
+            &mut coercions,
+        ) {
+            Ok(mut started) => {
+                self.drive(&call.entry, token.as_ref(), started.work())
+                    .await
+            }
+            Err(err) => Err(err),
+        };
+        call.finish_repaired(outcome, coercions)
+    }
+
+    /// Runs `work` to its end, ended at once when `token` fires.
+    pub(super) async fn drive(
+        &self,
+        entry: &Entry,
+        token: Option<&CancellationToken>,
+        work: Work<'_>,
+    ) -> Result<ToolOutput, ToolError> {
+        let run = async move {
+            match work {
+                Work::Tool(tool) => self.limited(entry, tool).await,
+                Work::Other(other) => other.await,
+            }
+        };
+        match token {
+            // Boxed: the race stays out of the common call's future.
+            Some(token) => Box::pin(until_cancelled(&entry.name, token, run)).await,
+            None => run.await,
         }
     }
 
@@ -147,7 +200,7 @@ impl AlephToolServer {
         ctx: &'a mut ToolContext,
         needs_confirmation: bool,
         coercions: &mut Vec<Coercion>,
-    ) -> Result<Work<'a>, ToolError> {
+    ) -> Result<Started<'a>, ToolError> {
         check_caller(entry, ctx)?;
         let chain = &self.shared.settings.middleware;
         let hooks = self.shared.hooks.load_active();
@@ -167,7 +220,7 @@ impl AlephToolServer {
             });
             let chained = Next::new(Arc::clone(chain), endpoint).run(call);
             // A panic in a layer or hook costs its own call, like one in a tool.
-            return Ok(Work::Other(Box::pin(async move {
+            return Ok(Started::Other(Box::pin(async move {
                 AssertUnwindSafe(chained)
                     .catch_unwind()
                     .await
@@ -175,22 +228,14 @@ impl AlephToolServer {
             })));
         }
         let ctx: &'a ToolContext = ctx;
-        let typed = entry.tool.typed_arguments().filter(|_| {
-            entry.serde_first && !needs_confirmation && !self.shared.settings.repair_arguments
-        });
-        if let Some(typed) = typed
-            && let Some(future) = contain(entry, || typed.start(args.raw(), ctx))?
-        {
-            return Ok(Work::Tool(future));
-        }
         let args = self.check(entry, args, coercions)?;
         if needs_confirmation {
-            return Ok(Work::Other(Box::pin(
+            return Ok(Started::Other(Box::pin(
                 self.confirm_and_execute(entry, args, ctx, true),
             )));
         }
         // A hand-written tool may panic while building its future, before any poll.
-        contain(entry, || entry.tool.call(args, ctx)).map(Work::Tool)
+        contain(entry, || entry.tool.call(args, ctx)).map(Started::Tool)
     }
 
     /// Checks the arguments (repairing them first when the server does); gives back the
@@ -210,7 +255,7 @@ impl AlephToolServer {
         if self.shared.settings.repair_arguments {
             *coercions = schema::coerce(schema, &mut args);
         }
-        if entry.serde_first
+        if entry.fast.is_some()
             && let Some(typed) = entry.tool.typed_arguments()
             && contain(entry, || typed.accepts(&args))?
         {
@@ -273,10 +318,11 @@ impl AlephToolServer {
         }
     }
 
-    fn prepare(&self, entry: &Entry, ctx: Option<ToolContext>) -> ToolContext {
+    /// `ctx` as a call of `entry` runs with it: the call's id, the tool's name, the server,
+    /// and the server's defaults for what the caller left unset.
+    pub(super) fn prepare(&self, entry: &Entry, mut ctx: ToolContext) -> ToolContext {
         let shared = &self.shared;
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed);
-        let mut ctx = ctx.unwrap_or_default();
         shared.settings.apply_defaults(&mut ctx);
         ctx.for_call(call_id, Arc::clone(&entry.name), self)
     }
@@ -288,18 +334,17 @@ impl AlephToolServer {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         // A hand-written tool may panic while building its future, before any poll.
-        let future = contain(entry, || entry.tool.call(args, ctx))?;
-        self.finish(entry, Work::Tool(future)).await
+        let mut future = contain(entry, || entry.tool.call(args, ctx))?;
+        self.limited(entry, future.as_mut()).await
     }
 
-    /// Runs started work to its end: the tool under its time limit with a panic contained,
-    /// anything else as it is (it runs the tool through [`execute`](Self::execute)).
-    async fn finish(&self, entry: &Entry, work: Work<'_>) -> Result<ToolOutput, ToolError> {
-        let future = match work {
-            Work::Tool(future) => future,
-            Work::Other(future) => return future.await,
-        };
-        let guarded = AssertUnwindSafe(future).catch_unwind();
+    /// Runs the tool's future under its time limit, with a panic contained.
+    pub(super) async fn limited(
+        &self,
+        entry: &Entry,
+        tool: Pin<&mut ToolFuture<'_>>,
+    ) -> Result<ToolOutput, ToolError> {
+        let guarded = AssertUnwindSafe(tool).catch_unwind();
         let finished = match entry
             .definition
             .timeout
@@ -337,7 +382,7 @@ fn check_caller(entry: &Entry, ctx: &ToolContext) -> Result<(), ToolError> {
 }
 
 /// Runs `f`, a piece of the tool's own code, with a panic in it turned into the call's error.
-fn contain<R>(entry: &Entry, f: impl FnOnce() -> R) -> Result<R, ToolError> {
+pub(super) fn contain<R>(entry: &Entry, f: impl FnOnce() -> R) -> Result<R, ToolError> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panicked(entry, &*payload))
 }
 
@@ -350,9 +395,9 @@ fn panicked(entry: &Entry, payload: &(dyn Any + Send)) -> ToolError {
 
 /// `work`, ended at once when `token` fires: whatever is running (middleware, a wait for
 /// approval, the tool) is dropped, and the call is `Cancelled`.
-async fn until_cancelled(
+pub(super) async fn until_cancelled(
     tool: &str,
-    token: CancellationToken,
+    token: &CancellationToken,
     work: impl Future<Output = Result<ToolOutput, ToolError>>,
 ) -> Result<ToolOutput, ToolError> {
     let cancelled = pin!(token.cancelled());

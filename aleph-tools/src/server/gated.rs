@@ -25,12 +25,16 @@ impl<T> Gated<T> {
         self.value.load()
     }
 
+    /// Whether the value does anything. A call that reads `false` just before a change
+    /// runs as if it had started before it.
+    pub(super) fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
     /// The value, or `None` while it does nothing. A call that reads `None` just before a
     /// change runs as if it had started before it.
     pub(super) fn load_active(&self) -> Option<Guard<Arc<T>>> {
-        self.active
-            .load(Ordering::Acquire)
-            .then(|| self.value.load())
+        self.is_active().then(|| self.value.load())
     }
 
     /// Replaces the value; `active` says whether the new one does anything. Writers must be

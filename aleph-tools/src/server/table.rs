@@ -10,7 +10,7 @@ use crate::names::check_tool_name;
 use crate::provider::ToolListError;
 use crate::schema::{self, ArgumentValidator};
 use crate::sync::lock;
-use crate::tool::{AlephToolDyn, ToolDefinition};
+use crate::tool::{AlephToolDyn, StartTyped, ToolDefinition};
 
 /// One served tool with its definition and compiled input schema, built once when the tool
 /// was added.
@@ -19,11 +19,21 @@ pub(super) struct Entry {
     pub(super) tool: Arc<dyn AlephToolDyn>,
     pub(super) definition: Arc<ToolDefinition>,
     pub(super) validator: ArgumentValidator,
-    /// Whether serde's acceptance of the arguments is the schema's (see
-    /// [`schema::serde_enforces`]): the validator then runs only when serde refuses.
-    pub(super) serde_first: bool,
+    /// For a typed tool whose arguments serde checks in full, as the schema would (see
+    /// [`schema::serde_enforces`]), how a call starts straight from its arguments; the
+    /// validator then runs only when serde refuses. `None` for the rest.
+    pub(super) fast: Option<FastPath>,
     /// What the server's providers cannot take of it (see `providers`).
     pub(super) incompatible: Vec<ToolListError>,
+}
+
+/// A typed tool's fast path: it reads its arguments itself and runs the whole call in one
+/// boxed future (see [`TypedArguments`](crate::tool::TypedArguments)).
+#[derive(Clone, Copy)]
+pub(super) struct FastPath {
+    pub(super) start: StartTyped,
+    /// Whether the tool reads its context, which must then be prepared in full.
+    pub(super) reads_context: bool,
 }
 
 /// Name → tool. Lookups hash a short name per call, so a fast hasher pays off.
@@ -62,16 +72,22 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
     }
     check_strict(&definition)?;
     let validator = ArgumentValidator::new(&definition.parameters).map_err(invalid)?;
-    let serde_first = tool
+    let fast = tool
         .typed_arguments()
-        .is_some_and(|typed| *typed.own_schema() == definition.parameters)
-        && schema::serde_enforces(&definition.parameters);
+        .filter(|typed| {
+            *typed.own_schema() == definition.parameters
+                && schema::serde_enforces(&definition.parameters)
+        })
+        .map(|typed| FastPath {
+            start: typed.starter(),
+            reads_context: typed.reads_context(),
+        });
     Ok(Entry {
         name: Arc::from(name.as_str()),
         tool,
         definition,
         validator,
-        serde_first,
+        fast,
         incompatible: Vec::new(),
     })
 }

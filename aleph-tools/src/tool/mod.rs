@@ -16,7 +16,7 @@ use serde_json::Value;
 
 pub use self::definition::{ToolAnnotations, ToolCategory, ToolDefinition};
 pub use self::runtime::{RuntimeTool, ToolHandler};
-pub use self::typed::{RawArguments, TypedArguments};
+pub use self::typed::{RawArguments, StartTyped, TypedArguments};
 use crate::context::{Caller, StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
@@ -78,6 +78,14 @@ pub trait AlephTool: Send + Sync + 'static {
 
     /// What a successful call returns: any `Serialize` type, or [`ToolOutput`].
     type Output: IntoToolOutput + Send;
+
+    /// Whether [`call`](Self::call) reads its context. A tool that does not is given the
+    /// caller's context as it came, without the call's id, its own name, the server and the
+    /// server's state; a call costs less that way. `#[tool]` sets this to `false` for a
+    /// function with no injected parameter (`&ToolContext`, `State<T>`, `Progress`,
+    /// `CancellationToken` or another `FromToolContext` type); a hand-written tool may do the
+    /// same when it never looks at its `ctx`.
+    const READS_CONTEXT: bool = true;
 
     /// Where the tool comes from.
     fn category(&self) -> ToolCategory {

@@ -2,17 +2,19 @@
 //! [`AlephTool`]): try serde first and check against the schema only when serde refuses,
 //! and read JSON text straight into the arguments type.
 
+use std::any::Any;
+use std::pin::pin;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{AlephTool, BoxFuture};
-use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::objects_only::ObjectsOnly;
-use crate::result::{IntoToolOutput, ToolOutput};
+use crate::result::{IntoToolOutput, ToolResult};
 use crate::schema;
+use crate::server::Prepared;
 
 /// A call's arguments as the caller holds them.
 #[doc(hidden)]
@@ -24,6 +26,15 @@ pub enum RawArguments<'a> {
     Text(&'a str),
 }
 
+/// How a typed tool starts a call on the server's fast path: with its arguments read into
+/// its arguments type, the whole call (tool, time limit, result) in one boxed future; or,
+/// when they do not read, the prepared call handed back for the checked path.
+#[doc(hidden)]
+pub type StartTyped = for<'a, 'b> fn(
+    Prepared<'a>,
+    RawArguments<'b>,
+) -> Result<BoxFuture<'a, ToolResult>, Prepared<'a>>;
+
 /// A tool whose arguments are a serde type. Not public API: the server's fast path.
 #[doc(hidden)]
 pub trait TypedArguments: Send + Sync {
@@ -34,13 +45,14 @@ pub trait TypedArguments: Send + Sync {
     /// Whether `args` are an object that deserializes into the arguments type.
     fn accepts(&self, args: &Value) -> bool;
 
-    /// The call, when `args` are an object that deserializes into the arguments type;
-    /// `None` when they are not.
-    fn start<'a>(
-        &'a self,
-        args: RawArguments<'_>,
-        ctx: &'a ToolContext,
-    ) -> Option<BoxFuture<'a, Result<ToolOutput, ToolError>>>;
+    /// Whether the tool reads its context (see [`AlephTool::READS_CONTEXT`]).
+    fn reads_context(&self) -> bool;
+
+    /// How the tool starts a call on the fast path.
+    fn starter(&self) -> StartTyped;
+
+    /// The tool, to find its type again.
+    fn as_any(&self) -> &dyn Any;
 }
 
 impl<T: AlephTool> TypedArguments for T {
@@ -52,19 +64,47 @@ impl<T: AlephTool> TypedArguments for T {
         parse_value::<T::Args>(args).is_some()
     }
 
-    fn start<'a>(
-        &'a self,
-        args: RawArguments<'_>,
-        ctx: &'a ToolContext,
-    ) -> Option<BoxFuture<'a, Result<ToolOutput, ToolError>>> {
-        let args = match args {
-            RawArguments::Json(value) => parse_value::<T::Args>(value)?,
-            RawArguments::Text(text) => parse_text::<T::Args>(text)?,
-        };
-        Some(Box::pin(async move {
-            self.call(args, ctx).await?.into_tool_output()
-        }))
+    fn reads_context(&self) -> bool {
+        T::READS_CONTEXT
     }
+
+    fn starter(&self) -> StartTyped {
+        start::<T>
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// [`StartTyped`] for `T`.
+fn start<'a, T: AlephTool>(
+    call: Prepared<'a>,
+    args: RawArguments<'_>,
+) -> Result<BoxFuture<'a, ToolResult>, Prepared<'a>> {
+    let parsed = match call.contain(|| match args {
+        RawArguments::Json(value) => parse_value::<T::Args>(value),
+        RawArguments::Text(text) => parse_text::<T::Args>(text),
+    }) {
+        Ok(Some(parsed)) => parsed,
+        Ok(None) => return Err(call),
+        Err(panicked) => return Ok(Box::pin(async move { call.finish(Err(panicked)) })),
+    };
+    Ok(Box::pin(async move {
+        let outcome = match call.tool::<T>() {
+            Some(tool) => {
+                let ctx = call.context();
+                let running = pin!(async move { tool.call(parsed, ctx).await?.into_tool_output() });
+                call.drive(running).await
+            }
+            // Unreachable: the server takes this function from the tool it calls.
+            None => Err(ToolError::execution(format!(
+                "`{}` could not start: the server's fast path met a tool of another type (a bug in aleph-tools; please report it)",
+                T::NAME
+            ))),
+        };
+        call.finish(outcome)
+    }))
 }
 
 // Arguments are named, so the arguments are an object, and so is every struct in them: serde
