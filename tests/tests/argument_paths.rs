@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use aleph_tools::middleware::{self, Next, ToolCall};
 use aleph_tools::prelude::*;
-use aleph_tools::{AlephTool, ToolErrorKind};
+use aleph_tools::{AlephTool, ToolErrorKind, ToolProgressHandler};
 use serde_json::{Value, json};
 
 /// Units for a reading.
@@ -355,4 +355,157 @@ async fn argument_repair_still_applies_to_text() {
     assert!(result.success, "{result:?}");
     assert_eq!(result.coercions.len(), 1, "{result:?}");
     assert!(result.output.as_str().unwrap().starts_with("sensor 7 in C"));
+}
+
+/// Add two numbers; reads nothing of its call.
+#[tool(register = false, inline)]
+fn plain_sum(a: i64, b: i64) -> i64 {
+    PLAIN_RUNS.fetch_add(1, Ordering::SeqCst);
+    a + b
+}
+
+static PLAIN_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// Where a reading comes from.
+struct Site(&'static str);
+
+/// Say what the call's context holds.
+#[tool(register = false, inline)]
+fn introspect(ctx: &ToolContext, site: State<Site>) -> String {
+    format!(
+        "call {} of {} on a server: {}, at {}",
+        ctx.call_id(),
+        ctx.tool_name().unwrap_or("?"),
+        ctx.server().is_some(),
+        site.0
+    )
+}
+
+/// Report progress, nothing else.
+#[tool(register = false)]
+async fn progress_only(progress: Progress) {
+    progress.report(1.0, None, None);
+}
+
+/// Wait for cancellation, nothing else.
+#[tool(register = false)]
+async fn cancellable(token: CancellationToken) {
+    token.cancelled().await;
+}
+
+#[test]
+fn a_tool_reads_its_context_exactly_when_it_has_an_injected_parameter() {
+    assert!(!<PlainSumTool as AlephTool>::READS_CONTEXT);
+    assert!(!<ReadSensorTool as AlephTool>::READS_CONTEXT);
+    assert!(<IntrospectTool as AlephTool>::READS_CONTEXT);
+    assert!(<ProgressOnlyTool as AlephTool>::READS_CONTEXT);
+    assert!(<CancellableTool as AlephTool>::READS_CONTEXT);
+}
+
+#[tokio::test]
+async fn a_tool_that_reads_its_context_gets_all_of_it_on_the_fast_path() {
+    let server = AlephToolServer::builder()
+        .with_tool(IntrospectTool)
+        .with_tool(PlainSumTool)
+        .with_state(Site("the roof"))
+        .build()
+        .unwrap();
+    // Ids are the server's, one per call, whichever tools the calls went to.
+    assert!(
+        server
+            .call_str("plain_sum", r#"{"a":1,"b":2}"#)
+            .await
+            .success
+    );
+    let first = server.call_str("introspect", "{}").await;
+    let second = server.call("introspect", json!({})).await;
+    let texts: Vec<_> = [first, second]
+        .into_iter()
+        .map(|result| result.output.as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        texts[0].ends_with("of introspect on a server: true, at the roof"),
+        "{}",
+        texts[0]
+    );
+    let id = |text: &str| -> u64 { text.split(' ').nth(1).unwrap().parse().unwrap() };
+    assert!(id(&texts[1]) > id(&texts[0]), "{texts:?}");
+}
+
+#[tokio::test]
+async fn a_context_free_tool_cancelled_before_it_starts_never_runs() {
+    let server = AlephToolServer::builder()
+        .with_tool(PlainSumTool)
+        .build()
+        .unwrap();
+    let token = CancellationToken::new();
+    token.cancel();
+    let before = PLAIN_RUNS.load(Ordering::SeqCst);
+    let result = server
+        .call_str("plain_sum", r#"{"a":1,"b":2}"#)
+        .context(ToolContext::new().with_cancellation(token))
+        .await;
+    assert_eq!(
+        result.error_kind,
+        Some(ToolErrorKind::Cancelled),
+        "{result:?}"
+    );
+    assert_eq!(PLAIN_RUNS.load(Ordering::SeqCst), before);
+    // The caller's context still decides who may call.
+    let result = server
+        .call_str("plain_sum", r#"{"a":1,"b":2}"#)
+        .context(ToolContext::new().with_caller(Caller::CodeExecution))
+        .await;
+    assert_eq!(result.error_kind, Some(ToolErrorKind::PermissionDenied));
+    assert_eq!(PLAIN_RUNS.load(Ordering::SeqCst), before);
+}
+
+#[tokio::test]
+async fn progress_handlers_hear_every_call_however_it_runs() {
+    #[derive(Default)]
+    struct Heard(std::sync::Mutex<Vec<String>>);
+    impl ToolProgressHandler for Heard {
+        fn on_tool_start(&self, tool_name: &str, args_summary: &str) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("start {tool_name} {args_summary}"));
+        }
+        fn on_tool_result(&self, tool_name: &str, result_summary: &str, success: bool) {
+            let line = format!("result {tool_name} {result_summary} {success}");
+            self.0.lock().unwrap().push(line);
+        }
+        fn on_tool_progress(
+            &self,
+            tool_name: &str,
+            progress: f64,
+            _: Option<f64>,
+            _: Option<&str>,
+        ) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("progress {tool_name} {progress}"));
+        }
+    }
+    let heard = Arc::new(Heard::default());
+    let server = AlephToolServer::builder()
+        .with_tool(PlainSumTool)
+        .with_tool(ProgressOnlyTool)
+        .with_progress_handler(Arc::clone(&heard))
+        .build()
+        .unwrap();
+    server.call_str("plain_sum", r#"{"a":1,"b":2}"#).await;
+    // Refused by serde, so checked against the schema: heard the same way.
+    server.call_str("plain_sum", r#"{"a":"one"}"#).await;
+    server.call_str("progress_only", "{}").await;
+    let heard = heard.0.lock().unwrap();
+    assert_eq!(heard.len(), 7, "{heard:#?}");
+    assert_eq!(heard[0], r#"start plain_sum {"a":1,"b":2}"#);
+    assert_eq!(heard[1], "result plain_sum 3 true");
+    assert!(
+        heard[3].starts_with("result plain_sum invalid arguments"),
+        "{heard:#?}"
+    );
+    assert_eq!(heard[5], "progress progress_only 1");
 }
