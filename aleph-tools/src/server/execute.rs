@@ -189,10 +189,6 @@ impl AlephToolServer {
     /// Checks the caller and the arguments, and starts what the call runs: the middleware
     /// chain and hooks around confirmation and the tool, or straight the tool when the
     /// server has neither. The chain takes `ctx` with it.
-    ///
-    /// A tool whose arguments serde checks in full (see [`Entry::serde_first`]) going
-    /// straight to the tool gets its arguments as they came, text included; the schema is
-    /// consulted only when they do not deserialize.
     fn start<'a>(
         &'a self,
         entry: &'a Arc<Entry>,
@@ -239,7 +235,8 @@ impl AlephToolServer {
     }
 
     /// Checks the arguments (repairing them first when the server does); gives back the
-    /// arguments to run with.
+    /// arguments to run with. A tool with a [fast path](Entry::fast) asks serde first and
+    /// the schema only when serde refuses.
     fn check(
         &self,
         entry: &Entry,

@@ -1,0 +1,60 @@
+//! In process: one call by name with the model's arguments text, result as JSON text.
+//!
+//! `cargo bench --bench in_process` in `bench/peers`. rmcp is not here: its tools are called
+//! through a request context only a running service has (see `benches/mcp.rs`).
+
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use criterion::Criterion;
+use futures_util::FutureExt;
+use peers::{ADD_ARGS, DISTANCE_ARGS, aleph, floor, rig};
+
+fn bench(c: &mut Criterion) {
+    let server = aleph::server();
+    let tools = rig::tools();
+    let cases: [(&str, &str, fn(&str) -> String); 2] = [
+        ("add", ADD_ARGS, floor::add_text),
+        ("distance", DISTANCE_ARGS, floor::distance_text),
+    ];
+    for (name, args, by_hand) in cases {
+        // The three agree before they are timed.
+        let expected = by_hand(args);
+        let now = |f: std::pin::Pin<&mut dyn Future<Output = String>>| {
+            f.now_or_never().expect("finishes at once")
+        };
+        assert_eq!(
+            now(std::pin::pin!(aleph::call_text(&server, name, args))),
+            expected
+        );
+        assert_eq!(
+            now(std::pin::pin!(rig::call_text(&tools, name, args))),
+            expected
+        );
+
+        let mut group = c.benchmark_group(name);
+        group.bench_function("floor", |b| b.iter(|| by_hand(black_box(args))));
+        group.bench_function("aleph-tools", |b| {
+            b.iter(|| {
+                aleph::call_text(&server, name, black_box(args))
+                    .now_or_never()
+                    .expect("finishes at once")
+            });
+        });
+        group.bench_function("rig", |b| {
+            b.iter(|| {
+                rig::call_text(&tools, name, black_box(args))
+                    .now_or_never()
+                    .expect("finishes at once")
+            });
+        });
+        group.finish();
+    }
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    bench(&mut criterion);
+    criterion.final_summary();
+}
