@@ -272,16 +272,7 @@ fn emit(
         call_args,
     } = param_parts(analyzed, vis, args, &private);
     let required_state = required_state(&injected_types, &private);
-    // A function with no injected parameter never sees its context.
-    let context_free = analyzed
-        .params
-        .iter()
-        .all(|param| matches!(param.kind, ParamKind::Arg { .. }));
-    let reads_context = context_free.then(|| {
-        quote!(
-            const READS_CONTEXT: bool = false;
-        )
-    });
+    let reads_context = reads_context(analyzed);
     let is_async = func.sig.asyncness.is_some();
     let invoke = if is_async {
         quote!(#fn_ident(#(#call_args),*).await)
@@ -373,6 +364,20 @@ fn emit(
             #submit
         };
     }
+}
+
+/// `READS_CONTEXT = false` for a function with no injected parameter, which never sees its
+/// context; nothing (the trait's `true`) for the rest.
+fn reads_context(analyzed: &Analyzed) -> Option<TokenStream> {
+    let context_free = analyzed
+        .params
+        .iter()
+        .all(|param| matches!(param.kind, ParamKind::Arg { .. }));
+    context_free.then(|| {
+        quote!(
+            const READS_CONTEXT: bool = false;
+        )
+    })
 }
 
 /// A sync body, moved to the blocking pool so it never stalls the async workers and the

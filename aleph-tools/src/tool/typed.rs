@@ -78,6 +78,10 @@ impl<T: AlephTool> TypedArguments for T {
 }
 
 /// [`StartTyped`] for `T`.
+#[expect(
+    clippy::result_large_err,
+    reason = "a refused call goes back to the checked path as it is, with no allocation"
+)]
 fn start<'a, T: AlephTool>(
     call: Prepared<'a>,
     args: RawArguments<'_>,
