@@ -36,27 +36,12 @@ struct Admitted {
 pub(crate) type ToolFuture<'a> = dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a;
 
 /// What a call runs once its checks pass.
-pub(super) enum Work<'a> {
+enum Work<'a> {
     /// The tool's own future, to run under its time limit with panics contained.
-    Tool(Pin<&'a mut ToolFuture<'a>>),
-    /// The middleware chain and hooks, or confirmation, with what they own; they run the
-    /// tool through [`AlephToolServer::execute`] themselves.
-    Other(Pin<&'a mut ToolFuture<'a>>),
-}
-
-/// [`Work`] that owns its future.
-enum Started<'a> {
     Tool(BoxFuture<'a, Result<ToolOutput, ToolError>>),
+    /// The middleware chain and hooks, or confirmation, boxed with what they own; they run
+    /// the tool through [`AlephToolServer::execute`] themselves.
     Other(BoxFuture<'a, Result<ToolOutput, ToolError>>),
-}
-
-impl Started<'_> {
-    fn work(&mut self) -> Work<'_> {
-        match self {
-            Self::Tool(future) => Work::Tool(future.as_mut()),
-            Self::Other(future) => Work::Other(future.as_mut()),
-        }
-    }
 }
 
 impl AlephToolServer {
@@ -130,33 +115,14 @@ impl AlephToolServer {
             call.needs_confirmation,
             &mut coercions,
         ) {
-            Ok(mut started) => {
-                self.drive(&call.entry, token.as_ref(), started.work())
-                    .await
+            Ok(Work::Tool(mut tool)) => {
+                let limited = self.limited(&call.entry, tool.as_mut());
+                cancellable(&call.entry.name, token.as_ref(), limited).await
             }
+            Ok(Work::Other(other)) => cancellable(&call.entry.name, token.as_ref(), other).await,
             Err(err) => Err(err),
         };
         call.finish_repaired(outcome, coercions)
-    }
-
-    /// Runs `work` to its end, ended at once when `token` fires.
-    pub(super) async fn drive(
-        &self,
-        entry: &Entry,
-        token: Option<&CancellationToken>,
-        work: Work<'_>,
-    ) -> Result<ToolOutput, ToolError> {
-        let run = async move {
-            match work {
-                Work::Tool(tool) => self.limited(entry, tool).await,
-                Work::Other(other) => other.await,
-            }
-        };
-        match token {
-            // Boxed: the race stays out of the common call's future.
-            Some(token) => Box::pin(until_cancelled(&entry.name, token, run)).await,
-            None => run.await,
-        }
     }
 
     /// Finds the tool (repairing the name if needed) and checks the filter.
@@ -196,7 +162,7 @@ impl AlephToolServer {
         ctx: &'a mut ToolContext,
         needs_confirmation: bool,
         coercions: &mut Vec<Coercion>,
-    ) -> Result<Started<'a>, ToolError> {
+    ) -> Result<Work<'a>, ToolError> {
         check_caller(entry, ctx)?;
         let chain = &self.shared.settings.middleware;
         let hooks = self.shared.hooks.load_active();
@@ -216,7 +182,7 @@ impl AlephToolServer {
             });
             let chained = Next::new(Arc::clone(chain), endpoint).run(call);
             // A panic in a layer or hook costs its own call, like one in a tool.
-            return Ok(Started::Other(Box::pin(async move {
+            return Ok(Work::Other(Box::pin(async move {
                 AssertUnwindSafe(chained)
                     .catch_unwind()
                     .await
@@ -226,12 +192,12 @@ impl AlephToolServer {
         let ctx: &'a ToolContext = ctx;
         let args = self.check(entry, args, coercions)?;
         if needs_confirmation {
-            return Ok(Started::Other(Box::pin(
+            return Ok(Work::Other(Box::pin(
                 self.confirm_and_execute(entry, args, ctx, true),
             )));
         }
         // A hand-written tool may panic while building its future, before any poll.
-        contain(entry, || entry.tool.call(args, ctx)).map(Started::Tool)
+        contain(entry, || entry.tool.call(args, ctx)).map(Work::Tool)
     }
 
     /// Checks the arguments (repairing them first when the server does); gives back the
@@ -387,6 +353,19 @@ fn panicked(entry: &Entry, payload: &(dyn Any + Send)) -> ToolError {
     ToolError::Panicked {
         tool: entry.name.to_string(),
         message: panic_message(payload),
+    }
+}
+
+/// `work`, ended at once when `token` (if any) fires.
+pub(super) async fn cancellable(
+    tool: &str,
+    token: Option<&CancellationToken>,
+    work: impl Future<Output = Result<ToolOutput, ToolError>>,
+) -> Result<ToolOutput, ToolError> {
+    match token {
+        None => work.await,
+        // Boxed: the race stays out of the common call's future.
+        Some(token) => Box::pin(until_cancelled(tool, token, work)).await,
     }
 }
 

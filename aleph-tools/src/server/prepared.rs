@@ -58,6 +58,8 @@ impl Prepared<'_> {
         &self,
         tool: Pin<&mut ToolFuture<'_>>,
     ) -> Result<ToolOutput, ToolError> {
+        // Not `cancellable`: its future holds `limited` beside the race, and this one is on
+        // every fast call.
         match self.ctx.cancellation() {
             None => self.server.limited(&self.entry, tool).await,
             // Boxed: the race stays out of the common call's future.
