@@ -150,7 +150,10 @@ pub use context::{
 pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
 pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
 pub use patterns::PatternError;
-pub use result::{IntoToolOutput, RepairInfo, RepairStep, ToolOutput, ToolResult};
+pub use result::{
+    Content, EmbeddedResource, IntoToolOutput, MediaContent, RepairInfo, RepairStep, ResourceBody,
+    ResourceContents, ResourceLink, TextContent, ToolOutput, ToolResult,
+};
 pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
@@ -170,7 +173,7 @@ pub use tool::{
 pub mod prelude {
     pub use crate::{
         AlephTool, AlephToolServer, Caller, CancellationToken, Confirmation, ConfirmationRequest,
-        Progress, RegistryError, State, ToolCategory, ToolContext, ToolDefinition, ToolError,
-        ToolErrorKind, ToolFilter, ToolOutput, ToolResult, tool,
+        Content, Progress, RegistryError, State, ToolCategory, ToolContext, ToolDefinition,
+        ToolError, ToolErrorKind, ToolFilter, ToolOutput, ToolResult, tool,
     };
 }

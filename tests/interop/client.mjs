@@ -20,6 +20,24 @@ const ok = (name) => {
 const textOf = (result) =>
   result.content.filter((block) => block.type === "text").map((block) => block.text).join("");
 
+// Every tool, page by page; checks the pages are full but for the last, in name order.
+const listAll = async (client, pageSize) => {
+  const tools = [];
+  let cursor;
+  let pages = 0;
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor });
+    pages += 1;
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+    if (cursor !== undefined) assert.equal(page.tools.length, pageSize);
+  } while (cursor !== undefined);
+  const names = tools.map((tool) => tool.name);
+  assert.deepEqual(names, [...names].sort());
+  assert.equal(new Set(names).size, names.length);
+  return { tools, pages };
+};
+
 const [command, ...args] = process.argv.slice(2);
 const client = new Client({ name: "aleph-tools-interop", version: "1.0.0" });
 let changed;
@@ -29,15 +47,16 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed()
 try {
   await client.connect(new StdioClientTransport({ command, args, stderr: "inherit" }));
 
-  const { tools } = await client.listTools();
+  const { tools, pages } = await listAll(client, 100);
+  assert.equal(pages, 3);
   const listed = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-  for (const name of ["add", "get_weather", "fail", "slow", "grow", "explode"]) {
+  for (const name of ["add", "get_weather", "fail", "slow", "grow", "explode", "draw", "echo_249"]) {
     assert.ok(listed[name], `${name} is listed`);
   }
   for (const tool of tools.filter((tool) => tool.outputSchema)) {
     assert.equal(tool.outputSchema.type, "object", `${tool.name}'s output schema`);
   }
-  ok("tools/list parsed, every output schema an object");
+  ok("tools/list in three pages, parsed, every output schema an object");
 
   const added = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } });
   assert.notEqual(added.isError, true);
@@ -63,6 +82,18 @@ try {
   assert.match(textOf(invalid), /\/a/);
   ok("invalid arguments named by pointer");
 
+  const drawn = await client.callTool({ name: "draw", arguments: { color: "red" } });
+  assert.deepEqual(drawn.content.map((block) => block.type), ["text", "image", "resource_link"]);
+  assert.equal(drawn.content[1].mimeType, "image/png");
+  assert.ok(Buffer.from(drawn.content[1].data, "base64").subarray(0, 4).equals(Buffer.from("\x89PNG", "latin1")));
+  ok("image and resource link blocks");
+
+  await assert.rejects(
+    client.callTool({ name: "ad", arguments: { a: 1, b: 2 } }),
+    (error) => error.code === -32602 && /unknown tool `ad`.*`add`/s.test(error.message),
+  );
+  ok("unknown tool as a protocol error naming the closest tool");
+
   const steps = [];
   const slow = await client.callTool({ name: "slow", arguments: { steps: 3 } }, undefined, {
     onprogress: (progress) => steps.push(progress.progress),
@@ -76,7 +107,7 @@ try {
 
   await client.callTool({ name: "grow", arguments: { name: "sprout" } });
   await listChanged;
-  const after = (await client.listTools()).tools.map((tool) => tool.name);
+  const after = (await listAll(client, 100)).tools.map((tool) => tool.name);
   assert.ok(after.includes("sprout"), after.join(", "));
   const sprout = await client.callTool({ name: "sprout", arguments: { text: "hi" } });
   assert.notEqual(sprout.isError, true);

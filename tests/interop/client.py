@@ -8,10 +8,11 @@ for each and `passed: N` at the end; exits non-zero at the first failure.
 """
 
 import argparse
+import base64
 import sys
 
 import anyio
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 
 CHECKS = []
@@ -26,6 +27,22 @@ def text_of(result):
     return "".join(block.text for block in result.content if block.type == "text")
 
 
+async def list_all(client, page_size):
+    """Every tool, page by page; checks the pages are full but for the last, in name order."""
+    tools, cursor, pages = [], None, 0
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        pages += 1
+        tools += page.tools
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+        assert len(page.tools) == page_size, (len(page.tools), page_size)
+    names = [tool.name for tool in tools]
+    assert names == sorted(names) and len(set(names)) == len(names), names
+    return {tool.name: tool for tool in tools}, pages
+
+
 async def run(server, mode, new_tool):
     changed = anyio.Event()
 
@@ -36,9 +53,19 @@ async def run(server, mode, new_tool):
     async with Client(server, mode=mode, message_handler=on_message) as client:
         print(f"protocol: {client.protocol_version}", flush=True)
 
-        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert {"add", "get_weather", "fail", "slow", "grow"} <= set(listed), sorted(listed)
-        ok("tools/list names")
+        listed, pages = await list_all(client, 100)
+        assert {"add", "get_weather", "fail", "slow", "grow", "draw"} <= set(listed), sorted(listed)
+        assert {f"echo_{i:03}" for i in range(250)} <= set(listed), sorted(listed)
+        assert pages == 3, pages
+        ok("tools/list names, 257 tools in three pages")
+
+        try:
+            await client.list_tools(cursor="not-a-cursor!")
+        except MCPError as error:
+            assert error.code == -32602, error.error
+        else:
+            raise AssertionError("a made-up cursor was accepted")
+        ok("a cursor the server never gave is invalid params")
 
         weather = listed["get_weather"]
         assert weather.description == "Current weather for a city.", weather.description
@@ -74,10 +101,25 @@ async def run(server, mode, new_tool):
         assert "`/a`" in text_of(wrong), text_of(wrong)
         ok("invalid arguments are an isError result naming the argument")
 
-        unknown = await client.call_tool("subtract", {"a": 1, "b": 2})
-        assert unknown.is_error is True, unknown
-        assert "unknown tool" in text_of(unknown), text_of(unknown)
-        ok("unknown tool is an isError result")
+        try:
+            unknown = await client.call_tool("ad", {"a": 1, "b": 2})
+        except MCPError as error:
+            assert error.code == -32602, error.error
+            assert "unknown tool `ad`" in error.message, error.message
+            assert "`add`" in error.message, "suggests the closest name: " + error.message
+        else:
+            raise AssertionError(f"an unknown tool answered: {unknown}")
+        ok("unknown tool is a protocol error (invalid params) that suggests a name")
+
+        drawn = await client.call_tool("draw", {"color": "red"})
+        assert not drawn.is_error, drawn
+        kinds = [block.type for block in drawn.content]
+        assert kinds == ["text", "image", "resource_link"], kinds
+        image = drawn.content[1]
+        assert image.mime_type == "image/png", image
+        assert base64.b64decode(image.data).startswith(b"\x89PNG\r\n\x1a\n"), image.data
+        assert drawn.content[2].uri == "test://palette", drawn.content[2]
+        ok("image and resource link blocks")
 
         repaired = await client.call_tool("Add", {"a": 20, "b": 22})
         assert not repaired.is_error and text_of(repaired) == "42", repaired
@@ -107,7 +149,7 @@ async def run(server, mode, new_tool):
                 await changed.wait()
         ok("tools/list_changed after a hot add")
 
-        names = {tool.name for tool in (await client.list_tools()).tools}
+        names, _ = await list_all(client, 100)
         assert new_tool in names, sorted(names)
         echoed = await client.call_tool(new_tool, {"text": "hi"})
         assert echoed.structured_content == {"text": "hi"}, echoed

@@ -9,7 +9,9 @@ mod mcp_tools;
 pub mod model_api;
 mod traversal;
 
-pub use mcp_tools::{Echo, ServerSlot, Weather, mcp_test_server};
+pub use mcp_tools::{
+    ECHO_TOOLS, Echo, PAGE_SIZE, RED_PIXEL, ServerSlot, Weather, add_echo_tools, mcp_test_server,
+};
 pub use traversal::Tree;
 
 /// The example plugins' directory (`examples/plugins`), each plugin's module built beside its

@@ -58,6 +58,20 @@ fn explode() -> String {
     panic!("explode was asked to panic")
 }
 
+/// A 1×1 red PNG.
+pub const RED_PIXEL: &[u8] = include_bytes!("red_pixel.png");
+
+/// Draws a one-pixel picture of a color, with a caption.
+#[tool(read_only, register = false)]
+fn draw(
+    /// The color to draw
+    color: String,
+) -> ToolOutput {
+    ToolOutput::text(format!("A pixel of {color}:"))
+        .with_image(RED_PIXEL, "image/png")
+        .with(Content::resource_link("test://palette", "palette"))
+}
+
 /// Writes `cancelled` to its file when dropped before being disarmed: the server drops a
 /// cancelled call's tool at once, so the file proves a cancellation arrived.
 struct CancelMarker(Option<PathBuf>);
@@ -142,11 +156,32 @@ impl AlephToolDyn for Echo {
     }
 }
 
+/// How many `echo_NNN` tools [`add_echo_tools`] adds: enough for `tools/list` to come in
+/// three pages of [`PAGE_SIZE`].
+pub const ECHO_TOOLS: usize = 250;
+
+/// The page size the interop tests serve `tools/list` with.
+pub const PAGE_SIZE: usize = 100;
+
+/// Adds [`ECHO_TOOLS`] echo tools, `echo_000` to `echo_249`, so that listing them takes
+/// pages.
+///
+/// # Panics
+///
+/// Never: the names are valid and new.
+pub fn add_echo_tools(server: &AlephToolServer) {
+    for i in 0..ECHO_TOOLS {
+        server
+            .add(Echo::named(format!("echo_{i:03}")))
+            .expect("a new, valid name");
+    }
+}
+
 /// Where `grow` finds the server it adds to, filled in once the server is built.
 #[derive(Clone, Default)]
 pub struct ServerSlot(Arc<OnceLock<AlephToolServer>>);
 
-/// A server with `add`, `get_weather`, `fail`, `slow`, `grow` and `explode`.
+/// A server with `add`, `get_weather`, `fail`, `slow`, `grow`, `explode` and `draw`.
 ///
 /// # Panics
 ///
@@ -160,6 +195,7 @@ pub fn mcp_test_server() -> AlephToolServer {
         .with_tool(SlowTool)
         .with_tool(GrowTool)
         .with_tool(ExplodeTool)
+        .with_tool(DrawTool)
         .with_state(slot.clone())
         .build()
         .expect("the MCP test tools are valid");

@@ -198,7 +198,7 @@ async fn unit_output_is_null() {
 async fn tool_output_carries_text_and_data() {
     let s = server();
     let result = s.call("weather", json!({ "city": "Porto" })).await;
-    assert_eq!(result.text.as_deref(), Some("Sunny in Porto"));
+    assert_eq!(result.content, [Content::text("Sunny in Porto")]);
     assert_eq!(result.output, json!({ "city": "Porto", "sky": "clear" }));
     assert_eq!(result.model_text(), "Sunny in Porto");
 

@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use aleph_tools::mcp::McpServer;
-use aleph_tools_tests::{interop_peers, mcp_test_server};
+use aleph_tools_tests::{PAGE_SIZE, add_echo_tools, interop_peers, mcp_test_server};
 use serde_json::{Value, json};
 
 /// The number of `ok:` lines `client.py` prints when every check passes.
-const PYTHON_CHECKS: usize = 11;
+const PYTHON_CHECKS: usize = 13;
 
 /// The number of `ok:` lines `client.mjs` prints when every check passes.
-const TYPESCRIPT_CHECKS: usize = 8;
+const TYPESCRIPT_CHECKS: usize = 10;
 
 fn client() -> (PathBuf, PathBuf) {
     let peers = interop_peers();
@@ -49,7 +49,9 @@ fn stdio(mode: &str) {
 async fn http(mode: &str) {
     let (python, script) = client();
     let tools = mcp_test_server();
+    add_echo_tools(&tools);
     let http = McpServer::new(&tools)
+        .with_page_size(PAGE_SIZE)
         .serve_http("127.0.0.1:0")
         .await
         .expect("bind a loopback port");
@@ -209,7 +211,9 @@ async fn malformed_http_requests_leave_the_server_serving() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let tools = mcp_test_server();
+    add_echo_tools(&tools);
     let http = McpServer::new(&tools)
+        .with_page_size(PAGE_SIZE)
         .serve_http("127.0.0.1:0")
         .await
         .expect("bind");
@@ -255,4 +259,6 @@ async fn malformed_http_requests_leave_the_server_serving() {
         .call("add", serde_json::json!({ "a": 1, "b": 2 }))
         .await;
     assert!(sum.success, "{sum:?}");
+    // The wrapping client followed the cursors through every page.
+    assert_eq!(agent.len(), tools.len(), "{:?}", agent.tool_names());
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use aleph_tools::mcp::{McpConnection, McpEndpoint, McpError, McpServer};
 use aleph_tools::{
-    AlephToolServer, CancellationToken, ProgressEvent, ToolCategory, ToolContext, ToolErrorKind,
-    ToolFilter, ToolResult,
+    AlephToolServer, CancellationToken, Content, ProgressEvent, ToolCategory, ToolContext,
+    ToolErrorKind, ToolFilter, ToolResult,
 };
 use aleph_tools_tests::{Echo, interop_peers, mcp_test_server};
 use serde_json::{Value, json};
@@ -136,7 +136,8 @@ async fn everything_servers_images_structured_content_and_progress_come_through(
         .await
         .expect("connect to server-everything");
 
-    // Content other than text is described for the model and kept whole as data.
+    // Content blocks come through as they are: the image is still an image, and a model
+    // that reads only text reads a line describing it.
     let image = server.call("everything_get-tiny-image", json!({})).await;
     assert!(image.success, "{image:?}");
     assert!(
@@ -144,11 +145,26 @@ async fn everything_servers_images_structured_content_and_progress_come_through(
         "{}",
         text(&image)
     );
+    let png = image
+        .content
+        .iter()
+        .find_map(|block| match block {
+            Content::Image(image) => Some(image),
+            _ => None,
+        })
+        .expect("an image block");
+    assert_eq!(png.mime_type, "image/png");
+    let bytes = png.bytes().expect("valid base64");
+    assert!(bytes.starts_with(b"\x89PNG"), "{:?}", &bytes[..8]);
+    // Served again over MCP, the block is the one the remote server sent.
+    let served = image.to_mcp(false);
     assert!(
-        image
-            .output
+        served["content"]
             .as_array()
-            .is_some_and(|blocks| { blocks.iter().any(|b| b["type"] == "image") })
+            .unwrap()
+            .iter()
+            .any(|block| block["type"] == "image" && block["data"] == png.data.as_str()),
+        "{served}"
     );
 
     // Structured content comes back as the output.

@@ -1,14 +1,12 @@
 //! What maps to what between this crate's tools and results and MCP's.
 
-use std::fmt::Write as _;
-
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value};
 
 use crate::provider::{Provider, output_is_wrapped};
 use crate::schema::Dialect;
 use crate::tool::{ToolAnnotations, ToolCategory, ToolDefinition};
-use crate::{ToolError, ToolOutput, ToolResult};
+use crate::{Content, ToolError, ToolOutput, ToolResult};
 
 /// A definition as `tools/list` carries it: the MCP provider entry (schema in the MCP
 /// dialect, output schema wrapped when its root is not an object, annotations as hints).
@@ -26,7 +24,11 @@ pub(super) fn result_to_mcp(
     definition: Option<&ToolDefinition>,
 ) -> CallToolResult {
     // Built as rmcp's type directly, the same result `ToolResult::to_mcp` writes as JSON.
-    let content = vec![ContentBlock::text(result.model_text().into_owned())];
+    let content = if result.success && !result.content.is_empty() {
+        result.content.iter().map(block_to_mcp).collect()
+    } else {
+        vec![ContentBlock::text(result.model_text().into_owned())]
+    };
     // Both set `resultType: complete`, required from 2026-07-28 on; the SDK drops it for
     // clients of older versions.
     if !result.success {
@@ -71,67 +73,50 @@ pub(super) fn definition_from_mcp(name: &str, server: &str, tool: &Tool) -> Tool
     definition
 }
 
-/// A remote result as this crate's output: the text blocks joined for the model (other
-/// blocks described in brackets), the structured content as data (or, when there is none
-/// and the result holds more than text, the whole content array). `isError` becomes
-/// [`ToolError::Execution`] with the server's text.
-pub(super) fn output_from_mcp(result: CallToolResult) -> Result<ToolOutput, ToolError> {
-    let mut text = String::new();
-    let mut only_text = true;
-    for block in &result.content {
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        match block {
-            ContentBlock::Text(block) => text.push_str(&block.text),
-            other => {
-                only_text = false;
-                describe_block(&mut text, other);
-            }
-        }
+/// A content block as rmcp's: text built directly, the rest through their shared JSON
+/// shape.
+fn block_to_mcp(block: &Content) -> ContentBlock {
+    if let Some(text) = block.as_text() {
+        return ContentBlock::text(text);
     }
+    serde_json::to_value(block)
+        .and_then(serde_json::from_value)
+        .unwrap_or_else(|_| ContentBlock::text(block.describe()))
+}
+
+/// A remote content block as this crate's, kept whole; a block this crate does not know
+/// (from a newer protocol) as its description.
+fn block_from_mcp(block: &ContentBlock) -> Content {
+    if let ContentBlock::Text(text) = block
+        && text.annotations.is_none()
+        && text.meta.is_none()
+    {
+        return Content::text(text.text.clone());
+    }
+    serde_json::to_value(block)
+        .and_then(serde_json::from_value)
+        .unwrap_or_else(|err| Content::text(format!("[content this version cannot read: {err}]")))
+}
+
+/// A remote result as this crate's output: its content blocks as they are, its structured
+/// content as data. `isError` becomes [`ToolError::Execution`] with the server's text (the
+/// blocks as [`Content::describe`] gives them).
+pub(super) fn output_from_mcp(result: CallToolResult) -> Result<ToolOutput, ToolError> {
+    let content: Vec<Content> = result.content.iter().map(block_from_mcp).collect();
     if result.is_error == Some(true) {
+        let mut text = content
+            .iter()
+            .map(Content::describe)
+            .collect::<Vec<_>>()
+            .join("\n");
         if text.is_empty() {
             text = "the MCP server reported an error without a message".into();
         }
         return Err(ToolError::Execution(text));
     }
-    let data = match result.structured_content {
-        Some(data) => Some(data),
-        None if !only_text => serde_json::to_value(&result.content).ok(),
-        None => None,
-    };
-    Ok(match data {
-        Some(data) => ToolOutput::new(text, data),
-        None => ToolOutput::text(text),
-    })
-}
-
-fn describe_block(text: &mut String, block: &ContentBlock) {
-    let _ = match block {
-        ContentBlock::Image(image) => write!(
-            text,
-            "[image: {}, {} bytes of base64]",
-            image.mime_type,
-            image.data.len()
-        ),
-        ContentBlock::Audio(audio) => write!(
-            text,
-            "[audio: {}, {} bytes of base64]",
-            audio.mime_type,
-            audio.data.len()
-        ),
-        ContentBlock::ResourceLink(link) => write!(text, "[resource link: {}]", link.uri),
-        ContentBlock::Resource(resource) => match serde_json::to_value(resource) {
-            Ok(value) => write!(
-                text,
-                "[resource: {}]",
-                value["resource"]["uri"].as_str().unwrap_or("(no uri)")
-            ),
-            Err(_) => write!(text, "[resource]"),
-        },
-        _ => write!(text, "[content]"),
-    };
+    let mut output = ToolOutput::blocks(content);
+    output.data = result.structured_content;
+    Ok(output)
 }
 
 #[cfg(test)]
@@ -154,7 +139,17 @@ mod result_tests {
             &ToolError::Execution("no".into()),
             std::time::Duration::ZERO,
         );
+        let mixed = ToolResult::ok(
+            ToolOutput::text("a chart:")
+                .with_image([1, 2, 3], "image/png")
+                .with(Content::embedded_text("test://r", "text/plain", "rows"))
+                .with(Content::audio([4], "audio/wav"))
+                .with(Content::resource_link("file:///x", "x"))
+                .with_data(json!({ "rows": 2 })),
+            std::time::Duration::ZERO,
+        );
         for (result, definition) in [
+            (&mixed, None),
             (&text, None),
             (&object, None),
             (&number, None),

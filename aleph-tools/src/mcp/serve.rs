@@ -21,7 +21,7 @@ use super::convert::{result_to_mcp, tool_to_mcp};
 use crate::schema::{Dialect, Refs};
 use crate::server::CallArgs;
 use crate::sync::lock;
-use crate::{AlephToolServer, ProgressEvent, ToolContext};
+use crate::{AlephToolServer, ProgressEvent, ToolContext, ToolErrorKind};
 
 /// A tool server as an MCP server.
 ///
@@ -48,6 +48,8 @@ pub struct McpServer {
     info: Arc<ServerConfig>,
     dialect: Dialect,
     listing: Arc<Mutex<Listing>>,
+    unknown_tools_as_results: bool,
+    page_size: usize,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
     pub(super) router: Option<axum::Router>,
 }
@@ -73,6 +75,8 @@ impl McpServer {
             )),
             dialect: Dialect::MCP,
             listing: Arc::default(),
+            unknown_tools_as_results: false,
+            page_size: DEFAULT_PAGE_SIZE,
             allowed_hosts: None,
             router: None,
         }
@@ -105,6 +109,29 @@ impl McpServer {
     pub fn with_schema_refs(mut self, refs: Refs) -> Self {
         self.dialect = Dialect::Mcp { refs };
         self.listing = Arc::default();
+        self
+    }
+
+    /// How a call to a tool that is not served is answered. By default, as the protocol
+    /// says: a JSON-RPC error (`-32602`, invalid params) whose message names the tool and
+    /// the closest served names ("unknown tool `get_wether`; did you mean `get_weather`?").
+    /// With `true`, as a tool result with `isError: true` and the same message, which a
+    /// client hands to its model like any failed call, so the model reads the suggestion
+    /// and can retry; some clients show protocol errors to the user instead.
+    #[must_use]
+    pub fn with_unknown_tools_as_results(mut self, as_results: bool) -> Self {
+        self.unknown_tools_as_results = as_results;
+        self
+    }
+
+    /// How many tools one `tools/list` answer holds at most (500 unless set; at least 1).
+    /// A longer list comes in pages, in name order: each answer but the last carries a
+    /// `nextCursor` the client sends back for the next page. A cursor names the last tool
+    /// of its page, so tools added or removed between pages neither repeat nor shift the
+    /// rest.
+    #[must_use]
+    pub fn with_page_size(mut self, tools: usize) -> Self {
+        self.page_size = tools.max(1);
         self
     }
 
@@ -173,10 +200,30 @@ impl McpServer {
             info: Arc::clone(&self.info),
             dialect: self.dialect,
             listing: Arc::clone(&self.listing),
+            unknown_tools_as_results: self.unknown_tools_as_results,
+            page_size: self.page_size,
             listen_from: AtomicU64::new(0),
             _closed_on_drop: closed.clone().drop_guard(),
             closed,
         }
+    }
+}
+
+/// The most tools one `tools/list` answer holds unless
+/// [`with_page_size`](McpServer::with_page_size) says otherwise.
+const DEFAULT_PAGE_SIZE: usize = 500;
+
+/// `tools/list` cursors: the last name of a page, base64 so that clients treat it as opaque.
+mod cursor {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    pub(super) fn write(last_name: &str) -> String {
+        URL_SAFE_NO_PAD.encode(last_name)
+    }
+
+    pub(super) fn read(cursor: &str) -> Option<String> {
+        String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()
     }
 }
 
@@ -222,6 +269,10 @@ pub(super) struct Session {
     dialect: Dialect,
     /// The `tools/list` answer, shared by every session of the server.
     listing: Arc<Mutex<Listing>>,
+    /// Whether calls to tools not served are answered as `isError` results.
+    unknown_tools_as_results: bool,
+    /// The most tools one `tools/list` answer holds.
+    page_size: usize,
     /// The tool-change count when the last subscription was accepted.
     listen_from: AtomicU64,
     /// Cancelled when the connection ends, which stops its `list_changed` task.
@@ -256,14 +307,35 @@ impl ServerHandler for Session {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let version = self.tools.tools_version();
         let cached = lock(&self.listing).get(version);
         let tools = cached.unwrap_or_else(|| self.build_listing(version));
+        let start = match request.and_then(|request| request.cursor) {
+            None => 0,
+            Some(cursor) => {
+                let after = cursor::read(&cursor).ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!(
+                            "`{cursor}` is not a cursor this server gave; list the tools again \
+                             without a cursor to start from the first page"
+                        ),
+                        None,
+                    )
+                })?;
+                // The list is in name order: the page goes on after the last name seen.
+                tools.partition_point(|tool| *tool.name <= *after)
+            }
+        };
+        let end = tools.len().min(start.saturating_add(self.page_size));
+        let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        if end < tools.len() {
+            page.next_cursor = Some(cursor::write(&tools[end - 1].name));
+        }
         // Tools come and go at any time: a client may not cache the list.
-        Ok(ListToolsResult::with_all_items(tools.to_vec()).with_ttl_ms(0))
+        Ok(page.with_ttl_ms(0))
     }
 
     async fn call_tool(
@@ -286,6 +358,12 @@ impl ServerHandler for Session {
             .await;
         if let Some(forwarder) = progress {
             forwarder.flush().await;
+        }
+        if result.error_kind == Some(ToolErrorKind::NotFound) && !self.unknown_tools_as_results {
+            return Err(ErrorData::invalid_params(
+                result.model_text().into_owned(),
+                Some(serde_json::json!({ "name": request.name })),
+            ));
         }
         let definition = self.tools.definition(result.tool_that_ran(&request.name));
         Ok(result_to_mcp(&result, definition.as_deref()).into())

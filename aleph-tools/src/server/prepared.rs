@@ -102,7 +102,7 @@ impl Prepared<'_> {
             Err(err) => ToolResult::err(&err, elapsed),
         };
         result.coercions = coercions;
-        result.repair = self.repair.map(|repair| *repair);
+        result.repair = self.repair;
         let limit = self.entry.definition.output_limit.or(self
             .server
             .shared

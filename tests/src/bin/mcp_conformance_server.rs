@@ -2,9 +2,9 @@
 //! HTTP on loopback. Prints its URL on the first line of stdout and serves until stdin
 //! closes.
 //!
-//! Scenarios whose tools need what the server cannot express yet (image, audio and
-//! resource content, log notifications, sampling, elicitation) have no tool here; the
-//! suite's baseline in `tests/interop/conformance-baseline.yml` lists them.
+//! Scenarios whose tools need what the server cannot express yet (log notifications,
+//! sampling, elicitation) have no tool here; the suite's baseline in
+//! `tests/interop/conformance-baseline.yml` lists them.
 
 use std::time::Duration;
 
@@ -41,6 +41,46 @@ async fn test_tool_with_progress(progress: Progress) -> String {
     // result would miss its handler. Give it a moment before answering.
     tokio::time::sleep(Duration::from_millis(20)).await;
     "progress reported: 0, 50 and 100 of 100".to_owned()
+}
+
+/// A 1×1 red PNG.
+const RED_PIXEL: &[u8] = aleph_tools_tests::RED_PIXEL;
+
+/// Eight samples of silence, as WAV.
+const SILENCE: &[u8] = include_bytes!("../silence.wav");
+
+/// Returns a one-pixel PNG.
+#[tool(register = false)]
+fn test_image_content() -> ToolOutput {
+    ToolOutput::image(RED_PIXEL, "image/png")
+}
+
+/// Returns a short WAV sound.
+#[tool(register = false)]
+fn test_audio_content() -> ToolOutput {
+    ToolOutput::audio(SILENCE, "audio/wav")
+}
+
+/// Returns a text resource carried inline.
+#[tool(register = false)]
+fn test_embedded_resource() -> ToolOutput {
+    ToolOutput::blocks([Content::embedded_text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )])
+}
+
+/// Returns text, an image and a resource together.
+#[tool(register = false)]
+fn test_multiple_content_types() -> ToolOutput {
+    ToolOutput::text("Multiple content types test:")
+        .with_image(RED_PIXEL, "image/png")
+        .with(Content::embedded_text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        ))
 }
 
 /// A tool whose hand-written schema uses JSON Schema 2020-12 keywords (`$schema`, `$defs`,
@@ -92,6 +132,10 @@ async fn main() -> anyhow::Result<()> {
         .with_tool(TestSimpleTextTool)
         .with_tool(TestErrorHandlingTool)
         .with_tool(TestToolWithProgressTool)
+        .with_tool(TestImageContentTool)
+        .with_tool(TestAudioContentTool)
+        .with_tool(TestEmbeddedResourceTool)
+        .with_tool(TestMultipleContentTypesTool)
         .with_dyn_tool(SchemaKeywords)
         .build()?;
     let http = McpServer::new(&tools)

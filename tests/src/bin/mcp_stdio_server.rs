@@ -1,10 +1,16 @@
-//! The MCP test tools served over stdio, for clients that start their server as a command.
+//! The MCP test tools served over stdio, for clients that start their server as a command:
+//! the tools of `mcp_test_server` and 250 echo tools, listed 100 to a page.
 
 use aleph_tools::mcp::McpServer;
+use aleph_tools_tests::{PAGE_SIZE, add_echo_tools, mcp_test_server};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let server = aleph_tools_tests::mcp_test_server();
-    McpServer::new(&server).serve_stdio().await?;
+    let server = mcp_test_server();
+    add_echo_tools(&server);
+    McpServer::new(&server)
+        .with_page_size(PAGE_SIZE)
+        .serve_stdio()
+        .await?;
     Ok(())
 }

@@ -110,6 +110,7 @@ async fn round(
     server.run_tool_calls(provider, &response).await.unwrap()
 }
 
+mod media;
 mod rounds;
 mod sizes;
 mod tool_lists;

@@ -1,4 +1,5 @@
-//! What a tool call produces: [`ToolOutput`] from the tool, [`ToolResult`] from the server.
+//! What a tool call produces: [`ToolOutput`] from the tool, [`ToolResult`] from the server,
+//! and the [`Content`] blocks both carry.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -9,25 +10,38 @@ use serde_json::Value;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::schema::Coercion;
 
-/// A tool's answer: text for the model, structured data for programs, or both.
+mod content;
+
+pub use self::content::{
+    Content, EmbeddedResource, MediaContent, ResourceBody, ResourceContents, ResourceLink,
+    TextContent,
+};
+
+/// A tool's answer: content for the model (text, images, audio, resources), structured data
+/// for programs, or both.
 ///
-/// Return it from a `#[tool]` function to choose the text the model reads while keeping the
+/// Return it from a `#[tool]` function to choose what the model reads while keeping the
 /// data for code. Tools that return any other `Serialize` type produce data only, and the
 /// model reads that data as JSON.
 ///
 /// ```
-/// use aleph_tools::ToolOutput;
+/// use aleph_tools::{Content, ToolOutput};
 /// use serde_json::json;
 ///
 /// let out = ToolOutput::new("72°F and sunny in Lisbon", json!({ "temp_f": 72 }));
 /// assert_eq!(out.model_text(), "72°F and sunny in Lisbon");
 /// assert_eq!(out.data, Some(json!({ "temp_f": 72 })));
+///
+/// let chart = ToolOutput::text("Sales by month:").with_image(b"\x89PNG\r\n\x1a\n", "image/png");
+/// assert!(matches!(chart.content[1], Content::Image(_)));
+/// assert_eq!(chart.model_text(), "Sales by month:\n[image: image/png, 8 bytes]");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct ToolOutput {
-    /// Text written for the model, if the tool wrote any.
-    pub text: Option<String>,
+    /// What the model (or the user) should see, in order; empty when the tool produced data
+    /// only.
+    pub content: Vec<Content>,
     /// Structured data for programs, if the tool produced any.
     pub data: Option<Value>,
 }
@@ -36,36 +50,92 @@ impl ToolOutput {
     /// Text for the model and structured data for programs.
     pub fn new(text: impl Into<String>, data: Value) -> Self {
         Self {
-            text: Some(text.into()),
+            content: vec![Content::text(text)],
             data: Some(data),
         }
     }
 
     /// Text only.
     pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            text: Some(text.into()),
-            data: None,
-        }
+        Self::blocks([Content::text(text)])
     }
 
     /// Structured data only; the model reads it as JSON.
     pub fn json(data: Value) -> Self {
         Self {
-            text: None,
+            content: Vec::new(),
             data: Some(data),
         }
     }
 
-    /// The text the model should read: the tool's text, or else its data (a JSON string as
-    /// is, anything else as compact JSON), or else nothing.
-    pub fn model_text(&self) -> Cow<'_, str> {
-        match (&self.text, &self.data) {
-            (Some(text), _) => Cow::Borrowed(text),
-            (None, Some(data)) => render(data),
-            (None, None) => Cow::Borrowed(""),
+    /// An image from its bytes and MIME type (`image/png`, `image/jpeg`, …).
+    pub fn image(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Self::blocks([Content::image(bytes, mime_type)])
+    }
+
+    /// A sound from its bytes and MIME type (`audio/wav`, `audio/mpeg`, …).
+    pub fn audio(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Self::blocks([Content::audio(bytes, mime_type)])
+    }
+
+    /// These content blocks, in order.
+    pub fn blocks(blocks: impl IntoIterator<Item = Content>) -> Self {
+        Self {
+            content: blocks.into_iter().collect(),
+            data: None,
         }
     }
+
+    /// Adds a content block after the others.
+    #[must_use]
+    pub fn with(mut self, block: impl Into<Content>) -> Self {
+        self.content.push(block.into());
+        self
+    }
+
+    /// Adds an image after the other blocks.
+    #[must_use]
+    pub fn with_image(self, bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        self.with(Content::image(bytes, mime_type))
+    }
+
+    /// Sets the structured data.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The text the model should read: each content block (a text block as is, anything
+    /// else described, see [`Content::describe`]) on its own line; without content, the
+    /// data (a JSON string as is, anything else as compact JSON); else nothing.
+    pub fn model_text(&self) -> Cow<'_, str> {
+        if self.content.is_empty() {
+            return self.data.as_ref().map_or(Cow::Borrowed(""), render);
+        }
+        join_described(&self.content)
+    }
+}
+
+/// The blocks as text, one per line; a single text block is borrowed.
+fn join_described(blocks: &[Content]) -> Cow<'_, str> {
+    match blocks {
+        [only] => only.describe(),
+        _ => Cow::Owned(
+            blocks
+                .iter()
+                .map(Content::describe)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    }
+}
+
+/// The text blocks alone, joined by newlines; `None` when there are none.
+fn joined_text(blocks: &[Content]) -> Option<String> {
+    let mut texts = blocks.iter().filter_map(Content::as_text).peekable();
+    texts.peek()?;
+    Some(texts.collect::<Vec<_>>().join("\n"))
 }
 
 fn render(value: &Value) -> Cow<'_, str> {
@@ -120,11 +190,13 @@ impl IntoToolOutput for ToolOutput {
 pub struct ToolResult {
     /// Whether the tool ran and succeeded.
     pub success: bool,
-    /// The tool's structured output; its text when it wrote only text; `null` on failure.
+    /// The tool's structured output; without one, the text of its text blocks (joined by
+    /// newlines); `null` on failure or when the tool gave neither.
     pub output: Value,
-    /// Text the tool wrote for the model, when it wrote any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
+    /// The content blocks the tool gave for the model (see [`ToolOutput::content`]); empty
+    /// when it gave data only, and on failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<Content>,
     /// The model-facing error message when `success` is false.
     pub error: Option<String>,
     /// The machine-facing kind of the error when `success` is false.
@@ -140,22 +212,21 @@ pub struct ToolResult {
     /// The name the caller sent, when it was not the tool's and name repair found the tool
     /// (`WebSearch` for `web_search`); `None` when the name was exact or no tool was found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repair: Option<RepairInfo>,
+    pub repair: Option<Box<RepairInfo>>,
 }
 
 impl ToolResult {
     /// A successful result.
     pub fn ok(output: ToolOutput, duration: Duration) -> Self {
-        let ToolOutput { text, data } = output;
-        let output = match (data, &text) {
-            (Some(data), _) => data,
-            (None, Some(text)) => Value::String(text.clone()),
-            (None, None) => Value::Null,
+        let ToolOutput { content, data } = output;
+        let output = match data {
+            Some(data) => data,
+            None => joined_text(&content).map_or(Value::Null, Value::String),
         };
         Self {
             success: true,
             output,
-            text,
+            content,
             error: None,
             error_kind: None,
             duration_ms: millis(duration),
@@ -169,7 +240,7 @@ impl ToolResult {
         Self {
             success: false,
             output: Value::Null,
-            text: None,
+            content: Vec::new(),
             error: Some(error.to_string()),
             error_kind: Some(error.kind()),
             duration_ms: millis(duration),
@@ -179,15 +250,30 @@ impl ToolResult {
     }
 
     /// Shortens the text the model reads to `max_chars` (see
-    /// [`compress_snapshot`](crate::compress_snapshot)); `output` stays whole.
+    /// [`compress_snapshot`](crate::compress_snapshot)): the text blocks, made one, or the
+    /// rendered output when there is no content. Other blocks and `output` stay whole.
     pub(crate) fn limit_text(&mut self, max_chars: usize) {
         if !self.success {
             return;
         }
-        let text = self.model_text();
-        if text.chars().count() > max_chars {
-            self.text = Some(crate::compress::compress_snapshot(&text, max_chars));
+        let text = if self.content.is_empty() {
+            render(&self.output)
+        } else {
+            match joined_text(&self.content) {
+                Some(text) => Cow::Owned(text),
+                None => return,
+            }
+        };
+        if text.chars().count() <= max_chars {
+            return;
         }
+        let short = Content::text(crate::compress::compress_snapshot(&text, max_chars));
+        let first_text = self
+            .content
+            .iter()
+            .position(|block| block.as_text().is_some());
+        self.content.retain(|block| block.as_text().is_none());
+        self.content.insert(first_text.unwrap_or(0), short);
     }
 
     /// The name of the tool that ran for a call to `called`: the repaired name when name
@@ -198,15 +284,18 @@ impl ToolResult {
             .map_or(called, |repair| &repair.repaired_name)
     }
 
-    /// The text to send back to the model: the error message on failure, else the tool's
-    /// text, else its output (a JSON string as is, anything else as compact JSON).
+    /// The text to send back to a model that reads only text: the error message on
+    /// failure, else the tool's content blocks (text as is, anything else described, see
+    /// [`Content::describe`]), else its output (a JSON string as is, anything else as
+    /// compact JSON).
     pub fn model_text(&self) -> Cow<'_, str> {
         if let Some(error) = &self.error {
             return Cow::Borrowed(error);
         }
-        match &self.text {
-            Some(text) => Cow::Borrowed(text),
-            None => render(&self.output),
+        if self.content.is_empty() {
+            render(&self.output)
+        } else {
+            join_described(&self.content)
         }
     }
 }
