@@ -79,6 +79,8 @@ pub async fn call(
     }
     match &result.output {
         Value::String(text) => println!("{text}"),
+        // Content without data (an image, a resource): what a text-only model would read.
+        Value::Null if !result.content.is_empty() => println!("{}", result.model_text()),
         output => println!("{}", serde_json::to_string_pretty(output)?),
     }
     Ok(())

@@ -34,6 +34,9 @@ enum Flag {
 enum Valued {
     Name,
     Description,
+    Title,
+    Icon,
+    Meta,
     Tags,
     Category,
     Timeout,
@@ -44,9 +47,12 @@ enum Valued {
 }
 
 impl Key {
-    const ALL: [Self; 16] = [
+    const ALL: [Self; 19] = [
         Self::Valued(Valued::Name),
         Self::Valued(Valued::Description),
+        Self::Valued(Valued::Title),
+        Self::Valued(Valued::Icon),
+        Self::Valued(Valued::Meta),
         Self::Valued(Valued::Tags),
         Self::Valued(Valued::Category),
         Self::Flag(Flag::Confirm),
@@ -74,6 +80,9 @@ impl Key {
             Self::Flag(Flag::Strict) => "strict",
             Self::Valued(Valued::Name) => "name",
             Self::Valued(Valued::Description) => "description",
+            Self::Valued(Valued::Title) => "title",
+            Self::Valued(Valued::Icon) => "icon",
+            Self::Valued(Valued::Meta) => "meta",
             Self::Valued(Valued::Tags) => "tags",
             Self::Valued(Valued::Category) => "category",
             Self::Valued(Valued::Timeout) => "timeout",
@@ -94,7 +103,7 @@ impl Key {
 
     /// Whether the key may be given more than once.
     fn repeatable(self) -> bool {
-        self == Self::Valued(Valued::Example)
+        matches!(self, Self::Valued(Valued::Example | Valued::Icon))
     }
 
     /// How the key is written, for error messages.
@@ -102,6 +111,13 @@ impl Key {
         match self {
             Self::Valued(Valued::Name) => "`name = \"web_search\"`",
             Self::Valued(Valued::Description) => "`description = \"What the tool does\"`",
+            Self::Valued(Valued::Title) => "`title = \"Web search\"`",
+            Self::Valued(Valued::Icon) => {
+                "`icon = \"https://example.com/search.svg\"` (an https: or data: URL)"
+            }
+            Self::Valued(Valued::Meta) => {
+                "`meta = r#\"{\"ui\": {\"hidden\": true}}\"#` (a JSON object)"
+            }
             Self::Valued(Valued::Tags) => "`tags = [\"web\", \"search\"]`",
             Self::Valued(Valued::Category) => "`category = Builtin` (or Mcp, Plugin, Skill)",
             Self::Valued(Valued::Timeout) => "`timeout = \"10s\"` (units: ms, s, m, h)",
@@ -132,6 +148,10 @@ const CALLERS: &[&str] = &["human", "code_execution"];
 pub(crate) struct ToolAttrs {
     pub name: Option<LitStr>,
     pub description: Option<LitStr>,
+    pub title: Option<LitStr>,
+    pub icons: Vec<LitStr>,
+    /// `meta`, checked to be a JSON object.
+    pub meta: Option<LitStr>,
     pub tags: Vec<LitStr>,
     pub category: Option<Ident>,
     pub confirm: bool,
@@ -245,6 +265,28 @@ impl ToolAttrs {
                     errors.spanned(value, "the description is empty; say what the tool does, for the model");
                 }
                 Some(s) => self.description = Some(s),
+                None => wrong(errors),
+            },
+            Valued::Title => match lit_str(value) {
+                Some(s) if s.value().trim().is_empty() => {
+                    errors.spanned(value, "the title is empty; give a name for people, or leave `title` out");
+                }
+                Some(s) => self.title = Some(s),
+                None => wrong(errors),
+            },
+            Valued::Icon => match lit_str(value) {
+                Some(s) if !s.value().starts_with("https://") && !s.value().starts_with("data:") => {
+                    errors.spanned(value, "an icon is an `https:` or `data:` URL");
+                }
+                Some(s) => self.icons.push(s),
+                None => wrong(errors),
+            },
+            Valued::Meta => match lit_str(value) {
+                Some(s) => match serde_json::from_str::<serde_json::Value>(&s.value()) {
+                    Ok(serde_json::Value::Object(_)) => self.meta = Some(s),
+                    Ok(_) => errors.spanned(value, "`meta` must be a JSON object: `{ ... }`"),
+                    Err(err) => errors.spanned(value, format!("`meta` is not JSON: {err}")),
+                },
                 None => wrong(errors),
             },
             Valued::Tags => match strings(value) {

@@ -441,6 +441,29 @@ fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
             fn requires_confirmation(&self) -> bool { true }
         });
     }
+    if let Some(title) = &attrs.title {
+        out.extend(quote! {
+            fn title(&self) -> #private::Option<#private::String> {
+                #private::Some(#private::String::from(#title))
+            }
+        });
+    }
+    if !attrs.icons.is_empty() {
+        let icons = &attrs.icons;
+        out.extend(quote! {
+            fn icons(&self) -> #private::Vec<#private::Icon> {
+                #private::Vec::from([#(#private::Icon::new(#icons)),*])
+            }
+        });
+    }
+    if let Some(meta) = &attrs.meta {
+        // Checked to be a JSON object when the macro ran.
+        out.extend(quote! {
+            fn meta(&self) -> #private::Option<#private::Map<#private::String, #private::Value>> {
+                #private::serde_json::from_str(#meta).ok()
+            }
+        });
+    }
     if !attrs.examples.is_empty() {
         let examples = &attrs.examples;
         out.extend(quote! {

@@ -161,8 +161,8 @@ pub use server::{
     ToolServerBuilder, set_tool_progress_handler,
 };
 pub use tool::{
-    AlephTool, AlephToolDyn, BoxFuture, RuntimeTool, ToolAnnotations, ToolCategory, ToolDefinition,
-    ToolHandler,
+    AlephTool, AlephToolDyn, BoxFuture, Icon, IconTheme, RuntimeTool, ToolAnnotations,
+    ToolCategory, ToolDefinition, ToolHandler,
 };
 
 /// The names most programs need: `use aleph_tools::prelude::*;`.

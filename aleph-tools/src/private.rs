@@ -5,8 +5,6 @@ use std::fmt::Display;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::schema::schema_for;
 
 pub use crate::context::Caller;
@@ -15,7 +13,7 @@ pub use crate::error::ToolError;
 pub use crate::registry::ToolRegistration;
 pub use crate::server::Prepared;
 pub use crate::tool::{
-    AlephTool, RawArguments, StartTyped, ToolAnnotations, ToolCategory, TypedArguments,
+    AlephTool, Icon, RawArguments, StartTyped, ToolAnnotations, ToolCategory, TypedArguments,
 };
 pub use ::core::future::Future;
 pub use ::core::option::Option::{self, None, Some};
@@ -28,6 +26,7 @@ pub use inventory;
 pub use schemars;
 pub use serde;
 pub use serde_json;
+pub use serde_json::{Map, Value};
 
 /// The `Ok` type of a `Result`, found through any alias (`anyhow::Result<T>`, `io::Result<T>`).
 pub trait ResultShape {

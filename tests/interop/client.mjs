@@ -82,6 +82,11 @@ try {
   assert.match(textOf(invalid), /\/a/);
   ok("invalid arguments named by pointer");
 
+  assert.equal(listed.draw.title, "Pixel painter");
+  assert.deepEqual(listed.draw.icons, [{ src: "https://example.com/brush.svg" }]);
+  assert.deepEqual(listed.draw._meta, { "example.com/preview": true });
+  ok("title, icons and _meta listed");
+
   const drawn = await client.callTool({ name: "draw", arguments: { color: "red" } });
   assert.deepEqual(drawn.content.map((block) => block.type), ["text", "image", "resource_link"]);
   assert.equal(drawn.content[1].mimeType, "image/png");

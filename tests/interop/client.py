@@ -77,7 +77,11 @@ async def run(server, mode, new_tool):
         assert weather.annotations.open_world_hint is True
         assert listed["fail"].annotations.destructive_hint is True
         assert listed["add"].output_schema["properties"]["result"]["type"] == "integer"
-        ok("descriptions, schemas, output schemas, annotations")
+        draw = listed["draw"]
+        assert draw.title == "Pixel painter", draw
+        assert [icon.src for icon in draw.icons] == ["https://example.com/brush.svg"], draw.icons
+        assert draw.meta == {"example.com/preview": True}, draw.meta
+        ok("descriptions, schemas, output schemas, annotations, title, icons, _meta")
 
         added = await client.call_tool("add", {"a": 2, "b": 3})
         assert not added.is_error, added

@@ -144,6 +144,30 @@ pub fn broken_manifests() -> Vec<BrokenManifest> {
             words: "unknown field `handlr`",
         },
         BrokenManifest {
+            what: "icon that is not a URL",
+            manifest: wasm_manifest("", &tool("[[tools.icons]]\nsrc = \"icons/t.svg\"")),
+            files: wasm,
+            key: "tools[0].icons[0].src",
+            words: "not an `https:` or `data:` URL",
+        },
+        BrokenManifest {
+            what: "unknown icon key",
+            manifest: wasm_manifest(
+                "",
+                &tool("[[tools.icons]]\nsrc = \"https://e.com/t.svg\"\nsize = \"48x48\""),
+            ),
+            files: wasm,
+            key: "",
+            words: "unknown field `size`",
+        },
+        BrokenManifest {
+            what: "empty title",
+            manifest: wasm_manifest("", &tool("title = \"\"")),
+            files: wasm,
+            key: "tools[0].title",
+            words: "is empty",
+        },
+        BrokenManifest {
             what: "bad tool name",
             manifest: wasm_manifest("", "[[tools]]\nname = \"no spaces\"\ndescription = \"d\"\n"),
             files: wasm,

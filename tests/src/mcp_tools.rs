@@ -62,7 +62,13 @@ fn explode() -> String {
 pub const RED_PIXEL: &[u8] = include_bytes!("red_pixel.png");
 
 /// Draws a one-pixel picture of a color, with a caption.
-#[tool(read_only, register = false)]
+#[tool(
+    read_only,
+    title = "Pixel painter",
+    icon = "https://example.com/brush.svg",
+    meta = r#"{"example.com/preview": true}"#,
+    register = false
+)]
 fn draw(
     /// The color to draw
     color: String,

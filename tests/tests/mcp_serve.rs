@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 const PYTHON_CHECKS: usize = 13;
 
 /// The number of `ok:` lines `client.mjs` prints when every check passes.
-const TYPESCRIPT_CHECKS: usize = 10;
+const TYPESCRIPT_CHECKS: usize = 11;
 
 fn client() -> (PathBuf, PathBuf) {
     let peers = interop_peers();

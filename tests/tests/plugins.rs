@@ -53,6 +53,17 @@ fn check_plugin_schemas(server: &AlephToolServer) {
     assert!(word_count.description.contains("Unicode scalar values"));
     assert_eq!(word_count.parameters["required"], json!(["text"]));
     assert!(word_count.output_schema.is_some());
+    assert_eq!(word_count.title.as_deref(), Some("Word count"));
+    assert_eq!(word_count.icons.len(), 1);
+    assert_eq!(
+        word_count.icons[0].mime_type.as_deref(),
+        Some("image/svg+xml")
+    );
+    assert_eq!(word_count.icons[0].sizes, ["any"]);
+    assert_eq!(
+        word_count.meta.as_ref().unwrap()["example.com/group"],
+        "text"
+    );
     assert_eq!(word_count.annotations.read_only, Some(true));
     assert!(word_count.tags.contains(&"plugin:text-tools".to_owned()));
     let slugify = server.definition("slugify").unwrap();

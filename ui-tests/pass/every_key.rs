@@ -7,6 +7,10 @@ use aleph_tools::ToolAnnotations;
 #[tool(
     name = "delete-file",
     description = "Delete one file from the workspace.",
+    title = "Delete file",
+    icon = "https://example.com/trash.svg",
+    icon = "data:image/png;base64,iVBORw0KGgo=",
+    meta = r#"{"ui": {"color": "red"}}"#,
     tags = ["fs", "danger"],
     category = Plugin,
     confirm,
@@ -38,6 +42,15 @@ fn main() {
     let def = DeleteFileTool.definition();
     assert_eq!(def.name, "delete-file");
     assert_eq!(def.description, "Delete one file from the workspace.");
+    assert_eq!(def.title.as_deref(), Some("Delete file"));
+    assert_eq!(
+        def.icons,
+        [
+            aleph_tools::Icon::new("https://example.com/trash.svg"),
+            aleph_tools::Icon::new("data:image/png;base64,iVBORw0KGgo="),
+        ]
+    );
+    assert_eq!(def.meta.unwrap()["ui"]["color"], "red");
     assert_eq!(def.tags, ["fs", "danger"]);
     assert_eq!(def.category, ToolCategory::Plugin);
     assert!(def.requires_confirmation);

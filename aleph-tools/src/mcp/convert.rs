@@ -62,6 +62,22 @@ pub(super) fn definition_from_mcp(name: &str, server: &str, tool: &Tool) -> Tool
     if let Some(output) = &tool.output_schema {
         definition = definition.with_output_schema(Value::Object(Map::clone(output)));
     }
+    definition.title = tool
+        .title
+        .clone()
+        .or_else(|| tool.annotations.as_ref()?.title.clone());
+    // Icons and `_meta` share MCP's JSON shape with this crate's; one that does not read
+    // (a newer field's type) is left out rather than failing the tool.
+    definition.icons = tool
+        .icons
+        .iter()
+        .flatten()
+        .filter_map(|icon| serde_json::from_value(serde_json::to_value(icon).ok()?).ok())
+        .collect();
+    definition.meta = tool
+        .meta
+        .as_ref()
+        .and_then(|meta| serde_json::from_value(serde_json::to_value(meta).ok()?).ok());
     if let Some(hints) = &tool.annotations {
         definition = definition.with_annotations(ToolAnnotations {
             read_only: hints.read_only_hint,

@@ -127,6 +127,9 @@ fn plugin_tools<'a>(
                     .cloned()
                     .chain([format!("plugin:{}", manifest.plugin.id)]),
             );
+        definition.title.clone_from(&section.title);
+        definition.icons = section.icons.iter().map(crate::Icon::from).collect();
+        definition.meta.clone_from(&section.meta);
         if let Some(source) = &section.output_schema {
             definition = definition.with_output_schema(
                 loaded

@@ -54,9 +54,9 @@ pub use error::PluginError;
 pub use manager::{LoadReport, PluginInfo, PluginManager, PluginStatus};
 pub use manifest::{
     ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,
-    LoadedManifest, MANIFEST_FILES, ManifestError, ManifestProblem, Mount, PLUGIN_API_VERSION,
-    Permissions, PluginInfoSection, PluginKind, PluginManifest, PromptScope, PromptSection,
-    ProviderSection, SchemaSource, ServiceSection, ToolSection,
+    IconSection, LoadedManifest, MANIFEST_FILES, ManifestError, ManifestProblem, Mount,
+    PLUGIN_API_VERSION, Permissions, PluginInfoSection, PluginKind, PluginManifest, PromptScope,
+    PromptSection, ProviderSection, SchemaSource, ServiceSection, ToolSection,
 };
 pub use messages::MessageOutcome;
 #[cfg(feature = "node")]

@@ -125,13 +125,22 @@ impl Provider {
             Self::Mcp => {
                 let mut tool = Map::new();
                 tool.insert("name".into(), name.into());
+                if let Some(title) = &definition.title {
+                    tool.insert("title".into(), title.clone().into());
+                }
                 tool.insert("description".into(), description.into());
+                if !definition.icons.is_empty() {
+                    tool.insert("icons".into(), json!(definition.icons));
+                }
                 tool.insert("inputSchema".into(), schema);
                 if let Some(output) = mcp_output_schema(definition, dialect) {
                     tool.insert("outputSchema".into(), output.map_err(fail)?);
                 }
                 if let Some(annotations) = mcp_annotations(definition.annotations) {
                     tool.insert("annotations".into(), annotations);
+                }
+                if let Some(meta) = &definition.meta {
+                    tool.insert("_meta".into(), Value::Object(meta.clone()));
                 }
                 Value::Object(tool)
             }

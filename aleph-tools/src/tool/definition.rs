@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::context::Caller;
 
@@ -89,11 +89,88 @@ impl ToolAnnotations {
     }
 }
 
+/// An image that stands for a tool in a client's interface (MCP's `Icon`).
+///
+/// ```
+/// use aleph_tools::{Icon, IconTheme};
+///
+/// let icon = Icon::new("https://example.com/search.svg")
+///     .with_mime_type("image/svg+xml")
+///     .with_sizes(["any"])
+///     .with_theme(IconTheme::Light);
+/// assert_eq!(
+///     serde_json::to_value(&icon).unwrap(),
+///     serde_json::json!({ "src": "https://example.com/search.svg", "mimeType": "image/svg+xml",
+///                         "sizes": ["any"], "theme": "light" })
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Icon {
+    /// Where the image is: an `https:` URL or a `data:` URL.
+    pub src: String,
+    /// Its MIME type, when the URL does not make it plain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The sizes it comes in, such as `"48x48"`, or `"any"` for a vector image.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<String>,
+    /// The interface theme it is drawn for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<IconTheme>,
+}
+
+impl Icon {
+    /// An icon at `src` (an `https:` or `data:` URL).
+    pub fn new(src: impl Into<String>) -> Self {
+        Self {
+            src: src.into(),
+            mime_type: None,
+            sizes: Vec::new(),
+            theme: None,
+        }
+    }
+
+    /// Sets its MIME type.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the sizes it comes in.
+    #[must_use]
+    pub fn with_sizes(mut self, sizes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.sizes = sizes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the theme it is drawn for.
+    #[must_use]
+    pub fn with_theme(mut self, theme: IconTheme) -> Self {
+        self.theme = Some(theme);
+        self
+    }
+}
+
+/// The interface theme an [`Icon`] is drawn for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum IconTheme {
+    /// For light backgrounds.
+    Light,
+    /// For dark backgrounds.
+    Dark,
+}
+
 /// Everything a model and a server need to know about a tool.
 ///
 /// Serializes with the keys `name`, `description` and `parameters` (the input JSON Schema),
-/// and, where set, `output_schema`, `category`, `annotations`, `requires_confirmation`,
-/// `examples`, `tags`, `allowed_callers`, `timeout_ms` and `strict`.
+/// and, where set, `title`, `icons`, `meta`, `output_schema`, `category`, `annotations`,
+/// `requires_confirmation`, `examples`, `tags`, `allowed_callers`, `timeout_ms`, `strict`
+/// and `output_limit`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolDefinition {
@@ -101,6 +178,15 @@ pub struct ToolDefinition {
     pub name: String,
     /// What the tool does, written for the model.
     pub description: String,
+    /// A name for people ("Web search"), shown by clients instead of `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Images that stand for the tool in a client's interface.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+    /// Data for clients beside the protocol's own fields, served as MCP's `_meta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
     /// JSON Schema of the arguments; its root is an object.
     pub parameters: Value,
     /// JSON Schema of the output, when the output type has one.
@@ -148,6 +234,9 @@ impl ToolDefinition {
         Self {
             name: name.into(),
             description: description.into(),
+            title: None,
+            icons: Vec::new(),
+            meta: None,
             parameters,
             output_schema: None,
             category: ToolCategory::Builtin,
@@ -160,6 +249,27 @@ impl ToolDefinition {
             strict: false,
             output_limit: None,
         }
+    }
+
+    /// Sets the name for people.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the icons.
+    #[must_use]
+    pub fn with_icons(mut self, icons: impl IntoIterator<Item = Icon>) -> Self {
+        self.icons = icons.into_iter().collect();
+        self
+    }
+
+    /// Sets the data served as MCP's `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
     }
 
     /// Sets the output schema.

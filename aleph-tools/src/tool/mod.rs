@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-pub use self::definition::{ToolAnnotations, ToolCategory, ToolDefinition};
+pub use self::definition::{Icon, IconTheme, ToolAnnotations, ToolCategory, ToolDefinition};
 pub use self::runtime::{RuntimeTool, ToolHandler};
 pub use self::typed::{RawArguments, StartTyped, TypedArguments};
 use crate::context::{Caller, StateType, ToolContext};
@@ -92,6 +92,21 @@ pub trait AlephTool: Send + Sync + 'static {
         ToolCategory::Builtin
     }
 
+    /// A name for people ("Web search"), shown by clients instead of the tool's name.
+    fn title(&self) -> Option<String> {
+        None
+    }
+
+    /// Images that stand for the tool in a client's interface.
+    fn icons(&self) -> Vec<Icon> {
+        Vec::new()
+    }
+
+    /// Data for clients beside the protocol's own fields, served as MCP's `_meta`.
+    fn meta(&self) -> Option<Map<String, Value>> {
+        None
+    }
+
     /// Whether a person must approve each call.
     fn requires_confirmation(&self) -> bool {
         false
@@ -149,6 +164,9 @@ pub trait AlephTool: Send + Sync + 'static {
         ToolDefinition {
             name: Self::NAME.to_owned(),
             description: Self::DESCRIPTION.to_owned(),
+            title: self.title(),
+            icons: self.icons(),
+            meta: self.meta(),
             parameters: Value::clone(&Self::input_schema()),
             output_schema: Self::output_schema().map(|s| Value::clone(&s)),
             category: self.category(),

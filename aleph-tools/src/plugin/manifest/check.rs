@@ -148,6 +148,20 @@ impl LoadedManifest {
                     "is empty; say what the tool does, for the model".into(),
                 );
             }
+            if tool.title.as_ref().is_some_and(|t| t.trim().is_empty()) {
+                add(
+                    format!("{key}.title"),
+                    "is empty; give a name for people, or leave `title` out".into(),
+                );
+            }
+            for (j, icon) in tool.icons.iter().enumerate() {
+                if !(icon.src.starts_with("https://") || icon.src.starts_with("data:")) {
+                    add(
+                        format!("{key}.icons[{j}].src"),
+                        format!("`{}` is not an `https:` or `data:` URL", icon.src),
+                    );
+                }
+            }
             if let Some(handler) = &tool.handler
                 && !is_valid_export(handler)
             {

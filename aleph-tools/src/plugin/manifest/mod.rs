@@ -17,8 +17,8 @@ pub use self::permissions::{Mount, Permissions};
 pub use self::read::LoadedManifest;
 pub use self::sections::{
     ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,
-    PluginInfoSection, PluginKind, PluginManifest, PromptScope, PromptSection, ProviderSection,
-    SchemaSource, ServiceSection, ToolSection,
+    IconSection, PluginInfoSection, PluginKind, PluginManifest, PromptScope, PromptSection,
+    ProviderSection, SchemaSource, ServiceSection, ToolSection,
 };
 
 /// The version of the plugin interface this host implements. A manifest may ask for a range

@@ -127,6 +127,33 @@ pub enum PromptScope {
     Disabled,
 }
 
+/// `[[tools.icons]]`: one icon of a tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct IconSection {
+    /// Where the image is: an `https:` or `data:` URL.
+    pub src: String,
+    /// Its MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The sizes it comes in (`"48x48"`, `"any"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<String>,
+    /// The theme it is drawn for: `light` or `dark`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<crate::IconTheme>,
+}
+
+impl From<&IconSection> for crate::Icon {
+    fn from(section: &IconSection) -> Self {
+        let mut icon = Self::new(&section.src).with_sizes(section.sizes.iter().cloned());
+        icon.mime_type.clone_from(&section.mime_type);
+        icon.theme = section.theme;
+        icon
+    }
+}
+
 /// `[[tools]]`: one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,6 +163,15 @@ pub struct ToolSection {
     pub name: String,
     /// What it does, for the model.
     pub description: String,
+    /// A name for people ("Word count"), shown by clients instead of `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `[[tools.icons]]`: images that stand for the tool in clients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<IconSection>,
+    /// `[tools.meta]`: data for clients, served as MCP's `_meta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Map<String, Value>>,
     /// The function the plugin exports for it; the tool's name when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handler: Option<String>,
