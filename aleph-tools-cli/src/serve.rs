@@ -1,6 +1,8 @@
 //! `aleph-tools serve`: the tools over MCP, on standard input and output or streamable HTTP
-//! (with the plugins' HTTP routes beside `/mcp`), with hot reload.
+//! (with the plugins' HTTP routes beside `/mcp`), with hot reload; skills and the plugins'
+//! `standalone` prompts as MCP prompts.
 
+use aleph_tools::builtin::Skills;
 use aleph_tools::mcp::McpServer;
 use anyhow::Context as _;
 
@@ -42,6 +44,11 @@ pub async fn run(
     if let Some(hosts) = &config.server.allowed_hosts {
         mcp = mcp.with_allowed_hosts(hosts.iter().cloned());
     }
+    // Skills are prompts as well as tools; so are the plugins' `standalone` prompts.
+    for dir in &config.skills {
+        mcp = mcp.with_prompts(Skills::new(dir));
+    }
+    mcp = mcp.with_prompts(host.manager.clone());
     match transport {
         Transport::Stdio => mcp.serve_stdio().await?,
         Transport::Http(addr) => {

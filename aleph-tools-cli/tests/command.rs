@@ -168,7 +168,7 @@ fn serve_builtin_is_answered_by_the_official_python_client() {
         .output()
         .unwrap();
     let text = succeeded(&output);
-    assert!(text.contains("passed: 9"), "{text}\n{}", stderr(&output));
+    assert!(text.contains("passed: 10"), "{text}\n{}", stderr(&output));
 }
 
 #[test]

@@ -177,7 +177,8 @@ pub enum ToolErrorKind {
     MissingState,
 }
 
-struct DidYouMean<'a>(&'a [String]);
+/// "; did you mean `a`?" for the names given, or nothing when there are none.
+pub(crate) struct DidYouMean<'a>(pub(crate) &'a [String]);
 
 impl fmt::Display for DidYouMean<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -50,6 +50,13 @@ async def check_skills(client, skills):
     assert answer == "Say goodbye to Ada.\n", answer
     ok("an edited skill is served without restarting the server")
 
+    prompts = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
+    assert [(a.name, a.required) for a in prompts["greet"].arguments] == [("name", True)], prompts
+    got = await client.get_prompt("greet", {"name": "Ada"})
+    assert got.messages[0].role == "user", got.messages
+    assert got.messages[0].content.text == "Say goodbye to Ada.\n", got.messages[0]
+    ok("the skill is an MCP prompt too, as it is now")
+
 
 async def run(server, root, skills):
     async with Client(server, mode="legacy") as client:

@@ -99,6 +99,16 @@ try {
   );
   ok("unknown tool as a protocol error naming the closest tool");
 
+  const { prompts } = await client.listPrompts();
+  const review = prompts.find((prompt) => prompt.name === "review");
+  assert.equal(review.title, "Code review");
+  assert.deepEqual(review.arguments.map((a) => [a.name, a.required]), [["diff", true], ["focus", false]]);
+  const got = await client.getPrompt({ name: "review", arguments: { diff: "-a\n+b" } });
+  assert.deepEqual(got.messages.map((m) => m.role), ["user", "assistant"]);
+  assert.equal(got.messages[0].content.text, "Review this diff for correctness:\n-a\n+b");
+  await assert.rejects(client.getPrompt({ name: "reveiw" }), (error) => error.code === -32602 && /`review`/.test(error.message));
+  ok("a prompt listed and fetched; an unknown prompt suggests the right one");
+
   const steps = [];
   const slow = await client.callTool({ name: "slow", arguments: { steps: 3 } }, undefined, {
     onprogress: (progress) => steps.push(progress.progress),

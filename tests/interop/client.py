@@ -129,6 +129,21 @@ async def run(server, mode, new_tool):
         assert not repaired.is_error and text_of(repaired) == "42", repaired
         ok("name repair")
 
+        prompts = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
+        review = prompts["review"]
+        assert review.title == "Code review", review
+        assert [(a.name, a.required) for a in review.arguments] == [("diff", True), ("focus", False)], review
+        got = await client.get_prompt("review", {"diff": "-a\n+b", "focus": "style"})
+        assert [m.role for m in got.messages] == ["user", "assistant"], got.messages
+        assert got.messages[0].content.text == "Review this diff for style:\n-a\n+b", got.messages[0]
+        try:
+            await client.get_prompt("review", {"focus": "style"})
+        except MCPError as error:
+            assert error.code == -32602 and "`diff`" in error.message, error.error
+        else:
+            raise AssertionError("a prompt was given without its required argument")
+        ok("a prompt listed and fetched; a missing argument is invalid params")
+
         seen = []
 
         async def on_progress(progress, total, message):

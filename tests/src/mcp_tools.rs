@@ -183,6 +183,28 @@ pub fn add_echo_tools(server: &AlephToolServer) {
     }
 }
 
+/// The prompts the MCP tests serve: `review`, with a required `diff` and an optional
+/// `focus`.
+pub fn mcp_test_prompts() -> Vec<aleph_tools::mcp::McpPrompt> {
+    use aleph_tools::mcp::{McpPrompt, PromptMessage};
+
+    vec![
+        McpPrompt::new("review", "Review a change for bugs.", |args| {
+            let focus = args.get("focus").unwrap_or("correctness");
+            vec![
+                PromptMessage::user(format!(
+                    "Review this diff for {focus}:\n{}",
+                    args.text("diff")
+                )),
+                PromptMessage::assistant("I will read it line by line."),
+            ]
+        })
+        .with_title("Code review")
+        .with_argument("diff", "The unified diff", true)
+        .with_argument("focus", "What to look for", false),
+    ]
+}
+
 /// Where `grow` finds the server it adds to, filled in once the server is built.
 #[derive(Clone, Default)]
 pub struct ServerSlot(Arc<OnceLock<AlephToolServer>>);

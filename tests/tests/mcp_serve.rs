@@ -6,14 +6,16 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use aleph_tools::mcp::McpServer;
-use aleph_tools_tests::{PAGE_SIZE, add_echo_tools, interop_peers, mcp_test_server};
+use aleph_tools_tests::{
+    PAGE_SIZE, add_echo_tools, interop_peers, mcp_test_prompts, mcp_test_server,
+};
 use serde_json::{Value, json};
 
 /// The number of `ok:` lines `client.py` prints when every check passes.
-const PYTHON_CHECKS: usize = 13;
+const PYTHON_CHECKS: usize = 14;
 
 /// The number of `ok:` lines `client.mjs` prints when every check passes.
-const TYPESCRIPT_CHECKS: usize = 11;
+const TYPESCRIPT_CHECKS: usize = 12;
 
 fn client() -> (PathBuf, PathBuf) {
     let peers = interop_peers();
@@ -52,6 +54,7 @@ async fn http(mode: &str) {
     add_echo_tools(&tools);
     let http = McpServer::new(&tools)
         .with_page_size(PAGE_SIZE)
+        .with_prompts(mcp_test_prompts())
         .serve_http("127.0.0.1:0")
         .await
         .expect("bind a loopback port");

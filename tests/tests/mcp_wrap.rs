@@ -157,14 +157,14 @@ async fn everything_servers_images_structured_content_and_progress_come_through(
     let bytes = png.bytes().expect("valid base64");
     assert!(bytes.starts_with(b"\x89PNG"), "{:?}", &bytes[..8]);
     // Served again over MCP, the block is the one the remote server sent.
-    let served = image.to_mcp(false);
+    let as_mcp = image.to_mcp(false);
     assert!(
-        served["content"]
+        as_mcp["content"]
             .as_array()
             .unwrap()
             .iter()
             .any(|block| block["type"] == "image" && block["data"] == png.data.as_str()),
-        "{served}"
+        "{as_mcp}"
     );
 
     // Structured content comes back as the output.

@@ -1,8 +1,9 @@
 //! What maps to what between this crate's tools and results and MCP's.
 
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, Prompt, PromptArgument, Role, Tool};
 use serde_json::{Map, Value};
 
+use super::prompts::{McpPrompt, PromptMessage, PromptRole};
 use crate::provider::{Provider, output_is_wrapped};
 use crate::schema::Dialect;
 use crate::tool::{ToolAnnotations, ToolCategory, ToolDefinition};
@@ -87,6 +88,39 @@ pub(super) fn definition_from_mcp(name: &str, server: &str, tool: &Tool) -> Tool
         });
     }
     definition
+}
+
+/// A prompt as `prompts/list` carries it.
+pub(super) fn prompt_to_mcp(prompt: &McpPrompt) -> Prompt {
+    let arguments: Vec<PromptArgument> = prompt
+        .arguments
+        .iter()
+        .map(|argument| {
+            let mut out = PromptArgument::new(&argument.name).with_required(argument.required);
+            if let Some(description) = &argument.description {
+                out = out.with_description(description);
+            }
+            out
+        })
+        .collect();
+    let out = Prompt::new(
+        &prompt.name,
+        Some(&prompt.description),
+        Some(arguments).filter(|arguments| !arguments.is_empty()),
+    );
+    match &prompt.title {
+        Some(title) => out.with_title(title),
+        None => out,
+    }
+}
+
+/// A prompt's message as rmcp's.
+pub(super) fn message_to_mcp(message: &PromptMessage) -> rmcp::model::PromptMessage {
+    let role = match message.role {
+        PromptRole::Assistant => Role::Assistant,
+        _ => Role::User,
+    };
+    rmcp::model::PromptMessage::new(role, block_to_mcp(&message.content))
 }
 
 /// A content block as rmcp's: text built directly, the rest through their shared JSON

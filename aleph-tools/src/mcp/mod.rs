@@ -4,9 +4,14 @@
 //! the Model Context Protocol, over stdio ([`McpServer::serve_stdio`]) or streamable HTTP
 //! ([`McpServer::serve_http`]). `tools/list` lists the tools the filter offers, with their
 //! schemas in the MCP dialect, output schemas and annotations; `tools/call` runs the whole
-//! pipeline (name repair, filter, validation, confirmation, middleware, timeouts). A tool's
-//! failure is a result with `isError: true` and the message the model should read; only
-//! faults of the protocol itself are JSON-RPC errors. Clients hear
+//! pipeline (name repair, filter, validation, confirmation, middleware, timeouts) and
+//! answers with the tool's content blocks (text, images, audio, resources) and structured
+//! content. A tool's failure is a result with `isError: true` and the message the model
+//! should read; a tool that is not served is a JSON-RPC error (`-32602`) whose message
+//! suggests the closest names, unless
+//! [`with_unknown_tools_as_results`](McpServer::with_unknown_tools_as_results) says
+//! otherwise. Long tool lists come in pages. Prompts ([`McpPrompt`], Markdown skills,
+//! plugins' `standalone` prompts) are served with [`McpServer::with_prompts`]. Clients hear
 //! `notifications/tools/list_changed` whenever the set of tools changes, progress as
 //! `notifications/progress` when they ask for it, and their `notifications/cancelled`
 //! reaches the running tool.
@@ -41,12 +46,16 @@ mod convert;
 mod error;
 mod http;
 mod names;
+mod prompts;
 mod serve;
 mod wrap;
 
 pub use self::error::McpError;
 pub use self::http::McpHttpServer;
 pub use self::names::clean_tool_name;
+pub use self::prompts::{
+    McpPrompt, PromptArgs, PromptArgument, PromptMessage, PromptRole, PromptSource,
+};
 pub use self::serve::McpServer;
 pub use self::wrap::{
     McpConnection, McpConnectionBuilder, McpEndpoint, McpRemoteTool, McpToolWrapper,

@@ -5,9 +5,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, NumberOrString,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, ListPromptsResult, ListToolsResult, NumberOrString,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, PromptsCapability,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -17,7 +18,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::McpError;
-use super::convert::{result_to_mcp, tool_to_mcp};
+use super::convert::{message_to_mcp, prompt_to_mcp, result_to_mcp, tool_to_mcp};
+use super::prompts::{McpPrompt, PromptSource};
 use crate::schema::{Dialect, Refs};
 use crate::server::CallArgs;
 use crate::sync::lock;
@@ -50,6 +52,7 @@ pub struct McpServer {
     listing: Arc<Mutex<Listing>>,
     unknown_tools_as_results: bool,
     page_size: usize,
+    prompts: Arc<[Arc<dyn PromptSource>]>,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
     pub(super) router: Option<axum::Router>,
 }
@@ -77,6 +80,7 @@ impl McpServer {
             listing: Arc::default(),
             unknown_tools_as_results: false,
             page_size: DEFAULT_PAGE_SIZE,
+            prompts: Arc::new([]),
             allowed_hosts: None,
             router: None,
         }
@@ -121,6 +125,28 @@ impl McpServer {
     #[must_use]
     pub fn with_unknown_tools_as_results(mut self, as_results: bool) -> Self {
         self.unknown_tools_as_results = as_results;
+        self
+    }
+
+    /// Serves the prompts of `source` (its prompts as they are at each request) beside the
+    /// tools, and declares the `prompts` capability. Given more than once, every source is
+    /// served; when two list the same name, the first source given wins.
+    ///
+    /// ```
+    /// use aleph_tools::AlephToolServer;
+    /// use aleph_tools::mcp::{McpPrompt, McpServer};
+    ///
+    /// let tools = AlephToolServer::new();
+    /// let server = McpServer::new(&tools)
+    ///     .with_prompts(McpPrompt::text("style", "House style.", "Answer in short sentences."));
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_prompts(mut self, source: impl PromptSource) -> Self {
+        let mut sources = self.prompts.to_vec();
+        sources.push(Arc::new(source));
+        self.prompts = sources.into();
+        Arc::make_mut(&mut self.info).capabilities.prompts = Some(PromptsCapability::default());
         self
     }
 
@@ -202,6 +228,7 @@ impl McpServer {
             listing: Arc::clone(&self.listing),
             unknown_tools_as_results: self.unknown_tools_as_results,
             page_size: self.page_size,
+            prompts: Arc::clone(&self.prompts),
             listen_from: AtomicU64::new(0),
             _closed_on_drop: closed.clone().drop_guard(),
             closed,
@@ -273,6 +300,8 @@ pub(super) struct Session {
     unknown_tools_as_results: bool,
     /// The most tools one `tools/list` answer holds.
     page_size: usize,
+    /// Where the prompts come from, in the order given.
+    prompts: Arc<[Arc<dyn PromptSource>]>,
     /// The tool-change count when the last subscription was accepted.
     listen_from: AtomicU64,
     /// Cancelled when the connection ends, which stops its `list_changed` task.
@@ -281,6 +310,20 @@ pub(super) struct Session {
 }
 
 impl Session {
+    /// Every prompt, sorted by name; of two with the same name, the first source's.
+    fn all_prompts(&self) -> Vec<McpPrompt> {
+        let mut all: Vec<McpPrompt> = Vec::new();
+        for source in self.prompts.iter() {
+            for prompt in source.prompts() {
+                if !all.iter().any(|seen| seen.name == prompt.name) {
+                    all.push(prompt);
+                }
+            }
+        }
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
     /// Builds the `tools/list` answer and keeps it for `version`.
     fn build_listing(&self, version: u64) -> Arc<[Tool]> {
         let tools: Arc<[Tool]> = self
@@ -367,6 +410,45 @@ impl ServerHandler for Session {
         }
         let definition = self.tools.definition(result.tool_that_ran(&request.name));
         Ok(result_to_mcp(&result, definition.as_deref()).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = self.all_prompts().iter().map(prompt_to_mcp).collect();
+        Ok(ListPromptsResult::with_all_items(prompts).with_ttl_ms(0))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let prompts = self.all_prompts();
+        let Some(prompt) = prompts.iter().find(|prompt| prompt.name == request.name) else {
+            let names = prompts.iter().map(|prompt| prompt.name.as_str());
+            let close: Vec<String> = crate::names::closest(&request.name, names, 3)
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown prompt `{}`{}",
+                    request.name,
+                    crate::error::DidYouMean(&close)
+                ),
+                None,
+            ));
+        };
+        let messages = prompt
+            .render(&request.arguments.unwrap_or_default())
+            .map_err(|message| ErrorData::invalid_params(message, None))?;
+        let messages = messages.iter().map(message_to_mcp).collect();
+        Ok(GetPromptResult::new(messages)
+            .with_description(prompt.description.clone())
+            .into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -17,6 +17,8 @@ pub struct PluginPrompt {
     pub scope: PromptScope,
     /// The prompt file's text.
     pub text: Arc<str>,
+    /// The plugin's description, from its manifest.
+    pub description: Option<String>,
 }
 
 impl PluginManager {
@@ -36,6 +38,20 @@ impl PluginManager {
                 _ => false,
             })
             .map(|(prompt, _)| prompt)
+            .collect();
+        prompts.sort_by(|a, b| a.plugin.cmp(&b.plugin));
+        prompts
+    }
+
+    /// The `standalone` prompts of the running plugins, sorted by plugin id: the ones a user
+    /// picks by name, which [`McpServer::with_prompts`](crate::mcp::McpServer::with_prompts)
+    /// serves as MCP prompts.
+    pub fn standalone_prompts(&self) -> Vec<PluginPrompt> {
+        let mut prompts: Vec<PluginPrompt> = self
+            .serving_prompts()
+            .into_iter()
+            .map(|(prompt, _)| prompt)
+            .filter(|prompt| prompt.scope == PromptScope::Standalone)
             .collect();
         prompts.sort_by(|a, b| a.plugin.cmp(&b.plugin));
         prompts
@@ -65,5 +81,6 @@ pub(super) fn read_prompt(loaded: &LoadedManifest) -> Result<Option<PluginPrompt
         plugin: loaded.manifest.plugin.id.clone(),
         scope: section.scope,
         text: text.into(),
+        description: loaded.manifest.plugin.description.clone(),
     }))
 }

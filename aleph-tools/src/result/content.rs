@@ -162,6 +162,18 @@ impl Content {
     }
 }
 
+impl From<&str> for Content {
+    fn from(text: &str) -> Self {
+        Self::text(text)
+    }
+}
+
+impl From<String> for Content {
+    fn from(text: String) -> Self {
+        Self::text(text)
+    }
+}
+
 /// A text block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]

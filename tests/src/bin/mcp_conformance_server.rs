@@ -2,13 +2,13 @@
 //! HTTP on loopback. Prints its URL on the first line of stdout and serves until stdin
 //! closes.
 //!
-//! Scenarios whose tools need what the server cannot express yet (log notifications,
-//! sampling, elicitation) have no tool here; the suite's baseline in
+//! Scenarios that need what the server cannot do yet (log notifications, sampling,
+//! elicitation, resources) have no tool here; the suite's baseline in
 //! `tests/interop/conformance-baseline.yml` lists them.
 
 use std::time::Duration;
 
-use aleph_tools::mcp::McpServer;
+use aleph_tools::mcp::{McpPrompt, McpServer, PromptMessage};
 use aleph_tools::prelude::*;
 use aleph_tools::schema::Refs;
 use aleph_tools::{AlephToolDyn, AlephToolServer, BoxFuture};
@@ -126,6 +126,51 @@ impl AlephToolDyn for SchemaKeywords {
     }
 }
 
+/// The prompts the suite's prompt scenarios fetch.
+fn prompts() -> Vec<McpPrompt> {
+    vec![
+        McpPrompt::text(
+            "test_simple_prompt",
+            "A prompt without arguments.",
+            "This is a simple prompt for testing.",
+        ),
+        McpPrompt::new(
+            "test_prompt_with_arguments",
+            "A prompt with two arguments.",
+            |args| {
+                vec![PromptMessage::user(format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    args.text("arg1"),
+                    args.text("arg2")
+                ))]
+            },
+        )
+        .with_argument("arg1", "First test argument", true)
+        .with_argument("arg2", "Second test argument", true),
+        McpPrompt::new(
+            "test_prompt_with_embedded_resource",
+            "A prompt that embeds a resource.",
+            |args| {
+                vec![
+                    PromptMessage::user(Content::embedded_text(
+                        args.text("resourceUri"),
+                        "text/plain",
+                        "Embedded resource content for testing.",
+                    )),
+                    PromptMessage::user("Please process the embedded resource above."),
+                ]
+            },
+        )
+        .with_argument("resourceUri", "URI of the resource to embed", true),
+        McpPrompt::new("test_prompt_with_image", "A prompt with an image.", |_| {
+            vec![
+                PromptMessage::user(Content::image(RED_PIXEL, "image/png")),
+                PromptMessage::user("Please analyze the image above."),
+            ]
+        }),
+    ]
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let tools = AlephToolServer::builder()
@@ -141,6 +186,7 @@ async fn main() -> anyhow::Result<()> {
     let http = McpServer::new(&tools)
         .with_name("aleph-tools-conformance", env!("CARGO_PKG_VERSION"))
         .with_schema_refs(Refs::Keep)
+        .with_prompts(prompts())
         .serve_http("127.0.0.1:0")
         .await?;
     println!("{}", http.url());
