@@ -125,6 +125,42 @@ mod served {
         "word ".repeat(words)
     }
 
+    /// A long caption between two images.
+    #[tool(register = false)]
+    fn album(words: usize) -> ToolOutput {
+        ToolOutput::image([1, 2, 3], "image/png")
+            .with(Content::text("word ".repeat(words)))
+            .with(Content::text("and more"))
+            .with_image([4, 5], "image/jpeg")
+    }
+
+    #[tokio::test]
+    async fn the_limit_shortens_the_text_blocks_and_keeps_the_images() {
+        let server = AlephToolServer::builder()
+            .with_tool(AlbumTool)
+            .with_output_limit(40)
+            .build()
+            .unwrap();
+        let long = server.call("album", json!({ "words": 100 })).await;
+        assert_eq!(long.content.len(), 3, "{:?}", long.content);
+        assert!(matches!(long.content[0], Content::Image(_)));
+        let text = long.content[1].as_text().expect("one shortened text block");
+        assert!(
+            text.chars().count() <= 40 && text.ends_with("more characters]"),
+            "{text}"
+        );
+        assert!(matches!(long.content[2], Content::Image(_)));
+        // The output (the text blocks, joined) stays whole.
+        assert!(long.output.as_str().unwrap().ends_with("word \nand more"));
+
+        let short = server.call("album", json!({ "words": 2 })).await;
+        assert_eq!(
+            short.content.len(),
+            4,
+            "within the limit, every block stays"
+        );
+    }
+
     #[tokio::test]
     async fn the_server_limits_what_the_model_reads_and_keeps_the_data_whole() {
         let server = AlephToolServer::builder()

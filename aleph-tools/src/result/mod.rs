@@ -194,7 +194,9 @@ pub struct ToolResult {
     /// newlines); `null` on failure or when the tool gave neither.
     pub output: Value,
     /// The content blocks the tool gave for the model (see [`ToolOutput::content`]); empty
-    /// when it gave data only, and on failure.
+    /// when it gave data only, and on failure. When the text the model reads is longer than
+    /// the output limit, its text blocks (or, for data only, the rendered data) are one
+    /// shortened text block here, and `output` stays whole.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub content: Vec<Content>,
     /// The model-facing error message when `success` is false.

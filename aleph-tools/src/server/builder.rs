@@ -153,9 +153,9 @@ impl ToolServerBuilder {
 
     /// Sets the most characters of output the model reads from one call, for tools that do
     /// not set their own. Longer output is shortened with
-    /// [`compress_snapshot`](crate::compress_snapshot) into
-    /// [`ToolResult::text`](crate::ToolResult::text); the structured `output` stays whole for
-    /// programs.
+    /// [`compress_snapshot`](crate::compress_snapshot) into one text block of
+    /// [`ToolResult::content`](crate::ToolResult::content); the structured `output` and any
+    /// image or other block stay whole.
     pub fn with_output_limit(mut self, max_chars: usize) -> Self {
         self.settings.default_output_limit = Some(max_chars);
         self
