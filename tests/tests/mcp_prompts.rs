@@ -170,7 +170,21 @@ async fn wrong_names_and_arguments_are_invalid_params() {
         ))]
     })
     .with_argument("name", "Who to greet", true);
-    let client = connect(McpServer::new(&tools).with_prompts(prompt)).await;
+    // Named after the prompts were added: the capability stays declared.
+    let client = connect(
+        McpServer::new(&tools)
+            .with_prompts(prompt)
+            .with_name("greeter", "1.0.0")
+            .with_instructions("Greets."),
+    )
+    .await;
+    let info = client.peer_info().unwrap().clone();
+    assert!(info.capabilities.prompts.is_some(), "{info:?}");
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("greeter")
+    );
+    assert_eq!(info.instructions.as_deref(), Some("Greets."));
 
     let cases = [
         (

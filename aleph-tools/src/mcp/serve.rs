@@ -72,10 +72,10 @@ impl McpServer {
     pub fn new(tools: &AlephToolServer) -> Self {
         Self {
             tools: tools.clone(),
-            info: Arc::new(server_config(
-                Implementation::new("aleph-tools", env!("CARGO_PKG_VERSION")),
-                None,
-            )),
+            info: Arc::new(server_config(Implementation::new(
+                "aleph-tools",
+                env!("CARGO_PKG_VERSION"),
+            ))),
             dialect: Dialect::MCP,
             listing: Arc::default(),
             unknown_tools_as_results: false,
@@ -89,19 +89,14 @@ impl McpServer {
     /// The name and version the server gives clients in its `initialize` answer.
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        let instructions = self.info.instructions.clone();
-        self.info = Arc::new(server_config(
-            Implementation::new(name, version),
-            instructions,
-        ));
+        Arc::make_mut(&mut self.info).server_info = Implementation::new(name, version);
         self
     }
 
     /// Instructions for the client's model: when to use these tools, how they fit together.
     #[must_use]
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
-        let implementation = self.info.server_info.clone();
-        self.info = Arc::new(server_config(implementation, Some(instructions.into())));
+        Arc::make_mut(&mut self.info).instructions = Some(instructions.into());
         self
     }
 
@@ -254,16 +249,12 @@ mod cursor {
     }
 }
 
-fn server_config(implementation: Implementation, instructions: Option<String>) -> ServerConfig {
+fn server_config(implementation: Implementation) -> ServerConfig {
     let capabilities = ServerCapabilities::builder()
         .enable_tools()
         .enable_tool_list_changed()
         .build();
-    let config = ServerConfig::new(capabilities).with_server_info(implementation);
-    match instructions {
-        Some(text) => config.with_instructions(text),
-        None => config,
-    }
+    ServerConfig::new(capabilities).with_server_info(implementation)
 }
 
 /// The `tools/list` answer built for one version of the tools.
