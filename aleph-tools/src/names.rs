@@ -50,6 +50,17 @@ pub(crate) fn check_tool_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// The names an error suggests for `wanted`: up to three of `candidates`, closest first.
+pub(crate) fn suggestions<'a>(
+    wanted: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    closest(wanted, candidates, 3)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// How alike two names are for a suggestion to be worth making.
 const LIKENESS: f64 = 0.8;
 

@@ -420,10 +420,7 @@ impl ServerHandler for Session {
         let prompts = self.all_prompts();
         let Some(prompt) = prompts.iter().find(|prompt| prompt.name == request.name) else {
             let names = prompts.iter().map(|prompt| prompt.name.as_str());
-            let close: Vec<String> = crate::names::closest(&request.name, names, 3)
-                .into_iter()
-                .map(str::to_owned)
-                .collect();
+            let close = crate::names::suggestions(&request.name, names);
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown prompt `{}`{}",

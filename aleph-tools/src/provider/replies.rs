@@ -154,22 +154,22 @@ fn pdf(block: &Content) -> Option<(&str, &str)> {
 
 /// A block as an item of a responses `function_call_output`'s `output` list.
 fn responses_part(block: &Content) -> Option<Value> {
-    if let Content::Image(image) = block {
-        return WEB_IMAGES
-            .contains(&image.mime_type.as_str())
-            .then(|| json!({ "type": "input_image", "image_url": image.data_url() }));
+    match block {
+        Content::Image(image) if WEB_IMAGES.contains(&image.mime_type.as_str()) => {
+            Some(json!({ "type": "input_image", "image_url": image.data_url() }))
+        }
+        Content::Resource(embedded) => {
+            let (data, mime) = pdf(block)?;
+            let uri = &embedded.resource.uri;
+            let filename = uri.rsplit('/').find(|name| !name.is_empty()).unwrap_or(uri);
+            Some(json!({
+                "type": "input_file",
+                "filename": filename,
+                "file_data": format!("data:{mime};base64,{data}"),
+            }))
+        }
+        _ => None,
     }
-    let (data, mime) = pdf(block)?;
-    let Content::Resource(embedded) = block else {
-        return None;
-    };
-    let uri = &embedded.resource.uri;
-    let filename = uri.rsplit('/').find(|name| !name.is_empty()).unwrap_or(uri);
-    Some(json!({
-        "type": "input_file",
-        "filename": filename,
-        "file_data": format!("data:{mime};base64,{data}"),
-    }))
 }
 
 /// A block as an item of an Anthropic `tool_result`'s `content` list.

@@ -40,7 +40,10 @@ pub(super) fn resolve(
     }
     Err(ToolError::NotFound {
         name: name.to_owned(),
-        suggestions: closest_names(name, table.keys().map(|k| &**k).filter(|k| visible(k))),
+        suggestions: crate::names::suggestions(
+            name,
+            table.keys().map(|k| &**k).filter(|k| visible(k)),
+        ),
     })
 }
 
@@ -66,12 +69,4 @@ fn repaired(name: &str, entry: &Arc<Entry>, step: RepairStep) -> (Arc<Entry>, Op
         step,
     };
     (Arc::clone(entry), Some(repair))
-}
-
-/// Up to three names close to `name`, closest first.
-fn closest_names<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
-    crate::names::closest(name, names, 3)
-        .into_iter()
-        .map(str::to_owned)
-        .collect()
 }
