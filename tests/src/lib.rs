@@ -10,8 +10,8 @@ pub mod model_api;
 mod traversal;
 
 pub use mcp_tools::{
-    ECHO_TOOLS, Echo, PAGE_SIZE, RED_PIXEL, ServerSlot, Weather, add_echo_tools, mcp_test_prompts,
-    mcp_test_server,
+    ECHO_TOOLS, Echo, NOTE_URI, PAGE_SIZE, RED_PIXEL, ServerSlot, Weather, add_echo_tools,
+    mcp_test_endpoint, mcp_test_prompts, mcp_test_server,
 };
 pub use traversal::Tree;
 

@@ -1,14 +1,18 @@
 //! The tools the MCP tests serve: one of each shape an MCP client sees.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use aleph_tools::mcp::{McpResource, McpResourceTemplate, McpServer};
 use aleph_tools::prelude::*;
-use aleph_tools::{AlephToolDyn, AlephToolServer, BoxFuture};
+use aleph_tools::{
+    AlephToolDyn, AlephToolServer, BoxFuture, LogLevel, ResourceContents, ToolLogLayer,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
+use tracing_subscriber::layer::SubscriberExt as _;
 
 /// Add two integers.
 #[tool(read_only, idempotent, register = false)]
@@ -121,7 +125,7 @@ fn grow(
     name: String,
     server: State<ServerSlot>,
 ) -> Result<String, String> {
-    let server = server.0.get().ok_or("the server is not built yet")?;
+    let server = server.tools.get().ok_or("the server is not built yet")?;
     server
         .add(Echo { name: name.clone() })
         .map_err(|e| e.to_string())?;
@@ -205,17 +209,103 @@ pub fn mcp_test_prompts() -> Vec<aleph_tools::mcp::McpPrompt> {
     ]
 }
 
-/// Where `grow` finds the server it adds to, filled in once the server is built.
-#[derive(Clone, Default)]
-pub struct ServerSlot(Arc<OnceLock<AlephToolServer>>);
+/// Writes the note that the resource `memo://note` reads, and tells the clients subscribed
+/// to it.
+#[tool(register = false)]
+fn write_note(
+    /// The note's new text
+    text: String,
+    slot: State<ServerSlot>,
+) -> Result<String, String> {
+    *slot.note.lock().map_err(|e| e.to_string())? = text;
+    let mcp = slot.mcp.get().ok_or("not served over MCP")?;
+    mcp.resource_updated(NOTE_URI);
+    Ok("noted".to_owned())
+}
 
-/// A server with `add`, `get_weather`, `fail`, `slow`, `grow`, `explode` and `draw`.
+/// Logs one message at each of debug, info (through `tracing`), warning and error.
+#[tool(register = false)]
+fn chatty(progress: Progress) -> &'static str {
+    progress.log(LogLevel::Debug, "counting");
+    tracing::info!(count = 1, "one");
+    progress.log(LogLevel::Warning, "two");
+    progress.log(LogLevel::Error, serde_json::json!({ "count": 3 }));
+    "logged"
+}
+
+/// The resource `write_note` writes.
+pub const NOTE_URI: &str = "memo://note";
+
+/// What the tools share: the tool server (for `grow`), the MCP server that serves it (for
+/// `write_note`), and the note; the servers are filled in once built.
+#[derive(Clone, Default)]
+pub struct ServerSlot {
+    tools: Arc<OnceLock<AlephToolServer>>,
+    mcp: Arc<OnceLock<McpServer>>,
+    note: Arc<Mutex<String>>,
+}
+
+/// A server with `add`, `get_weather`, `fail`, `slow`, `grow`, `explode`, `draw`,
+/// `write_note` and `chatty`.
 ///
 /// # Panics
 ///
 /// Never: the tools are valid.
 pub fn mcp_test_server() -> AlephToolServer {
+    test_server(&ServerSlot::default())
+}
+
+/// The MCP server the interop tests run against: the tools of [`mcp_test_server`] and
+/// [`ECHO_TOOLS`] echo tools, listed [`PAGE_SIZE`] to a page, the prompts of
+/// [`mcp_test_prompts`], and resources: `memo://note` (what `write_note` wrote),
+/// `test://pixel` (a PNG) and the template `greeting://{name}`. Also installs
+/// [`ToolLogLayer`] as the process's subscriber, when it has none.
+///
+/// # Panics
+///
+/// Never: the tools and the template are valid.
+pub fn mcp_test_endpoint() -> (AlephToolServer, McpServer) {
+    let _ = tracing::subscriber::set_global_default(
+        tracing_subscriber::registry().with(ToolLogLayer::new()),
+    );
     let slot = ServerSlot::default();
+    let tools = test_server(&slot);
+    add_echo_tools(&tools);
+    let note = Arc::clone(&slot.note);
+    let read_note = move || {
+        let text = note
+            .lock()
+            .map(|note| note.clone())
+            .map_err(|e| e.to_string());
+        async move { Ok(vec![ResourceContents::text(NOTE_URI, "text/plain", text?)]) }
+    };
+    let greeting =
+        McpResourceTemplate::new("greeting://{name}", "greeting", |uri, params| async move {
+            let name = params.get("name").unwrap_or_default();
+            Ok(vec![ResourceContents::text(
+                uri,
+                "text/plain",
+                format!("Hello, {name}!"),
+            )])
+        })
+        .expect("a valid template")
+        .with_description("A greeting for anyone.");
+    let mcp = McpServer::new(&tools)
+        .with_page_size(PAGE_SIZE)
+        .with_prompts(mcp_test_prompts())
+        .with_resources(vec![
+            McpResource::new(NOTE_URI, "note", read_note)
+                .with_title("Note")
+                .with_description("What write_note wrote last.")
+                .with_mime_type("text/plain"),
+            McpResource::blob("test://pixel", "pixel", "image/png", RED_PIXEL),
+        ])
+        .with_resources(greeting);
+    let _ = slot.mcp.set(mcp.clone());
+    (tools, mcp)
+}
+
+fn test_server(slot: &ServerSlot) -> AlephToolServer {
     let server = AlephToolServer::builder()
         .with_tool(AddTool)
         .with_tool(GetWeatherTool)
@@ -224,9 +314,11 @@ pub fn mcp_test_server() -> AlephToolServer {
         .with_tool(GrowTool)
         .with_tool(ExplodeTool)
         .with_tool(DrawTool)
+        .with_tool(WriteNoteTool)
+        .with_tool(ChattyTool)
         .with_state(slot.clone())
         .build()
         .expect("the MCP test tools are valid");
-    let _ = slot.0.set(server.clone());
+    let _ = slot.tools.set(server.clone());
     server
 }

@@ -5,10 +5,7 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-use aleph_tools::mcp::McpServer;
-use aleph_tools_tests::{
-    PAGE_SIZE, add_echo_tools, interop_peers, mcp_test_prompts, mcp_test_server,
-};
+use aleph_tools_tests::{interop_peers, mcp_test_endpoint};
 use serde_json::{Value, json};
 
 /// The number of `ok:` lines `client.py` prints when every check passes.
@@ -50,11 +47,8 @@ fn stdio(mode: &str) {
 
 async fn http(mode: &str) {
     let (python, script) = client();
-    let tools = mcp_test_server();
-    add_echo_tools(&tools);
-    let http = McpServer::new(&tools)
-        .with_page_size(PAGE_SIZE)
-        .with_prompts(mcp_test_prompts())
+    let (tools, mcp) = mcp_test_endpoint();
+    let http = mcp
         .serve_http("127.0.0.1:0")
         .await
         .expect("bind a loopback port");
@@ -213,13 +207,8 @@ async fn malformed_http_requests_leave_the_server_serving() {
     use aleph_tools::mcp::{McpConnection, McpEndpoint};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let tools = mcp_test_server();
-    add_echo_tools(&tools);
-    let http = McpServer::new(&tools)
-        .with_page_size(PAGE_SIZE)
-        .serve_http("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let (_tools, mcp) = mcp_test_endpoint();
+    let http = mcp.serve_http("127.0.0.1:0").await.expect("bind");
     let bodies = [
         "not json at all".to_owned(),
         "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", \"params\": {}}".to_owned(),

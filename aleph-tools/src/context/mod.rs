@@ -1,6 +1,7 @@
 //! `ToolContext`: what a running tool may know about its call (working directory, caller,
 //! typed state, progress, cancellation), and the parameters `#[tool]` injects from it.
 
+mod log;
 mod paths;
 
 use std::any::{Any, TypeId};
@@ -11,7 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
+
+pub(crate) use self::log::within_call;
+pub use self::log::{LogLevel, ToolLogLayer};
 
 use crate::error::ToolError;
 use crate::server::AlephToolServer;
@@ -279,6 +284,11 @@ impl ToolContext {
         Arc::clone(any).downcast::<T>().ok().map(State)
     }
 
+    /// The call's progress reporter when someone listens to it.
+    pub(crate) fn listened_progress(&self) -> Option<Progress> {
+        self.progress.as_ref().map(|_| self.progress())
+    }
+
     /// A reporter for this call's progress.
     pub fn progress(&self) -> Progress {
         Progress {
@@ -384,9 +394,20 @@ pub enum ProgressEvent {
         /// The text of the piece.
         text: String,
     },
+    /// A log message: from [`Progress::log`], or a `tracing` event the tool emitted, which
+    /// [`ToolLogLayer`] forwards.
+    Log {
+        /// How severe it is.
+        level: LogLevel,
+        /// What logged it: a `tracing` event's target; `None` from [`Progress::log`], which
+        /// speaks for the tool.
+        logger: Option<String>,
+        /// The message: a string, or any JSON.
+        data: Value,
+    },
 }
 
-/// Lets a tool report progress and stream output while it runs.
+/// Lets a tool report progress, stream output and log messages while it runs.
 ///
 /// Reporting is free when nobody listens.
 #[derive(Clone, Default)]
@@ -417,6 +438,39 @@ impl Progress {
     /// Streams a piece of output.
     pub fn chunk(&self, text: impl Into<String>) {
         self.emit(|| ProgressEvent::Chunk { text: text.into() });
+    }
+
+    /// Logs a message for whoever follows the call: over MCP, the client that made it (as
+    /// `notifications/message`, when `level` is at or above the level the client asked
+    /// for); in process, the [`ToolProgressHandler`](crate::ToolProgressHandler)s. `data`
+    /// is a string or any JSON.
+    ///
+    /// ```
+    /// use aleph_tools::{LogLevel, Progress, tool};
+    ///
+    /// /// Counts the lines of a text.
+    /// #[tool]
+    /// async fn count_lines(text: String, progress: Progress) -> usize {
+    ///     let lines = text.lines().count();
+    ///     progress.log(LogLevel::Info, format!("{lines} lines"));
+    ///     lines
+    /// }
+    /// ```
+    pub fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        self.emit(|| ProgressEvent::Log {
+            level,
+            logger: None,
+            data: data.into(),
+        });
+    }
+
+    /// A log message from `logger` (a `tracing` target).
+    pub(crate) fn log_from(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        self.emit(|| ProgressEvent::Log {
+            level,
+            logger: logger.map(str::to_owned),
+            data,
+        });
     }
 
     /// Whether anyone receives the events.

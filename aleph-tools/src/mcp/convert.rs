@@ -1,13 +1,16 @@
 //! What maps to what between this crate's tools and results and MCP's.
 
-use rmcp::model::{CallToolResult, ContentBlock, Prompt, PromptArgument, Role, Tool};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Prompt, PromptArgument, Resource, ResourceTemplate, Role, Tool,
+};
 use serde_json::{Map, Value};
 
 use super::prompts::{McpPrompt, PromptMessage, PromptRole};
+use super::resources::{About, McpResource, McpResourceTemplate};
 use crate::provider::{Provider, output_is_wrapped};
 use crate::schema::Dialect;
 use crate::tool::{ToolAnnotations, ToolCategory, ToolDefinition};
-use crate::{Content, ToolError, ToolOutput, ToolResult};
+use crate::{Content, ResourceContents, ToolError, ToolOutput, ToolResult};
 
 /// A definition as `tools/list` carries it: the MCP provider entry (schema in the MCP
 /// dialect, output schema wrapped when its root is not an object, annotations as hints).
@@ -125,6 +128,44 @@ pub(super) fn message_to_mcp(message: &PromptMessage) -> rmcp::model::PromptMess
 
 /// A content block as rmcp's: text built directly, the rest through their shared JSON
 /// shape.
+/// A resource or template as listed: its `uri` (or `uriTemplate`) and what it says of itself.
+fn described(key: &str, uri: &str, about: &About) -> Value {
+    let mut out = Map::new();
+    out.insert(key.to_owned(), uri.into());
+    out.insert("name".to_owned(), about.name.clone().into());
+    for (field, value) in [
+        ("title", &about.title),
+        ("description", &about.description),
+        ("mimeType", &about.mime_type),
+    ] {
+        if let Some(value) = value {
+            out.insert(field.to_owned(), value.clone().into());
+        }
+    }
+    Value::Object(out)
+}
+
+pub(super) fn resource_to_mcp(resource: &McpResource) -> Result<Resource, serde_json::Error> {
+    serde_json::from_value(described("uri", &resource.uri, &resource.about))
+}
+
+pub(super) fn template_to_mcp(
+    template: &McpResourceTemplate,
+) -> Result<ResourceTemplate, serde_json::Error> {
+    serde_json::from_value(described(
+        "uriTemplate",
+        &template.uri_template,
+        &template.about,
+    ))
+}
+
+/// Read contents as MCP writes them; the shapes are the same.
+pub(super) fn contents_to_mcp(
+    contents: &ResourceContents,
+) -> Result<rmcp::model::ResourceContents, serde_json::Error> {
+    serde_json::to_value(contents).and_then(serde_json::from_value)
+}
+
 fn block_to_mcp(block: &Content) -> ContentBlock {
     if let Some(text) = block.as_text() {
         return ContentBlock::text(text);

@@ -59,6 +59,15 @@ pub enum McpError {
         source: std::io::Error,
     },
 
+    /// A resource template that is not a URI template.
+    #[error("`{template}` is not a URI template: {problem}")]
+    Template {
+        /// The template, as given.
+        template: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+
     /// Serving a client failed (the transport broke before the handshake, say).
     #[error("the MCP session failed: {0}")]
     Session(String),

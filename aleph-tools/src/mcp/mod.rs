@@ -11,10 +11,13 @@
 //! suggests the closest names, unless
 //! [`with_unknown_tools_as_results`](McpServer::with_unknown_tools_as_results) says
 //! otherwise. Long tool lists come in pages. Prompts ([`McpPrompt`], Markdown skills,
-//! plugins' `standalone` prompts) are served with [`McpServer::with_prompts`]. Clients hear
+//! plugins' `standalone` prompts) are served with [`McpServer::with_prompts`], resources
+//! ([`McpResource`], [`McpResourceTemplate`]) with [`McpServer::with_resources`]. Clients hear
 //! `notifications/tools/list_changed` whenever the set of tools changes, progress as
-//! `notifications/progress` when they ask for it, and their `notifications/cancelled`
-//! reaches the running tool.
+//! `notifications/progress` when they ask for it, the tools' log messages
+//! ([`Progress::log`](crate::Progress::log), or `tracing` through
+//! [`ToolLogLayer`](crate::ToolLogLayer)) as `notifications/message` at the level they set,
+//! and their `notifications/cancelled` reaches the running tool.
 //!
 //! **Wrapping.** [`McpConnection`] connects to an MCP server (a command over stdio, or a
 //! streamable HTTP URL, see [`McpEndpoint`]) and serves each of its tools as an
@@ -46,7 +49,9 @@ mod convert;
 mod error;
 mod http;
 mod names;
+mod notify;
 mod prompts;
+mod resources;
 mod serve;
 mod wrap;
 
@@ -55,6 +60,9 @@ pub use self::http::McpHttpServer;
 pub use self::names::clean_tool_name;
 pub use self::prompts::{
     McpPrompt, PromptArgs, PromptArgument, PromptMessage, PromptRole, PromptSource,
+};
+pub use self::resources::{
+    McpResource, McpResourceTemplate, ReadResult, ResourceSource, UriParams,
 };
 pub use self::serve::McpServer;
 pub use self::wrap::{

@@ -1,29 +1,38 @@
 //! Serving a tool server to MCP clients.
 
+use std::collections::HashSet;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::future::Future;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, Implementation, ListPromptsResult, ListToolsResult, NumberOrString,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, PromptsCapability,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResourceUpdatedNotificationParam, ResourcesCapability, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::McpError;
-use super::convert::{message_to_mcp, prompt_to_mcp, result_to_mcp, tool_to_mcp};
+use super::convert::{
+    contents_to_mcp, message_to_mcp, prompt_to_mcp, resource_to_mcp, result_to_mcp,
+    template_to_mcp, tool_to_mcp,
+};
+use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
+use super::resources::{McpResource, McpResourceTemplate, ResourceSource};
 use crate::schema::{Dialect, Refs};
 use crate::server::CallArgs;
 use crate::sync::lock;
-use crate::{AlephToolServer, ProgressEvent, ToolContext, ToolErrorKind};
+use crate::{AlephToolServer, LogLevel, ToolContext, ToolErrorKind};
 
 /// A tool server as an MCP server.
 ///
@@ -53,6 +62,8 @@ pub struct McpServer {
     unknown_tools_as_results: bool,
     page_size: usize,
     prompts: Arc<[Arc<dyn PromptSource>]>,
+    resources: Arc<[Arc<dyn ResourceSource>]>,
+    resource_events: broadcast::Sender<ResourceEvent>,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
     pub(super) router: Option<axum::Router>,
 }
@@ -81,6 +92,8 @@ impl McpServer {
             unknown_tools_as_results: false,
             page_size: DEFAULT_PAGE_SIZE,
             prompts: Arc::new([]),
+            resources: Arc::new([]),
+            resource_events: broadcast::channel(RESOURCE_EVENTS).0,
             allowed_hosts: None,
             router: None,
         }
@@ -143,6 +156,52 @@ impl McpServer {
         self.prompts = sources.into();
         Arc::make_mut(&mut self.info).capabilities.prompts = Some(PromptsCapability::default());
         self
+    }
+
+    /// Serves the resources and templates of `source` (as they are at each request) and
+    /// declares the `resources` capability, with subscriptions and list changes. Given
+    /// more than once, every source is served; when two have the same URI, the first
+    /// source given wins, and a fixed resource wins over a template that matches its URI.
+    ///
+    /// ```
+    /// use aleph_tools::AlephToolServer;
+    /// use aleph_tools::mcp::{McpResource, McpServer};
+    ///
+    /// let tools = AlephToolServer::new();
+    /// let server = McpServer::new(&tools).with_resources(McpResource::text(
+    ///     "docs://style",
+    ///     "style",
+    ///     "text/markdown",
+    ///     "Answer in short sentences.",
+    /// ));
+    /// // Later, when what `docs://style` reads has changed:
+    /// server.resource_updated("docs://style");
+    /// ```
+    #[must_use]
+    pub fn with_resources(mut self, source: impl ResourceSource) -> Self {
+        let mut sources = self.resources.to_vec();
+        sources.push(Arc::new(source));
+        self.resources = sources.into();
+        let mut capability = ResourcesCapability::default();
+        capability.subscribe = Some(true);
+        capability.list_changed = Some(true);
+        Arc::make_mut(&mut self.info).capabilities.resources = Some(capability);
+        self
+    }
+
+    /// Tells every client subscribed to `uri` that what it reads has changed
+    /// (`notifications/resources/updated`), so it reads it again. Any clone of this server,
+    /// serving or not, reaches every session of them all.
+    pub fn resource_updated(&self, uri: impl Into<String>) {
+        let _ = self
+            .resource_events
+            .send(ResourceEvent::Updated(uri.into()));
+    }
+
+    /// Tells every client that the list of resources or templates has changed
+    /// (`notifications/resources/list_changed`), so it lists them again.
+    pub fn resources_changed(&self) {
+        let _ = self.resource_events.send(ResourceEvent::ListChanged);
     }
 
     /// How many tools one `tools/list` answer holds at most (500 unless set; at least 1).
@@ -224,7 +283,12 @@ impl McpServer {
             unknown_tools_as_results: self.unknown_tools_as_results,
             page_size: self.page_size,
             prompts: Arc::clone(&self.prompts),
+            resources: Arc::clone(&self.resources),
+            resource_events: self.resource_events.clone(),
+            subscribed: Arc::default(),
             listen_from: AtomicU64::new(0),
+            notifier: OnceLock::new(),
+            log_level: Arc::new(AtomicU8::new(DEFAULT_LOG_LEVEL as u8)),
             _closed_on_drop: closed.clone().drop_guard(),
             closed,
         }
@@ -234,6 +298,21 @@ impl McpServer {
 /// The most tools one `tools/list` answer holds unless
 /// [`with_page_size`](McpServer::with_page_size) says otherwise.
 const DEFAULT_PAGE_SIZE: usize = 500;
+
+/// How many resource events a slow session may fall behind by before it misses some.
+const RESOURCE_EVENTS: usize = 256;
+
+/// A change to the resources, for the sessions to pass on.
+#[derive(Debug, Clone)]
+enum ResourceEvent {
+    /// What the resource at this URI reads has changed.
+    Updated(String),
+    /// The list of resources or templates has changed.
+    ListChanged,
+}
+
+/// The least severe log message a client hears before it sends `logging/setLevel`.
+const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
 /// `tools/list` cursors: the last name of a page, base64 so that clients treat it as opaque.
 mod cursor {
@@ -249,10 +328,12 @@ mod cursor {
     }
 }
 
+#[allow(deprecated)] // logging, by MCP 2026-07-28; clients of the earlier revisions use it
 fn server_config(implementation: Implementation) -> ServerConfig {
     let capabilities = ServerCapabilities::builder()
         .enable_tools()
         .enable_tool_list_changed()
+        .enable_logging()
         .build();
     ServerConfig::new(capabilities).with_server_info(implementation)
 }
@@ -293,8 +374,19 @@ pub(super) struct Session {
     page_size: usize,
     /// Where the prompts come from, in the order given.
     prompts: Arc<[Arc<dyn PromptSource>]>,
+    /// Where the resources come from, in the order given.
+    resources: Arc<[Arc<dyn ResourceSource>]>,
+    /// Changes to the resources, from [`McpServer::resource_updated`] and
+    /// [`McpServer::resources_changed`].
+    resource_events: broadcast::Sender<ResourceEvent>,
+    /// The URIs the client subscribed to with `resources/subscribe`.
+    subscribed: Arc<Mutex<HashSet<String>>>,
     /// The tool-change count when the last subscription was accepted.
     listen_from: AtomicU64,
+    /// Sends progress and log notifications; started at the first call.
+    notifier: OnceLock<Notifier>,
+    /// The least severe [`LogLevel`] the client hears, as `u8`.
+    log_level: Arc<AtomicU8>,
     /// Cancelled when the connection ends, which stops its `list_changed` task.
     closed: CancellationToken,
     _closed_on_drop: DropGuard,
@@ -313,6 +405,44 @@ impl Session {
         }
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
+    }
+
+    /// Every fixed resource, of two with the same URI the first source's, and every
+    /// template, in the order given.
+    fn all_resources(&self) -> (Vec<McpResource>, Vec<McpResourceTemplate>) {
+        let mut resources: Vec<McpResource> = Vec::new();
+        let mut templates = Vec::new();
+        for source in self.resources.iter() {
+            for resource in source.resources() {
+                if !resources.iter().any(|seen| seen.uri == resource.uri) {
+                    resources.push(resource);
+                }
+            }
+            templates.extend(source.templates());
+        }
+        (resources, templates)
+    }
+
+    /// Whether `uri` is a resource served: a fixed one, or one a template matches.
+    fn serves(&self, uri: &str) -> bool {
+        let (resources, templates) = self.all_resources();
+        resources.iter().any(|resource| resource.uri == uri)
+            || templates
+                .iter()
+                .any(|template| template.matches(uri).is_some())
+    }
+
+    /// The error for a URI no resource has, with the closest fixed URIs.
+    fn unknown_resource(&self, uri: &str) -> ErrorData {
+        let (resources, _) = self.all_resources();
+        let close = crate::names::suggestions(uri, resources.iter().map(McpResource::uri));
+        ErrorData::resource_not_found(
+            format!(
+                "no resource has the URI `{uri}`{}",
+                crate::error::DidYouMean(&close)
+            ),
+            Some(serde_json::json!({ "uri": uri })),
+        )
     }
 
     /// Builds the `tools/list` answer and keeps it for `version`.
@@ -378,21 +508,19 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let mut ctx = ToolContext::new().with_cancellation(context.ct.clone());
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
-        if let Some(forwarder) = &progress {
-            ctx = ctx.with_progress(forwarder.callback());
-        }
+        let notifier = self
+            .notifier
+            .get_or_init(|| Notifier::start(context.peer.clone()));
+        let log_floor = LogFloor::of(&context, &self.log_level);
+        let (events, on_event) = notifier.for_call(context.meta.get_progress_token(), log_floor);
+        let ctx = ToolContext::new()
+            .with_cancellation(context.ct.clone())
+            .with_progress(on_event);
         let result = self
             .tools
             .run(&request.name, CallArgs::Value(args), Some(ctx))
             .await;
-        if let Some(forwarder) = progress {
-            forwarder.flush().await;
-        }
+        events.flush().await;
         if result.error_kind == Some(ToolErrorKind::NotFound) && !self.unknown_tools_as_results {
             return Err(ErrorData::invalid_params(
                 result.model_text().into_owned(),
@@ -401,6 +529,17 @@ impl ServerHandler for Session {
         }
         let definition = self.tools.definition(result.tool_that_ran(&request.name));
         Ok(result_to_mcp(&result, definition.as_deref()).into())
+    }
+
+    #[allow(deprecated)] // by MCP 2026-07-28; clients of the earlier revisions use it
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = log_level_from_mcp(request.level);
+        self.log_level.store(level as u8, Ordering::Relaxed);
+        Ok(())
     }
 
     async fn list_prompts(
@@ -439,9 +578,127 @@ impl ServerHandler for Session {
             .into())
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let (resources, _) = self.all_resources();
+        let listed = resources
+            .iter()
+            .filter_map(|resource| match resource_to_mcp(resource) {
+                Ok(listed) => Some(listed),
+                Err(err) => {
+                    tracing::warn!(uri = %resource.uri, "resource not listed over MCP: {err}");
+                    None
+                }
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(listed).with_ttl_ms(0))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let (_, templates) = self.all_resources();
+        let listed = templates
+            .iter()
+            .filter_map(|template| match template_to_mcp(template) {
+                Ok(listed) => Some(listed),
+                Err(err) => {
+                    tracing::warn!(template = %template.uri_template, "template not listed over MCP: {err}");
+                    None
+                }
+            })
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(listed).with_ttl_ms(0))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let (resources, templates) = self.all_resources();
+        let read = match resources.iter().find(|resource| resource.uri == uri) {
+            Some(resource) => resource.read().await,
+            None => {
+                let mut matched = None;
+                for template in &templates {
+                    if let Some(read) = template.read(&uri).await {
+                        matched = Some(read);
+                        break;
+                    }
+                }
+                matched.ok_or_else(|| self.unknown_resource(&uri))?
+            }
+        };
+        let contents = read.map_err(|err| {
+            ErrorData::internal_error(format!("reading `{uri}` failed: {err}"), None)
+        })?;
+        let contents = contents
+            .iter()
+            .map(contents_to_mcp)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| {
+                ErrorData::internal_error(format!("reading `{uri}` failed: {err}"), None)
+            })?;
+        Ok(ReadResourceResult::new(contents).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.serves(&request.uri) {
+            return Err(self.unknown_resource(&request.uri));
+        }
+        lock(&self.subscribed).insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        lock(&self.subscribed).remove(&request.uri);
+        Ok(())
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Clients that connected with a handshake hear of changes as plain notifications.
         let peer = context.peer;
+        if !self.resources.is_empty() {
+            let events = self.resource_events.subscribe();
+            let subscribed = Arc::clone(&self.subscribed);
+            let (closed, peer) = (self.closed.clone(), peer.clone());
+            tokio::spawn(async move {
+                let send = |event| {
+                    let peer = peer.clone();
+                    async move {
+                        match event {
+                            ResourceEvent::Updated(uri) => peer
+                                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                                .await
+                                .is_ok(),
+                            ResourceEvent::ListChanged => {
+                                peer.notify_resource_list_changed().await.is_ok()
+                            }
+                        }
+                    }
+                };
+                let wanted = |event: &ResourceEvent| match event {
+                    ResourceEvent::Updated(uri) => lock(&subscribed).contains(uri),
+                    ResourceEvent::ListChanged => true,
+                };
+                pass_on_resource_events(events, &closed, wanted, send).await;
+            });
+        }
         let mut changes = self.tools.watch_tools();
         changes.mark_unchanged();
         let closed = self.closed.clone();
@@ -464,28 +721,85 @@ impl ServerHandler for Session {
             .store(*self.tools.watch_tools().borrow(), Ordering::Release);
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
+        if !self.resources.is_empty() {
+            accepted.resources_list_changed = requested.resources_list_changed;
+            accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        }
         Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         // Clients without a handshake (2026-07-28) subscribe instead.
-        let mut changes = self.tools.watch_tools();
-        let acknowledged_at = self.listen_from.load(Ordering::Acquire);
-        if *changes.borrow_and_update() != acknowledged_at
-            && context.sink().notify_tool_list_changed().await.is_err()
-        {
-            return Ok(());
-        }
         let ended = self.closed.child_token();
-        loop {
-            tokio::select! {
-                () = context.cancelled() => return Ok(()),
-                more = next_change(&mut changes, &ended) => {
-                    if !more || context.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
-                    }
+        let accepted = context.accepted();
+        let resources = async {
+            let uris = accepted
+                .resource_subscriptions
+                .as_deref()
+                .unwrap_or_default();
+            let list = accepted.resources_list_changed == Some(true);
+            if uris.is_empty() && !list {
+                return;
+            }
+            let wanted = |event: &ResourceEvent| match event {
+                ResourceEvent::Updated(uri) => uris.contains(uri),
+                ResourceEvent::ListChanged => list,
+            };
+            let sink = context.sink();
+            let send = |event| async move {
+                match event {
+                    ResourceEvent::Updated(uri) => sink.notify_resource_updated(uri).await,
+                    ResourceEvent::ListChanged => sink.notify_resource_list_changed().await,
+                }
+                .is_ok()
+            };
+            pass_on_resource_events(self.resource_events.subscribe(), &ended, wanted, send).await;
+        };
+        let tools = async {
+            let mut changes = self.tools.watch_tools();
+            let acknowledged_at = self.listen_from.load(Ordering::Acquire);
+            if *changes.borrow_and_update() != acknowledged_at
+                && context.sink().notify_tool_list_changed().await.is_err()
+            {
+                return;
+            }
+            while next_change(&mut changes, &ended).await {
+                if context.sink().notify_tool_list_changed().await.is_err() {
+                    return;
                 }
             }
+        };
+        tokio::select! {
+            () = context.cancelled() => {}
+            ((), ()) = async { tokio::join!(tools, resources) } => {}
+        }
+        Ok(())
+    }
+}
+
+/// Passes the resource events a session wants to `send`, until the connection ends or a
+/// send fails.
+async fn pass_on_resource_events<F: Future<Output = bool>>(
+    mut events: broadcast::Receiver<ResourceEvent>,
+    closed: &CancellationToken,
+    wanted: impl Fn(&ResourceEvent) -> bool,
+    send: impl Fn(ResourceEvent) -> F,
+) {
+    loop {
+        let event = tokio::select! {
+            () = closed.cancelled() => return,
+            event = events.recv() => event,
+        };
+        match event {
+            Ok(event) => {
+                if wanted(&event) && !send(event).await {
+                    return;
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!("an MCP session fell behind and missed {missed} resource notices");
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
         }
     }
 }
@@ -495,70 +809,5 @@ async fn next_change(changes: &mut watch::Receiver<u64>, closed: &CancellationTo
     tokio::select! {
         () = closed.cancelled() => false,
         outcome = changes.changed() => outcome.is_ok(),
-    }
-}
-
-/// Sends one call's progress to the client as `notifications/progress`, in order.
-struct ProgressForwarder {
-    events: mpsc::UnboundedSender<Forward>,
-}
-
-enum Forward {
-    Progress(ProgressNotificationParam),
-    Flush(oneshot::Sender<()>),
-}
-
-impl ProgressForwarder {
-    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
-        let (events, mut queue) = mpsc::unbounded_channel::<Forward>();
-        tokio::spawn(async move {
-            while let Some(event) = queue.recv().await {
-                match event {
-                    Forward::Progress(mut param) => {
-                        param.progress_token = token.clone();
-                        if peer.notify_progress(param).await.is_err() {
-                            break;
-                        }
-                    }
-                    Forward::Flush(done) => {
-                        let _ = done.send(());
-                        break;
-                    }
-                }
-            }
-        });
-        Self { events }
-    }
-
-    /// The context's progress function: reported progress becomes a notification;
-    /// streamed chunks have no MCP counterpart and stay local.
-    fn callback(&self) -> impl Fn(&str, ProgressEvent) + Send + Sync + 'static {
-        let events = self.events.clone();
-        move |_tool, event| {
-            if let ProgressEvent::Progress {
-                progress,
-                total,
-                message,
-            } = event
-            {
-                // The token is filled in by the forwarding task.
-                let mut param = ProgressNotificationParam::new(
-                    ProgressToken(NumberOrString::Number(0)),
-                    progress,
-                );
-                param.total = total;
-                param.message = message;
-                let _ = events.send(Forward::Progress(param));
-            }
-        }
-    }
-
-    /// Waits until every notification reported so far is sent, so that they reach the
-    /// client before the result.
-    async fn flush(self) {
-        let (done, sent) = oneshot::channel();
-        if self.events.send(Forward::Flush(done)).is_ok() {
-            let _ = sent.await;
-        }
     }
 }

@@ -85,11 +85,7 @@ impl Content {
         mime_type: impl Into<String>,
         text: impl Into<String>,
     ) -> Self {
-        Self::embedded(
-            uri.into(),
-            mime_type.into(),
-            ResourceBody::Text(text.into()),
-        )
+        Self::embedded(ResourceContents::text(uri, mime_type, text))
     }
 
     /// A binary resource carried inline: its URI, MIME type and bytes.
@@ -98,18 +94,13 @@ impl Content {
         mime_type: impl Into<String>,
         bytes: impl AsRef<[u8]>,
     ) -> Self {
-        let blob = BASE64.encode(bytes.as_ref());
-        Self::embedded(uri.into(), mime_type.into(), ResourceBody::Blob(blob))
+        Self::embedded(ResourceContents::blob(uri, mime_type, bytes))
     }
 
-    fn embedded(uri: String, mime_type: String, body: ResourceBody) -> Self {
+    /// A resource's contents carried inline, as read from it.
+    pub fn embedded(resource: ResourceContents) -> Self {
         Self::Resource(EmbeddedResource {
-            resource: ResourceContents {
-                uri,
-                mime_type: Some(mime_type),
-                body,
-                meta: None,
-            },
+            resource,
             annotations: None,
             meta: None,
         })
@@ -345,6 +336,36 @@ pub struct ResourceContents {
     /// MCP `_meta`, passed on as it is.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+}
+
+impl ResourceContents {
+    /// Text contents of the resource at `uri`.
+    pub fn text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            body: ResourceBody::Text(text.into()),
+            meta: None,
+        }
+    }
+
+    /// Binary contents of the resource at `uri`, base64-encoded here.
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: impl AsRef<[u8]>,
+    ) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            body: ResourceBody::Blob(BASE64.encode(bytes)),
+            meta: None,
+        }
+    }
 }
 
 /// A resource's text, or its bytes in base64.

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::progress::Listeners;
 use super::repair;
 use super::{AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry, Prepared};
-use crate::context::{Caller, CancellationToken, ToolContext};
+use crate::context::{Caller, CancellationToken, Progress, ToolContext, within_call};
 use crate::error::{ToolError, panic_message};
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
@@ -107,6 +107,7 @@ impl AlephToolServer {
     async fn run_checked(&self, mut call: Prepared<'_>, args: CallArgs<'_>) -> ToolResult {
         call.ready_context();
         let token = call.ctx.cancellation().cloned();
+        let progress = call.ctx.listened_progress();
         let mut coercions = Vec::new();
         let outcome = match self.start(
             &call.entry,
@@ -116,7 +117,7 @@ impl AlephToolServer {
             &mut coercions,
         ) {
             Ok(Work::Tool(mut tool)) => {
-                let limited = self.limited(&call.entry, tool.as_mut());
+                let limited = self.limited(&call.entry, progress, tool.as_mut());
                 cancellable(&call.entry.name, token.as_ref(), limited).await
             }
             Ok(Work::Other(other)) => cancellable(&call.entry.name, token.as_ref(), other).await,
@@ -298,11 +299,27 @@ impl AlephToolServer {
     ) -> Result<ToolOutput, ToolError> {
         // A hand-written tool may panic while building its future, before any poll.
         let mut future = contain(entry, || entry.tool.call(args, ctx))?;
-        self.limited(entry, future.as_mut()).await
+        self.limited(entry, ctx.listened_progress(), future.as_mut())
+            .await
     }
 
-    /// Runs the tool's future under its time limit, with a panic contained.
+    /// Runs the tool's future under its time limit, with a panic contained. While someone
+    /// listens to the call's progress, the future runs where [`ToolLogLayer`] finds it.
+    ///
+    /// [`ToolLogLayer`]: crate::ToolLogLayer
     pub(super) async fn limited(
+        &self,
+        entry: &Entry,
+        progress: Option<Progress>,
+        tool: Pin<&mut ToolFuture<'_>>,
+    ) -> Result<ToolOutput, ToolError> {
+        match progress {
+            None => self.timed(entry, tool).await,
+            Some(progress) => within_call(progress, self.timed(entry, tool)).await,
+        }
+    }
+
+    async fn timed(
         &self,
         entry: &Entry,
         tool: Pin<&mut ToolFuture<'_>>,

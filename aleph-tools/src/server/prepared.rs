@@ -61,10 +61,14 @@ impl Prepared<'_> {
         // Not `cancellable`: its future holds `limited` beside the race, and this one is on
         // every fast call.
         match self.ctx.cancellation() {
-            None => self.server.limited(&self.entry, tool).await,
+            None => {
+                let progress = self.ctx.listened_progress();
+                self.server.limited(&self.entry, progress, tool).await
+            }
             // Boxed: the race stays out of the common call's future.
             Some(token) => {
-                let limited = self.server.limited(&self.entry, tool);
+                let progress = self.ctx.listened_progress();
+                let limited = self.server.limited(&self.entry, progress, tool);
                 Box::pin(until_cancelled(&self.entry.name, token, limited)).await
             }
         }

@@ -1,5 +1,5 @@
 //! Progress callbacks: a [`ToolProgressHandler`] hears when each call starts, each chunk a
-//! tool streams, each progress report, and each result. One can be set for the whole
+//! tool streams, each progress report, each log message, and each result. One can be set for the whole
 //! process ([`set_tool_progress_handler`]) and one per server.
 //!
 //! Callbacks run on the calling task, with no lock held.
@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use arc_swap::ArcSwapOption;
 
 use crate::compress::compress_snapshot;
-use crate::context::{ProgressEvent, ToolContext};
+use serde_json::Value;
+
+use crate::context::{LogLevel, ProgressEvent, ToolContext};
 use crate::result::ToolResult;
 
 /// How many characters of arguments or result a summary shows.
@@ -45,6 +47,12 @@ pub trait ToolProgressHandler: Send + Sync + 'static {
     ) {
         let _ = (tool_name, progress, total, message);
     }
+
+    /// A running tool logged a message (with [`Progress::log`](crate::Progress::log), or
+    /// through `tracing` with [`ToolLogLayer`](crate::ToolLogLayer) installed).
+    fn on_tool_log(&self, tool_name: &str, level: LogLevel, logger: Option<&str>, data: &Value) {
+        let _ = (tool_name, level, logger, data);
+    }
 }
 
 impl<T: ToolProgressHandler + ?Sized> ToolProgressHandler for Arc<T> {
@@ -68,6 +76,10 @@ impl<T: ToolProgressHandler + ?Sized> ToolProgressHandler for Arc<T> {
         message: Option<&str>,
     ) {
         (**self).on_tool_progress(tool_name, progress, total, message);
+    }
+
+    fn on_tool_log(&self, tool_name: &str, level: LogLevel, logger: Option<&str>, data: &Value) {
+        (**self).on_tool_log(tool_name, level, logger, data);
     }
 }
 
@@ -140,6 +152,13 @@ impl Listeners {
                 message,
             } => {
                 listeners.each(|h| h.on_tool_progress(tool, *progress, *total, message.as_deref()));
+            }
+            ProgressEvent::Log {
+                level,
+                logger,
+                data,
+            } => {
+                listeners.each(|h| h.on_tool_log(tool, *level, logger.as_deref(), data));
             }
         });
     }

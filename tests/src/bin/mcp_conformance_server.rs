@@ -2,18 +2,21 @@
 //! HTTP on loopback. Prints its URL on the first line of stdout and serves until stdin
 //! closes.
 //!
-//! Scenarios that need what the server cannot do yet (log notifications, sampling,
-//! elicitation, resources) have no tool here; the suite's baseline in
-//! `tests/interop/conformance-baseline.yml` lists them.
+//! Scenarios that need what the server cannot do yet (sampling, elicitation) have no tool
+//! here; the suite's baseline in `tests/interop/conformance-baseline.yml`
+//! lists them.
 
 use std::time::Duration;
 
-use aleph_tools::mcp::{McpPrompt, McpServer, PromptMessage};
+use aleph_tools::mcp::{McpPrompt, McpResource, McpResourceTemplate, McpServer, PromptMessage};
 use aleph_tools::prelude::*;
 use aleph_tools::schema::Refs;
-use aleph_tools::{AlephToolDyn, AlephToolServer, BoxFuture};
+use aleph_tools::{
+    AlephToolDyn, AlephToolServer, BoxFuture, LogLevel, ResourceContents, ToolLogLayer,
+};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
+use tracing_subscriber::layer::SubscriberExt as _;
 
 /// Answers with a fixed sentence.
 #[tool(register = false)]
@@ -41,6 +44,20 @@ async fn test_tool_with_progress(progress: Progress) -> String {
     // result would miss its handler. Give it a moment before answering.
     tokio::time::sleep(Duration::from_millis(20)).await;
     "progress reported: 0, 50 and 100 of 100".to_owned()
+}
+
+/// Logs three messages at info level, 50 ms apart: the first through the progress reporter,
+/// the others through `tracing`, which [`ToolLogLayer`] forwards.
+#[tool(register = false)]
+async fn test_tool_with_logging(progress: Progress) -> String {
+    progress.log(LogLevel::Info, "Tool execution started");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tracing::info!("Tool processing data");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tracing::info!("Tool execution completed");
+    // As for progress: let the client's handlers see the last notification first.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    "logged three messages".to_owned()
 }
 
 /// A 1×1 red PNG.
@@ -171,22 +188,73 @@ fn prompts() -> Vec<McpPrompt> {
     ]
 }
 
+/// The resources the suite's resource scenarios read and subscribe to.
+fn resources() -> anyhow::Result<(Vec<McpResource>, McpResourceTemplate)> {
+    let fixed = vec![
+        McpResource::text(
+            "test://static-text",
+            "static-text",
+            "text/plain",
+            "This is the content of the static text resource.",
+        )
+        .with_description("A fixed text resource."),
+        McpResource::blob(
+            "test://static-binary",
+            "static-binary",
+            "image/png",
+            RED_PIXEL,
+        )
+        .with_description("A fixed PNG."),
+        McpResource::text(
+            "test://watched-resource",
+            "watched-resource",
+            "text/plain",
+            "Watch me.",
+        )
+        .with_description("A resource to subscribe to."),
+    ];
+    let template = McpResourceTemplate::new(
+        "test://template/{id}/data",
+        "template-data",
+        |uri, params| async move {
+            let id = params.get("id").unwrap_or_default();
+            let data =
+                json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") });
+            Ok(vec![ResourceContents::text(
+                uri,
+                "application/json",
+                data.to_string(),
+            )])
+        },
+    )?
+    .with_description("Data for any id.")
+    .with_mime_type("application/json");
+    Ok((fixed, template))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry().with(ToolLogLayer::new()),
+    )?;
     let tools = AlephToolServer::builder()
         .with_tool(TestSimpleTextTool)
         .with_tool(TestErrorHandlingTool)
         .with_tool(TestToolWithProgressTool)
+        .with_tool(TestToolWithLoggingTool)
         .with_tool(TestImageContentTool)
         .with_tool(TestAudioContentTool)
         .with_tool(TestEmbeddedResourceTool)
         .with_tool(TestMultipleContentTypesTool)
         .with_dyn_tool(SchemaKeywords)
         .build()?;
+    let (fixed, template) = resources()?;
     let http = McpServer::new(&tools)
         .with_name("aleph-tools-conformance", env!("CARGO_PKG_VERSION"))
         .with_schema_refs(Refs::Keep)
         .with_prompts(prompts())
+        .with_resources(fixed)
+        .with_resources(template)
         .serve_http("127.0.0.1:0")
         .await?;
     println!("{}", http.url());
