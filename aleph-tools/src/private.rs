@@ -144,7 +144,7 @@ where
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return body();
     };
-    match runtime.spawn_blocking(body).await {
+    match runtime.spawn_blocking(crate::context::carried(body)).await {
         Ok(outcome) => outcome,
         Err(join) => Err(match join.try_into_panic() {
             Ok(payload) => ToolError::Panicked {

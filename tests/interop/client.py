@@ -43,14 +43,32 @@ async def list_all(client, page_size):
     return {tool.name: tool for tool in tools}, pages
 
 
+NOTE = "memo://note"
+
+
 async def run(server, mode, new_tool):
     changed = anyio.Event()
+    updated = []
+    logs = []
 
     async def on_message(message):
-        if getattr(message, "method", None) == "notifications/tools/list_changed":
+        method = getattr(message, "method", None)
+        if method == "notifications/tools/list_changed":
             changed.set()
+        elif method == "notifications/resources/updated":
+            updated.append(message.params.uri)
 
-    async with Client(server, mode=mode, message_handler=on_message) as client:
+    async def on_log(params):
+        logs.append((params.level, params.logger, params.data))
+
+    async with Client(
+        server,
+        mode=mode,
+        message_handler=on_message,
+        logging_callback=on_log,
+        # Handshake-free connections opt in to log messages per request.
+        log_level="warning",
+    ) as client:
         print(f"protocol: {client.protocol_version}", flush=True)
 
         listed, pages = await list_all(client, 100)
@@ -143,6 +161,62 @@ async def run(server, mode, new_tool):
         else:
             raise AssertionError("a prompt was given without its required argument")
         ok("a prompt listed and fetched; a missing argument is invalid params")
+
+        resources = {r.uri: r for r in (await client.list_resources()).resources}
+        assert set(resources) == {NOTE, "test://pixel"}, sorted(resources)
+        assert resources[NOTE].title == "Note" and resources[NOTE].mime_type == "text/plain"
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["greeting://{name}"], templates
+        ok("resources and templates listed")
+
+        [pixel] = (await client.read_resource("test://pixel")).contents
+        assert pixel.mime_type == "image/png", pixel
+        assert base64.b64decode(pixel.blob).startswith(b"\x89PNG"), pixel
+        [greeting] = (await client.read_resource("greeting://Ada%20Lovelace")).contents
+        assert greeting.text == "Hello, Ada Lovelace!", greeting
+        assert greeting.uri == "greeting://Ada%20Lovelace", greeting
+        try:
+            await client.read_resource("memo://nope")
+        except MCPError as error:
+            # Resource-not-found is -32002 until 2026-07-28, invalid params from then on.
+            code = -32602 if client.protocol_version.startswith("2026") else -32002
+            assert error.code == code and "memo://nope" in error.message, error.error
+        else:
+            raise AssertionError("an unknown resource was read")
+        ok("a blob and a template read; an unknown URI is resource-not-found")
+
+        if client.protocol_version.startswith("2026"):
+            async with client.listen(resource_subscriptions=[NOTE]) as subscription:
+                await client.call_tool("write_note", {"text": "from python"})
+                with anyio.fail_after(10):
+                    async for event in subscription:
+                        assert event.uri == NOTE, event
+                        break
+        else:
+            await client.subscribe_resource(NOTE)
+            await client.call_tool("write_note", {"text": "from python"})
+            with anyio.fail_after(10):
+                while not updated:
+                    await anyio.sleep(0.01)
+            await client.unsubscribe_resource(NOTE)
+        assert updated[:1] == [NOTE], updated
+        [note] = (await client.read_resource(NOTE)).contents
+        assert note.text == "from python", note
+        ok("a subscribed resource's update is heard and read")
+
+        if not client.protocol_version.startswith("2026"):
+            await client.set_logging_level("warning")
+        chatted = await client.call_tool("chatty", {})
+        assert text_of(chatted) == "logged", chatted
+        with anyio.fail_after(10):
+            while len(logs) < 2:
+                await anyio.sleep(0.01)
+        await anyio.sleep(0.1)
+        assert logs == [
+            ("warning", "aleph_tools_tests::mcp_tools", {"count": 2, "message": "two"}),
+            ("error", "chatty", {"count": 3}),
+        ], logs
+        ok("log messages at the level asked for, from tracing and from the tool")
 
         seen = []
 

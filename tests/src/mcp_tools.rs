@@ -223,13 +223,14 @@ fn write_note(
     Ok("noted".to_owned())
 }
 
-/// Logs one message at each of debug, info (through `tracing`), warning and error.
+/// Logs one message at each of debug, info, warning and error: the first and last through
+/// its progress reporter, the others through `tracing`.
 #[tool(register = false)]
 fn chatty(progress: Progress) -> &'static str {
     progress.log(LogLevel::Debug, "counting");
-    tracing::info!(count = 1, "one");
-    progress.log(LogLevel::Warning, "two");
-    progress.log(LogLevel::Error, serde_json::json!({ "count": 3 }));
+    tracing::info!("one");
+    tracing::warn!(count = 2, "two");
+    progress.log(LogLevel::Error, json!({ "count": 3 }));
     "logged"
 }
 

@@ -9,7 +9,7 @@ use aleph_tools_tests::{interop_peers, mcp_test_endpoint};
 use serde_json::{Value, json};
 
 /// The number of `ok:` lines `client.py` prints when every check passes.
-const PYTHON_CHECKS: usize = 14;
+const PYTHON_CHECKS: usize = 18;
 
 /// The number of `ok:` lines `client.mjs` prints when every check passes.
 const TYPESCRIPT_CHECKS: usize = 12;
@@ -207,7 +207,7 @@ async fn malformed_http_requests_leave_the_server_serving() {
     use aleph_tools::mcp::{McpConnection, McpEndpoint};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let (_tools, mcp) = mcp_test_endpoint();
+    let (tools, mcp) = mcp_test_endpoint();
     let http = mcp.serve_http("127.0.0.1:0").await.expect("bind");
     let bodies = [
         "not json at all".to_owned(),

@@ -79,6 +79,16 @@ pub(crate) async fn within_call<F: Future>(progress: Progress, future: F) -> F::
     RUNNING_CALL.scope(progress, future).await
 }
 
+/// `body`, made to run as part of the current call wherever it runs: a sync tool's body on
+/// the blocking pool logs as its call does.
+pub(crate) fn carried<R>(body: impl FnOnce() -> R) -> impl FnOnce() -> R {
+    let progress = RUNNING_CALL.try_with(Progress::clone).ok();
+    move || match progress {
+        Some(progress) => RUNNING_CALL.sync_scope(progress, body),
+        None => body(),
+    }
+}
+
 /// A [`tracing_subscriber`] layer that hands the `tracing` events a tool emits while it runs
 /// to whoever listens to the call's progress, as [`ProgressEvent::Log`](super::ProgressEvent::Log)
 /// messages: over MCP, the client that made the call hears them as `notifications/message`
@@ -96,7 +106,8 @@ pub(crate) async fn within_call<F: Future>(progress: Progress, future: F) -> F::
 /// ```
 ///
 /// Events count as the tool's when the tool's own task emits them while the server polls the
-/// tool's future; work the tool spawns onto other tasks logs only to the subscriber. The
+/// tool's future, or a sync tool's body emits them on the blocking pool; work the tool
+/// spawns onto other tasks or threads logs only to the subscriber. The
 /// server's own events (target `aleph_tools`) are never forwarded. A `TRACE` or `DEBUG`
 /// event becomes [`LogLevel::Debug`]; the message is the event's `message` alone, or an
 /// object of all its fields when it has others; the logger is the event's target.

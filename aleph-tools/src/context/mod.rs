@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
-pub(crate) use self::log::within_call;
 pub use self::log::{LogLevel, ToolLogLayer};
+pub(crate) use self::log::{carried, within_call};
 
 use crate::error::ToolError;
 use crate::server::AlephToolServer;

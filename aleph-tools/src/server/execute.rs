@@ -83,7 +83,9 @@ impl AlephToolServer {
             repair: admitted.repair.map(Box::new),
             needs_confirmation: admitted.needs_confirmation,
         };
-        if fast.is_none_or(|fast| fast.reads_context) {
+        // Progress handlers hear the tool's log messages, which a tool that reads nothing
+        // from its context still emits through `tracing`.
+        if fast.is_none_or(|fast| fast.reads_context) || call.listeners.is_some() {
             call.ready_context();
         }
         if let Some(listeners) = &call.listeners {
