@@ -10,7 +10,11 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const checks = [];
 const ok = (name) => {
@@ -43,6 +47,13 @@ const client = new Client({ name: "aleph-tools-interop", version: "1.0.0" });
 let changed;
 const listChanged = new Promise((resolve) => (changed = resolve));
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+const logs = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) =>
+  logs.push([params.level, params.logger, params.data]),
+);
+let noteUpdated;
+const updated = new Promise((resolve) => (noteUpdated = resolve));
+client.setNotificationHandler(ResourceUpdatedNotificationSchema, ({ params }) => noteUpdated(params.uri));
 
 try {
   await client.connect(new StdioClientTransport({ command, args, stderr: "inherit" }));
@@ -108,6 +119,28 @@ try {
   assert.equal(got.messages[0].content.text, "Review this diff for correctness:\n-a\n+b");
   await assert.rejects(client.getPrompt({ name: "reveiw" }), (error) => error.code === -32602 && /`review`/.test(error.message));
   ok("a prompt listed and fetched; an unknown prompt suggests the right one");
+
+  const { resources } = await client.listResources();
+  assert.deepEqual(resources.map((r) => r.uri).sort(), ["memo://note", "test://pixel"]);
+  const { resourceTemplates } = await client.listResourceTemplates();
+  assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ["greeting://{name}"]);
+  const pixel = (await client.readResource({ uri: "test://pixel" })).contents[0];
+  assert.ok(Buffer.from(pixel.blob, "base64").subarray(0, 4).equals(Buffer.from("\x89PNG", "latin1")));
+  const greeting = (await client.readResource({ uri: "greeting://Grace" })).contents[0];
+  assert.equal(greeting.text, "Hello, Grace!");
+  await assert.rejects(client.readResource({ uri: "memo://nope" }), (error) => error.code === -32002);
+  await client.subscribeResource({ uri: "memo://note" });
+  await client.callTool({ name: "write_note", arguments: { text: "from node" } });
+  assert.equal(await updated, "memo://note");
+  assert.equal((await client.readResource({ uri: "memo://note" })).contents[0].text, "from node");
+  ok("resources listed, read from a template, subscribed and updated");
+
+  await client.setLoggingLevel("error");
+  await client.callTool({ name: "chatty", arguments: {} });
+  // As with progress, the last notification may be handled after the result.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(logs, [["error", "chatty", { count: 3 }]]);
+  ok("log messages at the level set");
 
   const steps = [];
   const slow = await client.callTool({ name: "slow", arguments: { steps: 3 } }, undefined, {

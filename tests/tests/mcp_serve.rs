@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 const PYTHON_CHECKS: usize = 18;
 
 /// The number of `ok:` lines `client.mjs` prints when every check passes.
-const TYPESCRIPT_CHECKS: usize = 12;
+const TYPESCRIPT_CHECKS: usize = 14;
 
 fn client() -> (PathBuf, PathBuf) {
     let peers = interop_peers();
