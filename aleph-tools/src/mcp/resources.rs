@@ -338,7 +338,9 @@ fn match_parts(parts: &[Part], uri: &str, params: &mut Vec<(String, String)>) ->
             } else {
                 uri.find('/').unwrap_or(uri.len())
             };
-            for (end, _) in uri[..limit].char_indices().skip(1).chain([(limit, ' ')]) {
+            // A parameter matches at least one character.
+            let ends = uri[..limit].char_indices().skip(1).chain([(limit, ' ')]);
+            for (end, _) in ends.filter(|&(end, _)| end > 0) {
                 let before = params.len();
                 if let Some(value) = percent_decode(&uri[..end])
                     && match_parts(rest, &uri[end..], params)

@@ -1,13 +1,30 @@
-//! The "MCP" chapter, rich results and prompts: a tool that answers with text and an image,
-//! served over MCP with a prompt; the program then wraps that server (as a client would see
-//! it), calls the tool, shows the image arriving intact, and prints how each model API gets
-//! it. Run with `cargo run -p guide-examples --bin mcp_content`.
+//! The "MCP" chapter, rich results, prompts, resources and logging: a tool that answers with
+//! text and an image and logs as it works, served over MCP with a prompt and resources; the
+//! program then wraps that server (as a client would see it), calls the tool, shows the
+//! image arriving intact, prints how each model API gets it, and with rmcp's client fetches
+//! the prompt, reads a resource, subscribes to it and hears the tool's log message. Run with
+//! `cargo run -p guide-examples --bin mcp_content`.
 
-use aleph_tools::mcp::rmcp::ServiceExt;
-use aleph_tools::mcp::rmcp::model::GetPromptRequestParams;
-use aleph_tools::mcp::{McpConnection, McpEndpoint, McpPrompt, McpServer, PromptMessage};
+// MCP's 2026-07-28 revision deprecates logging, and rmcp marks its types so; clients of the
+// earlier revisions use it.
+#![allow(deprecated)]
+
+use std::sync::{Arc, Mutex};
+
+use aleph_tools::mcp::rmcp::model::{
+    GetPromptRequestParams, LoggingLevel, LoggingMessageNotificationParam,
+    ReadResourceRequestParams, ResourceContents as McpContents, ResourceUpdatedNotificationParam,
+    SetLevelRequestParams, SubscribeRequestParams,
+};
+use aleph_tools::mcp::rmcp::service::NotificationContext;
+use aleph_tools::mcp::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use aleph_tools::mcp::{
+    McpConnection, McpEndpoint, McpPrompt, McpResource, McpResourceTemplate, McpServer,
+    PromptMessage,
+};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
+use aleph_tools::{LogLevel, ResourceContents};
 use serde_json::json;
 
 /// A 1×1 PNG, the smallest picture there is.
@@ -24,13 +41,15 @@ const PIXEL: &[u8] = &[
 fn sales_chart(
     /// The quarter, such as "Q3"
     quarter: String,
+    progress: Progress,
 ) -> ToolOutput {
+    progress.log(LogLevel::Notice, format!("drawing {quarter}"));
     ToolOutput::text(format!("Sales in {quarter}:"))
         .with_image(PIXEL, "image/png")
         .with_data(json!({ "quarter": quarter, "total": 12 }))
 }
 
-fn mcp_server() -> Result<McpServer, RegistryError> {
+fn mcp_server() -> Result<McpServer, Box<dyn std::error::Error>> {
     let tools = AlephToolServer::builder()
         .with_tool(SalesChartTool)
         .build()?;
@@ -41,12 +60,53 @@ fn mcp_server() -> Result<McpServer, RegistryError> {
         ))]
     })
     .with_argument("quarter", "The quarter, such as \"Q3\"", true);
-    Ok(McpServer::new(&tools).with_prompts(summary))
+    let reports = McpResourceTemplate::new(
+        "sales://{quarter}/report",
+        "report",
+        |uri, params| async move {
+            let quarter = params.get("quarter").unwrap_or_default();
+            Ok(vec![ResourceContents::text(uri, "text/plain", format!("{quarter}: 12 sold"))])
+        },
+    )?
+    .with_description("The sales report of a quarter.");
+    Ok(McpServer::new(&tools)
+        .with_prompts(summary)
+        .with_resources(McpResource::text(
+            "sales://targets",
+            "targets",
+            "text/plain",
+            "Sell 10 a quarter.",
+        ))
+        .with_resources(reports))
+}
+
+/// A client that keeps what the server tells it.
+#[derive(Clone, Default)]
+struct Listener(Arc<Mutex<Vec<String>>>);
+
+impl ClientHandler for Listener {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let line = format!("log {:?} from {:?}: {}", params.level, params.logger, params.data);
+        self.0.lock().unwrap().push(line);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(format!("updated {}", params.uri));
+    }
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let http = mcp_server()?.serve_http("127.0.0.1:0").await?;
+    let server = mcp_server()?;
+    let http = server.clone().serve_http("127.0.0.1:0").await?;
 
     // The tool as any MCP client sees it, wrapped into another tool server.
     let agent = AlephToolServer::new();
@@ -84,8 +144,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}: {}", provider.name(), round.messages[0]);
     }
 
-    // The prompt, fetched with rmcp's client.
-    let client = ()
+    // The prompt, the resources and the log, with rmcp's client.
+    let heard = Listener::default();
+    let client = heard
+        .clone()
         .serve(
             aleph_tools::mcp::rmcp::transport::StreamableHttpClientTransport::from_uri(http.url()),
         )
@@ -96,6 +158,41 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .get_prompt(GetPromptRequestParams::new("summarize").with_arguments(arguments))
         .await?;
     println!("prompt: {}", serde_json::to_string(&prompt.messages)?);
+
+    let report = client
+        .read_resource(ReadResourceRequestParams::new("sales://Q3/report"))
+        .await?;
+    if let Some(McpContents::TextResourceContents { text, .. }) = report.contents.first() {
+        println!("resource: {text}");
+    }
+    client
+        .subscribe(SubscribeRequestParams::new("sales://targets"))
+        .await?;
+    server.resource_updated("sales://targets");
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Notice))
+        .await?;
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("quarter".into(), json!("Q4"));
+    client
+        .call_tool(
+            aleph_tools::mcp::rmcp::model::CallToolRequestParams::new("sales_chart")
+                .with_arguments(arguments),
+        )
+        .await?;
+    // Both notices come before the call's result; give the handlers a moment to run.
+    for _ in 0..100 {
+        if heard.0.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let heard = heard.0.lock().unwrap().clone();
+    for line in &heard {
+        println!("{line}");
+    }
+    assert!(heard.contains(&"updated sales://targets".to_owned()), "{heard:?}");
+    assert!(heard.iter().any(|line| line.contains("drawing Q4")), "{heard:?}");
     client.cancel().await?;
     http.shutdown().await?;
     Ok(())
