@@ -199,7 +199,7 @@ async def run(server, mode, new_tool):
                 while not updated:
                     await anyio.sleep(0.01)
             await client.unsubscribe_resource(NOTE)
-        assert updated[:1] == [NOTE], updated
+            assert updated == [NOTE], updated
         [note] = (await client.read_resource(NOTE)).contents
         assert note.text == "from python", note
         ok("a subscribed resource's update is heard and read")

@@ -429,32 +429,30 @@ mod tests {
         template.matches(uri).map(|params| params.0)
     }
 
-    fn pairs(pairs: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
-        Some(
-            pairs
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-        )
+    fn pairs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
     }
 
     #[test]
     fn templates_match_and_decode_their_parameters() {
         assert_eq!(
             params("test://template/{id}/data", "test://template/123/data"),
-            pairs(&[("id", "123")])
+            Some(pairs(&[("id", "123")]))
         );
         assert_eq!(
             params("users://{org}/{name}", "users://acme/ada%20lovelace"),
-            pairs(&[("org", "acme"), ("name", "ada lovelace")])
+            Some(pairs(&[("org", "acme"), ("name", "ada lovelace")]))
         );
         assert_eq!(
             params("file:///{+path}", "file:///src/lib.rs"),
-            pairs(&[("path", "src/lib.rs")])
+            Some(pairs(&[("path", "src/lib.rs")]))
         );
         assert_eq!(
             params("db://{table}.json", "db://a.b.json"),
-            pairs(&[("table", "a.b")])
+            Some(pairs(&[("table", "a.b")]))
         );
     }
 

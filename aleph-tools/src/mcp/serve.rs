@@ -623,17 +623,16 @@ impl ServerHandler for Session {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         let (resources, templates) = self.all_resources();
-        let read = match resources.iter().find(|resource| resource.uri == uri) {
-            Some(resource) => resource.read().await,
-            None => {
-                let mut matched = None;
-                for template in &templates {
-                    if let Some(read) = template.read(&uri).await {
-                        matched = Some(read);
-                        break;
-                    }
-                }
-                matched.ok_or_else(|| self.unknown_resource(&uri))?
+        let read = if let Some(resource) = resources.iter().find(|resource| resource.uri == uri) {
+            resource.read().await
+        } else {
+            let template = templates
+                .iter()
+                .find(|template| template.matches(&uri).is_some())
+                .ok_or_else(|| self.unknown_resource(&uri))?;
+            match template.read(&uri).await {
+                Some(read) => read,
+                None => return Err(self.unknown_resource(&uri)),
             }
         };
         let contents = read.map_err(|err| {
@@ -723,7 +722,9 @@ impl ServerHandler for Session {
         accepted.tools_list_changed = requested.tools_list_changed;
         if !self.resources.is_empty() {
             accepted.resources_list_changed = requested.resources_list_changed;
-            accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+            accepted
+                .resource_subscriptions
+                .clone_from(&requested.resource_subscriptions);
         }
         Some(accepted)
     }

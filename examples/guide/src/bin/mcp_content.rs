@@ -65,7 +65,11 @@ fn mcp_server() -> Result<McpServer, Box<dyn std::error::Error>> {
         "report",
         |uri, params| async move {
             let quarter = params.get("quarter").unwrap_or_default();
-            Ok(vec![ResourceContents::text(uri, "text/plain", format!("{quarter}: 12 sold"))])
+            Ok(vec![ResourceContents::text(
+                uri,
+                "text/plain",
+                format!("{quarter}: 12 sold"),
+            )])
         },
     )?
     .with_description("The sales report of a quarter.");
@@ -90,7 +94,10 @@ impl ClientHandler for Listener {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let line = format!("log {:?} from {:?}: {}", params.level, params.logger, params.data);
+        let line = format!(
+            "log {:?} from {:?}: {}",
+            params.level, params.logger, params.data
+        );
         self.0.lock().unwrap().push(line);
     }
 
@@ -99,7 +106,10 @@ impl ClientHandler for Listener {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.0.lock().unwrap().push(format!("updated {}", params.uri));
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("updated {}", params.uri));
     }
 }
 
@@ -191,8 +201,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for line in &heard {
         println!("{line}");
     }
-    assert!(heard.contains(&"updated sales://targets".to_owned()), "{heard:?}");
-    assert!(heard.iter().any(|line| line.contains("drawing Q4")), "{heard:?}");
+    assert!(
+        heard.contains(&"updated sales://targets".to_owned()),
+        "{heard:?}"
+    );
+    assert!(
+        heard.iter().any(|line| line.contains("drawing Q4")),
+        "{heard:?}"
+    );
     client.cancel().await?;
     http.shutdown().await?;
     Ok(())
