@@ -266,7 +266,16 @@ impl McpResourceTemplate {
     /// Reads `uri` when it matches; `None` when it does not.
     pub async fn read(&self, uri: &str) -> Option<ReadResult> {
         let params = self.matches(uri)?;
-        Some((self.read)(uri.to_owned(), params).await)
+        Some(self.read_matched(uri.to_owned(), params).await)
+    }
+
+    /// Reads `uri`, which matched with `params`.
+    pub(super) fn read_matched(
+        &self,
+        uri: String,
+        params: UriParams,
+    ) -> BoxFuture<'static, ReadResult> {
+        (self.read)(uri, params)
     }
 }
 

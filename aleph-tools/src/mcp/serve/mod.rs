@@ -1,8 +1,10 @@
 //! Serving a tool server to MCP clients.
 
+mod listing;
+mod resources;
+
 use std::collections::HashSet;
 use std::fmt;
-use std::future::Future;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -10,9 +12,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceUpdatedNotificationParam, ResourcesCapability, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -21,14 +22,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use self::listing::{DEFAULT_PAGE_SIZE, Listing};
+use self::resources::{RESOURCE_EVENTS, ResourceEvent, pass_on_resource_events};
 use super::McpError;
-use super::convert::{
-    contents_to_mcp, message_to_mcp, prompt_to_mcp, resource_to_mcp, result_to_mcp,
-    template_to_mcp, tool_to_mcp,
-};
+use super::convert::{message_to_mcp, prompt_to_mcp, result_to_mcp};
 use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
-use super::resources::{McpResource, McpResourceTemplate, ResourceSource};
+use super::resources::ResourceSource;
 use crate::schema::{Dialect, Refs};
 use crate::server::CallArgs;
 use crate::sync::lock;
@@ -295,38 +295,8 @@ impl McpServer {
     }
 }
 
-/// The most tools one `tools/list` answer holds unless
-/// [`with_page_size`](McpServer::with_page_size) says otherwise.
-const DEFAULT_PAGE_SIZE: usize = 500;
-
-/// How many resource events a slow session may fall behind by before it misses some.
-const RESOURCE_EVENTS: usize = 256;
-
-/// A change to the resources, for the sessions to pass on.
-#[derive(Debug, Clone)]
-enum ResourceEvent {
-    /// What the resource at this URI reads has changed.
-    Updated(String),
-    /// The list of resources or templates has changed.
-    ListChanged,
-}
-
 /// The least severe log message a client hears before it sends `logging/setLevel`.
 const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
-
-/// `tools/list` cursors: the last name of a page, base64 so that clients treat it as opaque.
-mod cursor {
-    use base64::Engine as _;
-    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-
-    pub(super) fn write(last_name: &str) -> String {
-        URL_SAFE_NO_PAD.encode(last_name)
-    }
-
-    pub(super) fn read(cursor: &str) -> Option<String> {
-        String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()
-    }
-}
 
 #[allow(deprecated)] // logging, by MCP 2026-07-28; clients of the earlier revisions use it
 fn server_config(implementation: Implementation) -> ServerConfig {
@@ -336,29 +306,6 @@ fn server_config(implementation: Implementation) -> ServerConfig {
         .enable_logging()
         .build();
     ServerConfig::new(capabilities).with_server_info(implementation)
-}
-
-/// The `tools/list` answer built for one version of the tools.
-#[derive(Default)]
-pub(super) struct Listing {
-    version: u64,
-    tools: Option<Arc<[Tool]>>,
-}
-
-impl Listing {
-    fn get(&self, version: u64) -> Option<Arc<[Tool]>> {
-        self.tools
-            .as_ref()
-            .filter(|_| self.version == version)
-            .cloned()
-    }
-
-    fn put(&mut self, version: u64, tools: Arc<[Tool]>) {
-        if self.tools.is_none() || version >= self.version {
-            self.version = version;
-            self.tools = Some(tools);
-        }
-    }
 }
 
 /// One client's connection: answers its requests from the shared tool server.
@@ -406,62 +353,6 @@ impl Session {
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
     }
-
-    /// Every fixed resource, of two with the same URI the first source's, and every
-    /// template, in the order given.
-    fn all_resources(&self) -> (Vec<McpResource>, Vec<McpResourceTemplate>) {
-        let mut resources: Vec<McpResource> = Vec::new();
-        let mut templates = Vec::new();
-        for source in self.resources.iter() {
-            for resource in source.resources() {
-                if !resources.iter().any(|seen| seen.uri == resource.uri) {
-                    resources.push(resource);
-                }
-            }
-            templates.extend(source.templates());
-        }
-        (resources, templates)
-    }
-
-    /// Whether `uri` is a resource served: a fixed one, or one a template matches.
-    fn serves(&self, uri: &str) -> bool {
-        let (resources, templates) = self.all_resources();
-        resources.iter().any(|resource| resource.uri == uri)
-            || templates
-                .iter()
-                .any(|template| template.matches(uri).is_some())
-    }
-
-    /// The error for a URI no resource has, with the closest fixed URIs.
-    fn unknown_resource(&self, uri: &str) -> ErrorData {
-        let (resources, _) = self.all_resources();
-        let close = crate::names::suggestions(uri, resources.iter().map(McpResource::uri));
-        ErrorData::resource_not_found(
-            format!(
-                "no resource has the URI `{uri}`{}",
-                crate::error::DidYouMean(&close)
-            ),
-            Some(serde_json::json!({ "uri": uri })),
-        )
-    }
-
-    /// Builds the `tools/list` answer and keeps it for `version`.
-    fn build_listing(&self, version: u64) -> Arc<[Tool]> {
-        let tools: Arc<[Tool]> = self
-            .tools
-            .list_tools()
-            .iter()
-            .filter_map(|definition| match tool_to_mcp(definition, self.dialect) {
-                Ok(tool) => Some(tool),
-                Err(err) => {
-                    tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");
-                    None
-                }
-            })
-            .collect();
-        lock(&self.listing).put(version, Arc::clone(&tools));
-        tools
-    }
 }
 
 impl ServerHandler for Session {
@@ -474,32 +365,7 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let version = self.tools.tools_version();
-        let cached = lock(&self.listing).get(version);
-        let tools = cached.unwrap_or_else(|| self.build_listing(version));
-        let start = match request.and_then(|request| request.cursor) {
-            None => 0,
-            Some(cursor) => {
-                let after = cursor::read(&cursor).ok_or_else(|| {
-                    ErrorData::invalid_params(
-                        format!(
-                            "`{cursor}` is not a cursor this server gave; list the tools again \
-                             without a cursor to start from the first page"
-                        ),
-                        None,
-                    )
-                })?;
-                // The list is in name order: the page goes on after the last name seen.
-                tools.partition_point(|tool| *tool.name <= *after)
-            }
-        };
-        let end = tools.len().min(start.saturating_add(self.page_size));
-        let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
-        if end < tools.len() {
-            page.next_cursor = Some(cursor::write(&tools[end - 1].name));
-        }
-        // Tools come and go at any time: a client may not cache the list.
-        Ok(page.with_ttl_ms(0))
+        self.tools_page(request.and_then(|request| request.cursor))
     }
 
     async fn call_tool(
@@ -583,18 +449,7 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let (resources, _) = self.all_resources();
-        let listed = resources
-            .iter()
-            .filter_map(|resource| match resource_to_mcp(resource) {
-                Ok(listed) => Some(listed),
-                Err(err) => {
-                    tracing::warn!(uri = %resource.uri, "resource not listed over MCP: {err}");
-                    None
-                }
-            })
-            .collect();
-        Ok(ListResourcesResult::with_all_items(listed).with_ttl_ms(0))
+        Ok(self.listed_resources())
     }
 
     async fn list_resource_templates(
@@ -602,18 +457,7 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let (_, templates) = self.all_resources();
-        let listed = templates
-            .iter()
-            .filter_map(|template| match template_to_mcp(template) {
-                Ok(listed) => Some(listed),
-                Err(err) => {
-                    tracing::warn!(template = %template.uri_template, "template not listed over MCP: {err}");
-                    None
-                }
-            })
-            .collect();
-        Ok(ListResourceTemplatesResult::with_all_items(listed).with_ttl_ms(0))
+        Ok(self.listed_templates())
     }
 
     async fn read_resource(
@@ -621,31 +465,7 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let uri = request.uri;
-        let (resources, templates) = self.all_resources();
-        let read = if let Some(resource) = resources.iter().find(|resource| resource.uri == uri) {
-            resource.read().await
-        } else {
-            let template = templates
-                .iter()
-                .find(|template| template.matches(&uri).is_some())
-                .ok_or_else(|| self.unknown_resource(&uri))?;
-            match template.read(&uri).await {
-                Some(read) => read,
-                None => return Err(self.unknown_resource(&uri)),
-            }
-        };
-        let contents = read.map_err(|err| {
-            ErrorData::internal_error(format!("reading `{uri}` failed: {err}"), None)
-        })?;
-        let contents = contents
-            .iter()
-            .map(contents_to_mcp)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|err| {
-                ErrorData::internal_error(format!("reading `{uri}` failed: {err}"), None)
-            })?;
-        Ok(ReadResourceResult::new(contents).into())
+        Ok(self.read(&request.uri).await?.into())
     }
 
     async fn subscribe(
@@ -653,11 +473,7 @@ impl ServerHandler for Session {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if !self.serves(&request.uri) {
-            return Err(self.unknown_resource(&request.uri));
-        }
-        lock(&self.subscribed).insert(request.uri);
-        Ok(())
+        self.subscribe_to(request.uri)
     }
 
     async fn unsubscribe(
@@ -672,32 +488,7 @@ impl ServerHandler for Session {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Clients that connected with a handshake hear of changes as plain notifications.
         let peer = context.peer;
-        if !self.resources.is_empty() {
-            let events = self.resource_events.subscribe();
-            let subscribed = Arc::clone(&self.subscribed);
-            let (closed, peer) = (self.closed.clone(), peer.clone());
-            tokio::spawn(async move {
-                let send = |event| {
-                    let peer = peer.clone();
-                    async move {
-                        match event {
-                            ResourceEvent::Updated(uri) => peer
-                                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-                                .await
-                                .is_ok(),
-                            ResourceEvent::ListChanged => {
-                                peer.notify_resource_list_changed().await.is_ok()
-                            }
-                        }
-                    }
-                };
-                let wanted = |event: &ResourceEvent| match event {
-                    ResourceEvent::Updated(uri) => lock(&subscribed).contains(uri),
-                    ResourceEvent::ListChanged => true,
-                };
-                pass_on_resource_events(events, &closed, wanted, send).await;
-            });
-        }
+        self.forward_resource_events(&peer);
         let mut changes = self.tools.watch_tools();
         changes.mark_unchanged();
         let closed = self.closed.clone();
@@ -775,33 +566,6 @@ impl ServerHandler for Session {
             ((), ()) = async { tokio::join!(tools, resources) } => {}
         }
         Ok(())
-    }
-}
-
-/// Passes the resource events a session wants to `send`, until the connection ends or a
-/// send fails.
-async fn pass_on_resource_events<F: Future<Output = bool>>(
-    mut events: broadcast::Receiver<ResourceEvent>,
-    closed: &CancellationToken,
-    wanted: impl Fn(&ResourceEvent) -> bool,
-    send: impl Fn(ResourceEvent) -> F,
-) {
-    loop {
-        let event = tokio::select! {
-            () = closed.cancelled() => return,
-            event = events.recv() => event,
-        };
-        match event {
-            Ok(event) => {
-                if wanted(&event) && !send(event).await {
-                    return;
-                }
-            }
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::warn!("an MCP session fell behind and missed {missed} resource notices");
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        }
     }
 }
 

@@ -1,0 +1,101 @@
+//! `tools/list`: the answer built once per version of the tools and shared by every
+//! session, given out in pages in name order.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{ListToolsResult, Tool};
+
+use super::Session;
+use crate::mcp::convert::tool_to_mcp;
+use crate::sync::lock;
+
+/// The most tools one `tools/list` answer holds unless
+/// [`with_page_size`](super::McpServer::with_page_size) says otherwise.
+pub(super) const DEFAULT_PAGE_SIZE: usize = 500;
+
+/// `tools/list` cursors: the last name of a page, base64 so that clients treat it as opaque.
+mod cursor {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    pub(super) fn write(last_name: &str) -> String {
+        URL_SAFE_NO_PAD.encode(last_name)
+    }
+
+    pub(super) fn read(cursor: &str) -> Option<String> {
+        String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()
+    }
+}
+
+/// The `tools/list` answer built for one version of the tools.
+#[derive(Default)]
+pub(super) struct Listing {
+    version: u64,
+    tools: Option<Arc<[Tool]>>,
+}
+
+impl Listing {
+    fn get(&self, version: u64) -> Option<Arc<[Tool]>> {
+        self.tools
+            .as_ref()
+            .filter(|_| self.version == version)
+            .cloned()
+    }
+
+    fn put(&mut self, version: u64, tools: Arc<[Tool]>) {
+        if self.tools.is_none() || version >= self.version {
+            self.version = version;
+            self.tools = Some(tools);
+        }
+    }
+}
+
+impl Session {
+    /// Builds the `tools/list` answer and keeps it for `version`.
+    fn build_listing(&self, version: u64) -> Arc<[Tool]> {
+        let tools: Arc<[Tool]> = self
+            .tools
+            .list_tools()
+            .iter()
+            .filter_map(|definition| match tool_to_mcp(definition, self.dialect) {
+                Ok(tool) => Some(tool),
+                Err(err) => {
+                    tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");
+                    None
+                }
+            })
+            .collect();
+        lock(&self.listing).put(version, Arc::clone(&tools));
+        tools
+    }
+    /// One page of the `tools/list` answer: the first, or the one after `cursor`.
+    pub(super) fn tools_page(&self, cursor: Option<String>) -> Result<ListToolsResult, ErrorData> {
+        let version = self.tools.tools_version();
+        let cached = lock(&self.listing).get(version);
+        let tools = cached.unwrap_or_else(|| self.build_listing(version));
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => {
+                let after = cursor::read(&cursor).ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!(
+                            "`{cursor}` is not a cursor this server gave; list the tools again \
+                             without a cursor to start from the first page"
+                        ),
+                        None,
+                    )
+                })?;
+                // The list is in name order: the page goes on after the last name seen.
+                tools.partition_point(|tool| *tool.name <= *after)
+            }
+        };
+        let end = tools.len().min(start.saturating_add(self.page_size));
+        let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        if end < tools.len() {
+            page.next_cursor = Some(cursor::write(&tools[end - 1].name));
+        }
+        // Tools come and go at any time: a client may not cache the list.
+        Ok(page.with_ttl_ms(0))
+    }
+}
