@@ -144,8 +144,9 @@ pub mod __private_0_1_0;
 pub use aleph_tools_macros::tool;
 pub use compress::compress_snapshot;
 pub use context::{
-    Caller, CancellationToken, FromToolContext, LogLevel, Progress, ProgressEvent, State,
-    StateType, ToolContext, ToolLogLayer,
+    AskResult, Caller, CancellationToken, Elicitation, ElicitationHandler, ElicitationRequest,
+    FromToolContext, LogLevel, Progress, ProgressEvent, Sampled, SamplingHandler,
+    SamplingMessage, SamplingRequest, SamplingRole, State, StateType, ToolContext, ToolLogLayer,
 };
 pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
 pub use names::{TOOL_NAME_RULE, is_valid_tool_name};

@@ -1,8 +1,10 @@
 //! `ToolContext`: what a running tool may know about its call (working directory, caller,
 //! typed state, progress, cancellation), and the parameters `#[tool]` injects from it.
 
+mod elicit;
 mod log;
 mod paths;
+mod sample;
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeSet, HashMap};
@@ -11,11 +13,15 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
+pub use self::elicit::{AskResult, Elicitation, ElicitationHandler, ElicitationRequest};
 pub use self::log::{LogLevel, ToolLogLayer};
+pub use self::sample::{Sampled, SamplingHandler, SamplingMessage, SamplingRequest, SamplingRole};
 pub(crate) use self::log::{carried, within_call};
 
 use crate::error::ToolError;
@@ -59,6 +65,8 @@ pub struct ToolContext {
     cancellation: Option<CancellationToken>,
     capabilities: Option<Arc<BTreeSet<String>>>,
     server: Option<AlephToolServer>,
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
+    sampling: Option<Arc<dyn SamplingHandler>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -74,6 +82,8 @@ impl fmt::Debug for ToolContext {
             .field("cancellation", &self.cancellation)
             .field("capabilities", &self.capabilities)
             .field("server", &self.server.is_some())
+            .field("elicitation", &self.elicitation.is_some())
+            .field("sampling", &self.sampling.is_some())
             .finish()
     }
 }
@@ -146,6 +156,34 @@ impl ToolContext {
     ) -> Self {
         let set = Arc::make_mut(self.capabilities.get_or_insert_with(Arc::default));
         set.extend(capabilities.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets who answers this call's [`elicit`](Self::elicit) questions, in place of the
+    /// server's [`ElicitationHandler`]. An MCP server sets the client here.
+    #[must_use]
+    pub fn with_elicitation_handler(mut self, handler: impl ElicitationHandler) -> Self {
+        self.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sets who answers this call's [`sample`](Self::sample) requests, in place of the
+    /// server's [`SamplingHandler`]. An MCP server sets the client here.
+    #[must_use]
+    pub fn with_sampling_handler(mut self, handler: impl SamplingHandler) -> Self {
+        self.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sets both askers at once, sharing one value.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn with_askers(
+        mut self,
+        elicitation: Arc<dyn ElicitationHandler>,
+        sampling: Arc<dyn SamplingHandler>,
+    ) -> Self {
+        self.elicitation = Some(elicitation);
+        self.sampling = Some(sampling);
         self
     }
 
@@ -313,6 +351,146 @@ impl ToolContext {
         self.cancellation
             .as_ref()
             .is_some_and(CancellationToken::is_cancelled)
+    }
+}
+
+/// Asking the user and the client's model.
+impl ToolContext {
+    /// Asks the user to fill in a form for `T` and waits for the answer.
+    ///
+    /// The form is `T`'s schema: a flat struct of strings, numbers, booleans and enums of
+    /// strings (doc comments become the fields' descriptions, `#[serde(default)]` values
+    /// their defaults, `Option` fields optional). Over MCP the client asks its user; in
+    /// process the server's [`ElicitationHandler`] does.
+    ///
+    /// ```
+    /// use aleph_tools::prelude::*;
+    /// use aleph_tools::Elicitation;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm {
+    ///     /// Type the repository's name to confirm
+    ///     name: String,
+    /// }
+    ///
+    /// /// Deletes a repository, once the user confirms its name.
+    /// #[tool]
+    /// async fn delete_repo(repo: String, ctx: &ToolContext) -> Result<String, ToolError> {
+    ///     let message = format!("Delete `{repo}`? This cannot be undone.");
+    ///     match ctx.elicit::<Confirm>(message).await? {
+    ///         Elicitation::Accept(Confirm { name }) if name == repo => Ok(format!("deleted {repo}")),
+    ///         Elicitation::Accept(_) => Ok("the names differ; nothing deleted".to_owned()),
+    ///         Elicitation::Decline | Elicitation::Cancel => Ok("nothing deleted".to_owned()),
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::Execution`] when `T` cannot be a form (a nested struct, a free list),
+    /// when nobody can answer (no client that takes elicitation, no handler), when asking
+    /// failed, or when the accepted answer does not fit `T`.
+    pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicitation<T>, ToolError>
+    where
+        T: DeserializeOwned + JsonSchema + 'static,
+    {
+        let form = elicit::form_for::<T>().map_err(|why| {
+            let name = std::any::type_name::<T>();
+            self.ask_error(format!("`{name}` cannot be a form: {why}"))
+        })?;
+        match self.ask_form(message.into(), form).await? {
+            Elicitation::Accept(fields) => serde_json::from_value(Value::Object(fields))
+                .map(Elicitation::Accept)
+                .map_err(|err| self.ask_error(format!("the user's answer does not fit: {err}"))),
+            Elicitation::Decline => Ok(Elicitation::Decline),
+            Elicitation::Cancel => Ok(Elicitation::Cancel),
+        }
+    }
+
+    /// Asks the user to fill in a form given as JSON Schema (see
+    /// [`ElicitationRequest::schema`] for what a form may hold), for forms no Rust type
+    /// describes: titled choices (`oneOf` of `const`/`title`), fields known only at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`elicit`](Self::elicit); a schema that cannot be a form says which field is wrong.
+    pub async fn elicit_form(
+        &self,
+        message: impl Into<String>,
+        schema: &Value,
+    ) -> Result<Elicitation, ToolError> {
+        let form = elicit::restrict(schema)
+            .map_err(|why| self.ask_error(format!("the schema cannot be a form: {why}")))?;
+        self.ask_form(message.into(), form).await
+    }
+
+    async fn ask_form(&self, message: String, schema: Value) -> Result<Elicitation, ToolError> {
+        let handler = self
+            .elicitation
+            .clone()
+            .or_else(|| self.server.as_ref()?.elicitation_handler());
+        let Some(handler) = handler else {
+            return Err(self.ask_error(
+                "nobody can answer a question here: serve the tool over MCP to a client that takes elicitation, or give the server an ElicitationHandler".to_owned(),
+            ));
+        };
+        let request = ElicitationRequest {
+            tool: self.tool_name().unwrap_or_default().to_owned(),
+            call_id: self.call_id,
+            message,
+            schema,
+        };
+        handler
+            .elicit(request)
+            .await
+            .map_err(|err| self.ask_error(format!("asking the user failed: {err}")))
+    }
+
+    /// Asks the client's model for a completion and waits for it: a prompt (`&str`,
+    /// `String`) or a whole [`SamplingRequest`]. Over MCP the client runs its model, usually
+    /// after its user approves; in process the server's [`SamplingHandler`] does.
+    ///
+    /// ```
+    /// use aleph_tools::prelude::*;
+    ///
+    /// /// Names a branch for a change.
+    /// #[tool]
+    /// async fn branch_name(change: String, ctx: &ToolContext) -> Result<String, ToolError> {
+    ///     let answer = ctx.sample(format!("A git branch name for: {change}")).await?;
+    ///     Ok(answer.text())
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::Execution`] when nobody can answer (no client that takes sampling, no
+    /// handler) or when the model could not be asked.
+    pub async fn sample(&self, request: impl Into<SamplingRequest>) -> Result<Sampled, ToolError> {
+        let handler = self
+            .sampling
+            .clone()
+            .or_else(|| self.server.as_ref()?.sampling_handler());
+        let Some(handler) = handler else {
+            return Err(self.ask_error(
+                "no model can be asked here: serve the tool over MCP to a client that takes sampling, or give the server a SamplingHandler".to_owned(),
+            ));
+        };
+        let mut request = request.into();
+        self.tool_name()
+            .unwrap_or_default()
+            .clone_into(&mut request.tool);
+        request.call_id = self.call_id;
+        handler
+            .sample(request)
+            .await
+            .map_err(|err| self.ask_error(format!("asking the model failed: {err}")))
+    }
+
+    fn ask_error(&self, message: String) -> ToolError {
+        match self.tool_name() {
+            Some(tool) => ToolError::Execution(format!("`{tool}`: {message}")),
+            None => ToolError::Execution(message),
+        }
     }
 }
 

@@ -45,6 +45,7 @@
 //! # }
 //! ```
 
+mod ask;
 mod convert;
 mod error;
 mod http;

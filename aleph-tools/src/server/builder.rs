@@ -11,6 +11,7 @@ use super::{
     ActiveFilter, AlephToolServer, ConfirmationHandler, IncompatibleTools, Settings, ToolFilter,
     ToolProgressHandler,
 };
+use crate::context::{ElicitationHandler, SamplingHandler};
 use crate::error::RegistryError;
 use crate::middleware::{DynMiddleware, Middleware};
 use crate::names::is_valid_tool_name;
@@ -172,6 +173,23 @@ impl ToolServerBuilder {
     /// are refused.
     pub fn with_confirmation_handler(mut self, handler: impl ConfirmationHandler) -> Self {
         self.settings.confirmation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sets who answers the questions tools ask the user
+    /// ([`ToolContext::elicit`](crate::ToolContext::elicit)) in calls made in process. Calls
+    /// served over MCP ask the client instead; without either, asking fails and the tool
+    /// sees the error.
+    pub fn with_elicitation_handler(mut self, handler: impl ElicitationHandler) -> Self {
+        self.settings.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sets who answers the completions tools ask for
+    /// ([`ToolContext::sample`](crate::ToolContext::sample)) in calls made in process. Calls
+    /// served over MCP ask the client's model instead.
+    pub fn with_sampling_handler(mut self, handler: impl SamplingHandler) -> Self {
+        self.settings.sampling = Some(Arc::new(handler));
         self
     }
 

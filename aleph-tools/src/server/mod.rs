@@ -44,7 +44,7 @@ pub use self::providers::IncompatibleTools;
 use self::providers::{Quarantine, ToolLists};
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
-use crate::context::{StateMapHandle, ToolContext};
+use crate::context::{ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::error::RegistryError;
 use crate::middleware::{Chain, HookSet};
 use crate::patterns::PatternError;
@@ -55,6 +55,8 @@ use crate::tool::ToolDefinition;
 #[derive(Default)]
 struct Settings {
     confirmation: Option<Arc<dyn ConfirmationHandler>>,
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
+    sampling: Option<Arc<dyn SamplingHandler>>,
     progress: Option<Arc<dyn ToolProgressHandler>>,
     state: StateMapHandle,
     working_dir: Option<Arc<Path>>,
@@ -259,6 +261,16 @@ impl AlephToolServer {
     /// current while this stays the same. Read it before reading the tools.
     pub(crate) fn tools_version(&self) -> u64 {
         *self.shared.changes.borrow()
+    }
+
+    /// Who answers tools' questions to the user in calls made in process.
+    pub(crate) fn elicitation_handler(&self) -> Option<Arc<dyn ElicitationHandler>> {
+        self.shared.settings.elicitation.clone()
+    }
+
+    /// Who answers tools' requests for a completion in calls made in process.
+    pub(crate) fn sampling_handler(&self) -> Option<Arc<dyn SamplingHandler>> {
+        self.shared.settings.sampling.clone()
     }
 
     /// Replaces the filter; calls that start afterwards see the new one. The tools offered

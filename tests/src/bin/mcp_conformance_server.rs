@@ -2,9 +2,8 @@
 //! HTTP on loopback. Prints its URL on the first line of stdout and serves until stdin
 //! closes.
 //!
-//! Scenarios that need what the server cannot do yet (sampling, elicitation) have no tool
-//! here; the suite's baseline in `tests/interop/conformance-baseline.yml`
-//! lists them.
+//! Scenarios that need what the server cannot do yet have no tool here; the suite's
+//! baseline in `tests/interop/conformance-baseline.yml` lists them.
 
 use std::time::Duration;
 
@@ -12,8 +11,11 @@ use aleph_tools::mcp::{McpPrompt, McpResource, McpResourceTemplate, McpServer, P
 use aleph_tools::prelude::*;
 use aleph_tools::schema::Refs;
 use aleph_tools::{
-    AlephToolDyn, AlephToolServer, BoxFuture, LogLevel, ResourceContents, ToolLogLayer,
+    AlephToolDyn, AlephToolServer, BoxFuture, Elicitation, LogLevel, ResourceContents, SamplingRequest,
+    ToolLogLayer,
 };
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tracing_subscriber::layer::SubscriberExt as _;
@@ -58,6 +60,127 @@ async fn test_tool_with_logging(progress: Progress) -> String {
     // As for progress: let the client's handlers see the last notification first.
     tokio::time::sleep(Duration::from_millis(20)).await;
     "logged three messages".to_owned()
+}
+
+/// Asks the client's model to answer the prompt.
+#[tool(register = false)]
+async fn test_sampling(
+    /// The prompt to send to the model
+    prompt: String,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    let answer = ctx
+        .sample(SamplingRequest::new(prompt).with_max_tokens(100))
+        .await?;
+    Ok(format!("LLM response: {}", answer.text()))
+}
+
+/// The user's name and email, as the elicitation scenario asks for them.
+#[derive(Deserialize, JsonSchema)]
+struct Contact {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// Asks the user for a name and an email.
+#[tool(register = false)]
+async fn test_elicitation(
+    /// The message to show the user
+    message: String,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    Ok(match ctx.elicit::<Contact>(message).await? {
+        Elicitation::Accept(Contact { username, email }) => {
+            format!("User response: action=accept, content={{username: {username}, email: {email}}}")
+        }
+        other => format!("User response: action={}", other.action()),
+    })
+}
+
+/// A form whose every field has a default (SEP-1034).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct Defaults {
+    #[serde(default = "john_doe")]
+    name: String,
+    #[serde(default = "thirty")]
+    age: i64,
+    #[serde(default = "ninety_five_and_a_half")]
+    score: f64,
+    #[serde(default)]
+    status: Status,
+    #[serde(default = "yes")]
+    verified: bool,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    #[default]
+    Active,
+    Inactive,
+    Pending,
+}
+
+fn john_doe() -> String {
+    "John Doe".to_owned()
+}
+
+fn thirty() -> i64 {
+    30
+}
+
+fn ninety_five_and_a_half() -> f64 {
+    95.5
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Asks for a form whose fields all have defaults.
+#[tool(register = false)]
+async fn test_elicitation_sep1034_defaults(ctx: &ToolContext) -> Result<String, ToolError> {
+    let answer = ctx.elicit::<Defaults>("Check your details").await?;
+    Ok(format!("Elicitation completed: {answer:?}"))
+}
+
+/// Asks for a form with every kind of choice (SEP-1330): titled choices need a schema of
+/// their own, which `elicit_form` takes as JSON.
+#[tool(register = false)]
+async fn test_elicitation_sep1330_enums(ctx: &ToolContext) -> Result<String, ToolError> {
+    let titled = |values: [(&str, &str); 3]| -> Vec<Value> {
+        values
+            .iter()
+            .map(|(value, title)| json!({ "const": value, "title": title }))
+            .collect()
+    };
+    let form = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+            "titledSingle": {
+                "type": "string",
+                "oneOf": titled([("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")])
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": { "type": "string", "enum": ["option1", "option2", "option3"] }
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": { "anyOf": titled([("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")]) }
+            }
+        }
+    });
+    let answer = ctx.elicit_form("Pick your options", &form).await?;
+    Ok(format!("Elicitation completed: {answer:?}"))
 }
 
 /// A 1×1 red PNG.
@@ -246,6 +369,10 @@ async fn main() -> anyhow::Result<()> {
         .with_tool(TestAudioContentTool)
         .with_tool(TestEmbeddedResourceTool)
         .with_tool(TestMultipleContentTypesTool)
+        .with_tool(TestSamplingTool)
+        .with_tool(TestElicitationTool)
+        .with_tool(TestElicitationSep1034DefaultsTool)
+        .with_tool(TestElicitationSep1330EnumsTool)
         .with_dyn_tool(SchemaKeywords)
         .build()?;
     let (fixed, template) = resources()?;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    GetPromptResult, Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
     ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
     ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
@@ -23,6 +23,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use self::listing::{DEFAULT_PAGE_SIZE, Listing};
+use super::ask::{Round, RoundCall, Waiting, ask_the_peer};
 use self::resources::{RESOURCE_EVENTS, ResourceEvent, pass_on_resource_events};
 use super::McpError;
 use super::convert::{message_to_mcp, prompt_to_mcp, result_to_mcp};
@@ -32,7 +33,7 @@ use super::resources::ResourceSource;
 use crate::schema::{Dialect, Refs};
 use crate::server::CallArgs;
 use crate::sync::lock;
-use crate::{AlephToolServer, LogLevel, ToolContext, ToolErrorKind};
+use crate::{AlephToolServer, LogLevel, ToolContext, ToolErrorKind, ToolResult};
 
 /// A tool server as an MCP server.
 ///
@@ -64,6 +65,7 @@ pub struct McpServer {
     prompts: Arc<[Arc<dyn PromptSource>]>,
     resources: Arc<[Arc<dyn ResourceSource>]>,
     resource_events: broadcast::Sender<ResourceEvent>,
+    waiting: Arc<Waiting>,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
     pub(super) router: Option<axum::Router>,
 }
@@ -94,6 +96,7 @@ impl McpServer {
             prompts: Arc::new([]),
             resources: Arc::new([]),
             resource_events: broadcast::channel(RESOURCE_EVENTS).0,
+            waiting: Arc::default(),
             allowed_hosts: None,
             router: None,
         }
@@ -286,6 +289,7 @@ impl McpServer {
             resources: Arc::clone(&self.resources),
             resource_events: self.resource_events.clone(),
             subscribed: Arc::default(),
+            waiting: Arc::clone(&self.waiting),
             listen_from: AtomicU64::new(0),
             notifier: OnceLock::new(),
             log_level: Arc::new(AtomicU8::new(DEFAULT_LOG_LEVEL as u8)),
@@ -328,6 +332,8 @@ pub(super) struct Session {
     resource_events: broadcast::Sender<ResourceEvent>,
     /// The URIs the client subscribed to with `resources/subscribe`.
     subscribed: Arc<Mutex<HashSet<String>>>,
+    /// Calls of 2026-07-28 clients that wait for answers, shared by every session.
+    waiting: Arc<Waiting>,
     /// The tool-change count when the last subscription was accepted.
     listen_from: AtomicU64,
     /// Sends progress and log notifications; started at the first call.
@@ -355,6 +361,39 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Carries a call of a 2026-07-28 client on until it finishes or asks the client
+    /// something, which its `input_required` result then carries.
+    async fn play(
+        &self,
+        mut call: RoundCall,
+        request: &CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match call.round(request).await {
+            Round::Done(result) => self.finish(&call.tool, &result),
+            Round::Asks(asks) => match self.waiting.park(call) {
+                Some(state) => Ok(InputRequiredResult::new(Some(asks), Some(state)).into()),
+                None => Err(ErrorData::internal_error(
+                    "too many calls wait for their clients' answers; try again later",
+                    None,
+                )),
+            },
+        }
+    }
+
+    /// The answer to a call of `tool` that ended with `result`.
+    fn finish(&self, tool: &str, result: &ToolResult) -> Result<CallToolResponse, ErrorData> {
+        if result.error_kind == Some(ToolErrorKind::NotFound) && !self.unknown_tools_as_results {
+            return Err(ErrorData::invalid_params(
+                result.model_text().into_owned(),
+                Some(serde_json::json!({ "name": tool })),
+            ));
+        }
+        let definition = self.tools.definition(result.tool_that_ran(tool));
+        Ok(result_to_mcp(result, definition.as_deref()).into())
+    }
+}
+
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::clone(&self.info)
@@ -373,6 +412,15 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(state) = &request.request_state {
+            // A 2026-07-28 client comes back with answers to a call's questions.
+            let mut call = self
+                .waiting
+                .take(state, &request.name)
+                .map_err(|why| ErrorData::invalid_params(why, None))?;
+            call.answer(request.input_responses.unwrap_or_default());
+            return self.play(call, &context.ct).await;
+        }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let notifier = self
             .notifier
@@ -382,19 +430,25 @@ impl ServerHandler for Session {
         let ctx = ToolContext::new()
             .with_cancellation(context.ct.clone())
             .with_progress(on_event);
+        if context.meta.protocol_version().is_some() {
+            // No handshake: the client takes no requests, so questions go out in rounds.
+            let tools = self.tools.clone();
+            let name = request.name.to_string();
+            let capabilities = context.meta.client_capabilities();
+            let call = RoundCall::new(name.clone(), ctx, capabilities.as_ref(), move |ctx| {
+                Box::pin(async move { tools.run(&name, CallArgs::Value(args), Some(ctx)).await })
+            });
+            let outcome = self.play(call, &context.ct).await;
+            events.flush().await;
+            return outcome;
+        }
+        let ctx = ask_the_peer(ctx, &context.peer);
         let result = self
             .tools
             .run(&request.name, CallArgs::Value(args), Some(ctx))
             .await;
         events.flush().await;
-        if result.error_kind == Some(ToolErrorKind::NotFound) && !self.unknown_tools_as_results {
-            return Err(ErrorData::invalid_params(
-                result.model_text().into_owned(),
-                Some(serde_json::json!({ "name": request.name })),
-            ));
-        }
-        let definition = self.tools.definition(result.tool_that_ran(&request.name));
-        Ok(result_to_mcp(&result, definition.as_deref()).into())
+        self.finish(&request.name, &result)
     }
 
     #[allow(deprecated)] // by MCP 2026-07-28; clients of the earlier revisions use it
