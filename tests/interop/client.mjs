@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
@@ -43,7 +45,20 @@ const listAll = async (client, pageSize) => {
 };
 
 const [command, ...args] = process.argv.slice(2);
-const client = new Client({ name: "aleph-tools-interop", version: "1.0.0" });
+const client = new Client(
+  { name: "aleph-tools-interop", version: "1.0.0" },
+  { capabilities: { elicitation: {}, sampling: {} } },
+);
+const forms = [];
+client.setRequestHandler(ElicitRequestSchema, ({ params }) => {
+  forms.push(params);
+  return { action: "accept", content: { name: "Grace", plan: "free", newsletter: true } };
+});
+client.setRequestHandler(CreateMessageRequestSchema, ({ params }) => ({
+  role: "assistant",
+  content: { type: "text", text: `${params.messages.length} message, ${params.maxTokens} tokens` },
+  model: "node-model",
+}));
 let changed;
 const listChanged = new Promise((resolve) => (changed = resolve));
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
@@ -141,6 +156,14 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 100));
   assert.deepEqual(logs, [["error", "chatty", { count: 3 }]]);
   ok("log messages at the level set");
+
+  const signed = await client.callTool({ name: "sign_up", arguments: {} });
+  assert.equal(textOf(signed), "welcome Grace: free plan, newsletter true");
+  assert.equal(forms.length, 1);
+  assert.deepEqual(forms[0].requestedSchema.properties.plan.enum, ["free", "pro"]);
+  const poem = await client.callTool({ name: "haiku", arguments: { topic: "rain" } });
+  assert.equal(textOf(poem), "node-model wrote: 1 message, 50 tokens");
+  ok("elicitation and sampling answered by the client");
 
   const steps = [];
   const slow = await client.callTool({ name: "slow", arguments: { steps: 3 } }, undefined, {

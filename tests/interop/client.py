@@ -12,7 +12,7 @@ import base64
 import sys
 
 import anyio
-from mcp import Client, MCPError
+from mcp import Client, MCPError, types
 from mcp.client.stdio import StdioServerParameters
 
 CHECKS = []
@@ -61,11 +61,32 @@ async def run(server, mode, new_tool):
     async def on_log(params):
         logs.append((params.level, params.logger, params.data))
 
+    # What the user answers to each question, in order, and the questions asked.
+    answers = []
+    asked = []
+
+    async def on_elicit(context, params):
+        asked.append(params)
+        return answers.pop(0)
+
+    sampled = []
+
+    async def on_sample(context, params):
+        sampled.append(params)
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="old pond, a frog"),
+            model="loopback-model",
+            stop_reason="endTurn",
+        )
+
     async with Client(
         server,
         mode=mode,
         message_handler=on_message,
         logging_callback=on_log,
+        elicitation_callback=on_elicit,
+        sampling_callback=on_sample,
         # Handshake-free connections opt in to log messages per request.
         log_level="warning",
     ) as client:
@@ -75,7 +96,7 @@ async def run(server, mode, new_tool):
         assert {"add", "get_weather", "fail", "slow", "grow", "draw"} <= set(listed), sorted(listed)
         assert {f"echo_{i:03}" for i in range(250)} <= set(listed), sorted(listed)
         assert pages == 3, pages
-        ok("tools/list names, 257 tools in three pages")
+        ok("tools/list names, 259 tools in three pages")
 
         try:
             await client.list_tools(cursor="not-a-cursor!")
@@ -217,6 +238,60 @@ async def run(server, mode, new_tool):
             ("error", "chatty", {"count": 3}),
         ], logs
         ok("log messages at the level asked for, from tracing and from the tool")
+
+        answers.append(types.ElicitResult(action="accept", content={"name": "Ada", "plan": "pro"}))
+        signed = await client.call_tool("sign_up", {})
+        assert text_of(signed) == "welcome Ada: pro plan, newsletter false", signed
+        [question] = asked
+        assert question.message == "Sign up for the service", question
+        form = question.requested_schema
+        assert form["properties"]["plan"]["enum"] == ["free", "pro"], form
+        assert form["properties"]["name"]["description"] == "Your name", form
+        assert form["properties"]["newsletter"] == {
+            "type": "boolean", "description": "Send the newsletter", "default": False
+        }, form
+        assert sorted(form["required"]) == ["name", "plan"], form
+        answers.append(types.ElicitResult(action="decline"))
+        declined = await client.call_tool("sign_up", {})
+        assert text_of(declined) == "not signed up: decline", declined
+        ok("elicitation: a typed form answered by the client, and a refusal")
+
+        answers.append(types.ElicitResult(action="accept", content={"name": "Ada", "plan": "gold"}))
+        misfit = await client.call_tool("sign_up", {})
+        assert misfit.is_error is True, misfit
+        assert "does not fit" in text_of(misfit) and "gold" in text_of(misfit), text_of(misfit)
+        ok("elicitation: an answer that does not fit the form is the tool's error")
+
+        poem = await client.call_tool("haiku", {"topic": "rust"})
+        assert text_of(poem) == "loopback-model wrote: old pond, a frog", poem
+        [request] = sampled
+        assert request.system_prompt == "You write haiku.", request
+        assert request.max_tokens == 50, request
+        assert request.messages[0].role == "user", request
+        assert request.messages[0].content.text == "A haiku about rust", request
+        ok("sampling: the client's model answers the tool")
+
+        if client.protocol_version.startswith("2026"):
+            first = await client.session.call_tool("sign_up", {}, allow_input_required=True)
+            assert first.result_type == "input_required", first
+            [(key, ask)] = first.input_requests.items()
+            assert ask.method == "elicitation/create", ask
+            try:
+                await client.session.call_tool(
+                    "sign_up", {}, input_responses={key: {"action": "cancel"}},
+                    request_state="not-a-state",
+                )
+            except MCPError as error:
+                assert error.code == -32602, error.error
+                assert "requestState" in error.error.message, error.error
+            else:
+                raise AssertionError("a made-up requestState was accepted")
+            cancelled = await client.session.call_tool(
+                "sign_up", {}, input_responses={key: {"action": "cancel"}},
+                request_state=first.request_state,
+            )
+            assert text_of(cancelled) == "not signed up: cancel", cancelled
+            ok("input_required rounds: a made-up requestState refused, the real one carries on")
 
         seen = []
 

@@ -7,10 +7,11 @@ use std::time::Duration;
 use aleph_tools::mcp::{McpResource, McpResourceTemplate, McpServer};
 use aleph_tools::prelude::*;
 use aleph_tools::{
-    AlephToolDyn, AlephToolServer, BoxFuture, LogLevel, ResourceContents, ToolLogLayer,
+    AlephToolDyn, AlephToolServer, BoxFuture, Elicitation, LogLevel, ResourceContents,
+    SamplingRequest, ToolLogLayer,
 };
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -234,6 +235,61 @@ fn chatty(progress: Progress) -> &'static str {
     "logged"
 }
 
+/// What `sign_up` asks the user.
+#[derive(Deserialize, JsonSchema)]
+struct SignUp {
+    /// Your name
+    name: String,
+    /// Which plan
+    plan: Plan,
+    /// Send the newsletter
+    #[serde(default)]
+    newsletter: bool,
+}
+
+/// A plan `sign_up` offers.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Plan {
+    Free,
+    Pro,
+}
+
+/// Signs the user up, asking them for their name and plan.
+#[tool(register = false)]
+async fn sign_up(ctx: &ToolContext) -> Result<String, ToolError> {
+    Ok(
+        match ctx.elicit::<SignUp>("Sign up for the service").await? {
+            Elicitation::Accept(SignUp {
+                name,
+                plan,
+                newsletter,
+            }) => {
+                let plan = match plan {
+                    Plan::Free => "free",
+                    Plan::Pro => "pro",
+                };
+                format!("welcome {name}: {plan} plan, newsletter {newsletter}")
+            }
+            other => format!("not signed up: {}", other.action()),
+        },
+    )
+}
+
+/// Asks the client's model for a haiku about a topic.
+#[tool(register = false)]
+async fn haiku(
+    /// What the haiku is about
+    topic: String,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    let request = SamplingRequest::new(format!("A haiku about {topic}"))
+        .with_system_prompt("You write haiku.")
+        .with_max_tokens(50);
+    let answer = ctx.sample(request).await?;
+    Ok(format!("{} wrote: {}", answer.model, answer.text()))
+}
+
 /// The resource `write_note` writes.
 pub const NOTE_URI: &str = "memo://note";
 
@@ -247,7 +303,7 @@ pub struct ServerSlot {
 }
 
 /// A server with `add`, `get_weather`, `fail`, `slow`, `grow`, `explode`, `draw`,
-/// `write_note` and `chatty`.
+/// `write_note`, `chatty`, `sign_up` (asks the user) and `haiku` (asks the client's model).
 ///
 /// # Panics
 ///
@@ -317,6 +373,8 @@ fn test_server(slot: &ServerSlot) -> AlephToolServer {
         .with_tool(DrawTool)
         .with_tool(WriteNoteTool)
         .with_tool(ChattyTool)
+        .with_tool(SignUpTool)
+        .with_tool(HaikuTool)
         .with_state(slot.clone())
         .build()
         .expect("the MCP test tools are valid");

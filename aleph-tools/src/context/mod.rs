@@ -21,8 +21,8 @@ pub use tokio_util::sync::CancellationToken;
 
 pub use self::elicit::{AskResult, Elicitation, ElicitationHandler, ElicitationRequest};
 pub use self::log::{LogLevel, ToolLogLayer};
-pub use self::sample::{Sampled, SamplingHandler, SamplingMessage, SamplingRequest, SamplingRole};
 pub(crate) use self::log::{carried, within_call};
+pub use self::sample::{Sampled, SamplingHandler, SamplingMessage, SamplingRequest, SamplingRole};
 
 use crate::error::ToolError;
 use crate::server::AlephToolServer;

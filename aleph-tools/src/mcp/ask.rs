@@ -57,7 +57,10 @@ impl Abilities {
         if self.elicit {
             Ok(())
         } else {
-            Err("the client cannot ask its user: it did not declare the `elicitation` capability".into())
+            Err(
+                "the client cannot ask its user: it did not declare the `elicitation` capability"
+                    .into(),
+            )
         }
     }
 
@@ -92,7 +95,10 @@ impl ElicitationHandler for PeerAsker {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, AskResult<Elicitation>> {
         Box::pin(async move {
             self.abilities().check_elicit()?;
-            let answer = self.peer.create_elicitation(elicit_params(request)?).await?;
+            let answer = self
+                .peer
+                .create_elicitation(elicit_params(request)?)
+                .await?;
             elicitation_from_mcp(answer)
         })
     }
@@ -138,8 +144,10 @@ impl ElicitationHandler for RoundAsker {
         Box::pin(async move {
             self.abilities.check_elicit()?;
             let request = InputRequest::Elicitation(ElicitRequest::new(elicit_params(request)?));
-            let answer: ElicitResult = serde_json::from_value(self.ask(request).await?)
-                .map_err(|err| format!("the client's answer is not an elicitation result: {err}"))?;
+            let answer: ElicitResult =
+                serde_json::from_value(self.ask(request).await?).map_err(|err| {
+                    format!("the client's answer is not an elicitation result: {err}")
+                })?;
             elicitation_from_mcp(answer)
         })
     }
@@ -354,7 +362,9 @@ fn elicitation_from_mcp(answer: ElicitResult) -> AskResult<Elicitation> {
             Some(Value::Object(fields)) => Elicitation::Accept(fields),
             None | Some(Value::Null) => Elicitation::Accept(Map::new()),
             Some(other) => {
-                return Err(format!("the client accepted with {other}, not an object of fields").into());
+                return Err(
+                    format!("the client accepted with {other}, not an object of fields").into(),
+                );
             }
         },
         ElicitationAction::Decline => Elicitation::Decline,
@@ -401,7 +411,8 @@ fn sampled_from_mcp(answer: &CreateMessageResult) -> AskResult<Sampled> {
         .into_iter()
         // A block a tool result cannot hold (a tool call the model made) reads as its JSON.
         .map(|block| {
-            serde_json::from_value(block.clone()).unwrap_or_else(|_| Content::text(block.to_string()))
+            serde_json::from_value(block.clone())
+                .unwrap_or_else(|_| Content::text(block.to_string()))
         })
         .collect();
     Ok(Sampled {

@@ -11,8 +11,8 @@ use aleph_tools::mcp::{McpPrompt, McpResource, McpResourceTemplate, McpServer, P
 use aleph_tools::prelude::*;
 use aleph_tools::schema::Refs;
 use aleph_tools::{
-    AlephToolDyn, AlephToolServer, BoxFuture, Elicitation, LogLevel, ResourceContents, SamplingRequest,
-    ToolLogLayer,
+    AlephToolDyn, AlephToolServer, BoxFuture, Elicitation, LogLevel, ResourceContents,
+    SamplingRequest, ToolLogLayer,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -93,7 +93,9 @@ async fn test_elicitation(
 ) -> Result<String, ToolError> {
     Ok(match ctx.elicit::<Contact>(message).await? {
         Elicitation::Accept(Contact { username, email }) => {
-            format!("User response: action=accept, content={{username: {username}, email: {email}}}")
+            format!(
+                "User response: action=accept, content={{username: {username}, email: {email}}}"
+            )
         }
         other => format!("User response: action={}", other.action()),
     })

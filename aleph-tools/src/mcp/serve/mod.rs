@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
-    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    GetPromptResult, Implementation, InputRequiredResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -23,9 +24,9 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use self::listing::{DEFAULT_PAGE_SIZE, Listing};
-use super::ask::{Round, RoundCall, Waiting, ask_the_peer};
 use self::resources::{RESOURCE_EVENTS, ResourceEvent, pass_on_resource_events};
 use super::McpError;
+use super::ask::{Round, RoundCall, Waiting, ask_the_peer};
 use super::convert::{message_to_mcp, prompt_to_mcp, result_to_mcp};
 use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
