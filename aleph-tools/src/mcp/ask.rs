@@ -97,7 +97,7 @@ impl ElicitationHandler for PeerAsker {
             self.abilities().check_elicit()?;
             let answer = self
                 .peer
-                .create_elicitation(elicit_params(request)?)
+                .create_elicitation(elicit_params(&request)?)
                 .await?;
             elicitation_from_mcp(answer)
         })
@@ -143,7 +143,7 @@ impl ElicitationHandler for RoundAsker {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, AskResult<Elicitation>> {
         Box::pin(async move {
             self.abilities.check_elicit()?;
-            let request = InputRequest::Elicitation(ElicitRequest::new(elicit_params(request)?));
+            let request = InputRequest::Elicitation(ElicitRequest::new(elicit_params(&request)?));
             let answer: ElicitResult =
                 serde_json::from_value(self.ask(request).await?).map_err(|err| {
                     format!("the client's answer is not an elicitation result: {err}")
@@ -347,7 +347,7 @@ impl Waiting {
     }
 }
 
-fn elicit_params(request: ElicitationRequest) -> AskResult<ElicitRequestParams> {
+fn elicit_params(request: &ElicitationRequest) -> AskResult<ElicitRequestParams> {
     serde_json::from_value(json!({
         "mode": "form",
         "message": request.message,
