@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use aleph_tools::mcp::{McpConnection, McpEndpoint, McpError, McpServer};
 use aleph_tools::{
-    AlephToolServer, CancellationToken, Content, ProgressEvent, ToolCategory, ToolContext,
-    ToolErrorKind, ToolFilter, ToolResult,
+    AlephToolServer, CancellationToken, Content, Elicitation, ElicitationRequest, ProgressEvent,
+    Sampled, SamplingRequest, ToolCategory, ToolContext, ToolErrorKind, ToolFilter, ToolResult,
 };
 use aleph_tools_tests::{Echo, add_echo_tools, interop_peers, mcp_test_server};
 use serde_json::{Value, json};
@@ -502,4 +502,108 @@ async fn a_burst_of_list_changes_is_coalesced() {
         most < before + 50,
         "{most} tasks alive during the burst, {before} before: refreshes pile up"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrapped_servers_questions_reach_the_applications_handlers() {
+    let forms = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&forms);
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&prompts);
+    let server = AlephToolServer::builder()
+        .with_default_timeout(Duration::from_secs(60))
+        .with_elicitation_handler(move |request: ElicitationRequest| {
+            seen.lock().unwrap().push(request);
+            async {
+                let fields = json!({ "name": "Ada Lovelace", "check": true, "integer": 7 });
+                Ok(Elicitation::Accept(serde_json::from_value(fields)?))
+            }
+        })
+        .with_sampling_handler(move |request: SamplingRequest| {
+            heard.lock().unwrap().push(request);
+            async { Ok(Sampled::new("host-model", "forty-two").with_stop_reason("endTurn")) }
+        })
+        .build()
+        .unwrap();
+    let _conn = McpConnection::builder(everything())
+        .prefix("everything")
+        .connect(&server)
+        .await
+        .expect("connect to server-everything");
+
+    // server-everything offers these tools only to clients that can answer them.
+    let asked = server
+        .call("everything_trigger-elicitation-request", json!({}))
+        .await;
+    assert!(asked.success, "{asked:?}");
+    let answer = text(&asked);
+    assert!(
+        answer.contains("Name: Ada Lovelace") && answer.contains("Favorite Integer: 7"),
+        "{answer}"
+    );
+    let forms = forms.lock().unwrap();
+    let [form] = forms.as_slice() else {
+        panic!("asked {} times", forms.len())
+    };
+    assert_eq!(form.tool, "everything_trigger-elicitation-request");
+    assert_eq!(form.schema["required"], json!(["name"]));
+    assert_eq!(form.schema["properties"]["email"]["format"], "email");
+    assert_eq!(
+        form.schema["properties"]["titledSingleSelectEnum"]["oneOf"][0],
+        json!({ "const": "hero-1", "title": "Superman" })
+    );
+
+    let sampled = server
+        .call(
+            "everything_trigger-sampling-request",
+            json!({ "prompt": "the answer", "maxTokens": 20 }),
+        )
+        .await;
+    assert!(sampled.success, "{sampled:?}");
+    assert!(
+        text(&sampled).contains("forty-two") && text(&sampled).contains("host-model"),
+        "{}",
+        text(&sampled)
+    );
+    let prompts = prompts.lock().unwrap();
+    let [request] = prompts.as_slice() else {
+        panic!("sampled {} times", prompts.len())
+    };
+    assert_eq!(request.tool, "everything_trigger-sampling-request");
+    assert_eq!(request.max_tokens, 20);
+    assert_eq!(
+        request.system_prompt.as_deref(),
+        Some("You are a helpful test server.")
+    );
+    assert_eq!(request.temperature, Some(0.7));
+    assert!(
+        request.messages[0]
+            .content
+            .as_text()
+            .is_some_and(|text| text.ends_with("the answer")),
+        "{request:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_handler_a_wrapped_servers_question_fails_its_call_only() {
+    let server = host();
+    let _conn = McpConnection::builder(everything())
+        .prefix("everything")
+        .connect(&server)
+        .await
+        .expect("connect to server-everything");
+    let asked = server
+        .call("everything_trigger-elicitation-request", json!({}))
+        .await;
+    assert!(!asked.success, "{asked:?}");
+    assert!(
+        text(&asked).contains("no call in flight has anyone to answer"),
+        "{}",
+        text(&asked)
+    );
+    let sum = server
+        .call("everything_get-sum", json!({ "a": 1, "b": 2 }))
+        .await;
+    assert!(sum.success, "{sum:?}");
 }

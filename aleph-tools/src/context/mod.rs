@@ -425,11 +425,7 @@ impl ToolContext {
     }
 
     async fn ask_form(&self, message: String, schema: Value) -> Result<Elicitation, ToolError> {
-        let handler = self
-            .elicitation
-            .clone()
-            .or_else(|| self.server.as_ref()?.elicitation_handler());
-        let Some(handler) = handler else {
+        let Some(handler) = self.elicitation_handler() else {
             return Err(self.ask_error(
                 "nobody can answer a question here: serve the tool over MCP to a client that takes elicitation, or give the server an ElicitationHandler".to_owned(),
             ));
@@ -466,11 +462,7 @@ impl ToolContext {
     /// [`ToolError::Execution`] when nobody can answer (no client that takes sampling, no
     /// handler) or when the model could not be asked.
     pub async fn sample(&self, request: impl Into<SamplingRequest>) -> Result<Sampled, ToolError> {
-        let handler = self
-            .sampling
-            .clone()
-            .or_else(|| self.server.as_ref()?.sampling_handler());
-        let Some(handler) = handler else {
+        let Some(handler) = self.sampling_handler() else {
             return Err(self.ask_error(
                 "no model can be asked here: serve the tool over MCP to a client that takes sampling, or give the server a SamplingHandler".to_owned(),
             ));
@@ -484,6 +476,20 @@ impl ToolContext {
             .sample(request)
             .await
             .map_err(|err| self.ask_error(format!("asking the model failed: {err}")))
+    }
+
+    /// Who answers this call's questions to the user: its own handler, or its server's.
+    pub(crate) fn elicitation_handler(&self) -> Option<Arc<dyn ElicitationHandler>> {
+        self.elicitation
+            .clone()
+            .or_else(|| self.server.as_ref()?.elicitation_handler())
+    }
+
+    /// Who answers this call's requests for a completion: its own handler, or its server's.
+    pub(crate) fn sampling_handler(&self) -> Option<Arc<dyn SamplingHandler>> {
+        self.sampling
+            .clone()
+            .or_else(|| self.server.as_ref()?.sampling_handler())
     }
 
     fn ask_error(&self, message: String) -> ToolError {

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{
     AskResult, Elicitation, ElicitationHandler, ElicitationRequest, Sampled, SamplingHandler,
-    SamplingRequest,
+    SamplingMessage, SamplingRequest, SamplingRole,
 };
 use crate::result::Content;
 use crate::sync::lock;
@@ -419,5 +419,60 @@ fn sampled_from_mcp(answer: &CreateMessageResult) -> AskResult<Sampled> {
         model: answer.model.clone(),
         content,
         stop_reason: answer.stop_reason.clone(),
+    })
+}
+
+/// A wrapped server's request for a completion, as a handler takes it.
+pub(super) fn sampling_from_mcp(
+    params: &CreateMessageRequestParams,
+) -> Result<SamplingRequest, String> {
+    let wire = serde_json::to_value(params).map_err(|err| err.to_string())?;
+    let mut messages = Vec::new();
+    for message in wire["messages"].as_array().into_iter().flatten() {
+        let blocks = match &message["content"] {
+            Value::Array(blocks) => blocks.clone(),
+            block => vec![block.clone()],
+        };
+        for block in blocks {
+            let content: Content = serde_json::from_value(block).map_err(|err| {
+                format!("a sampling message holds what a tool cannot pass on: {err}")
+            })?;
+            messages.push(SamplingMessage {
+                role: match message["role"].as_str() {
+                    Some("assistant") => SamplingRole::Assistant,
+                    _ => SamplingRole::User,
+                },
+                content,
+            });
+        }
+    }
+    let mut request = SamplingRequest::from_messages(messages).with_max_tokens(params.max_tokens);
+    request.system_prompt.clone_from(&params.system_prompt);
+    request.temperature = params.temperature;
+    request.stop_sequences = params.stop_sequences.clone().unwrap_or_default();
+    request.model_hints = params
+        .model_preferences
+        .iter()
+        .flat_map(|preferences| preferences.hints.iter().flatten())
+        .filter_map(|hint| hint.name.clone())
+        .collect();
+    Ok(request)
+}
+
+/// A handler's answer, as the wrapped server that asked takes it.
+pub(super) fn sampled_to_mcp(answer: &Sampled) -> Result<CreateMessageResult, String> {
+    let content = match answer.content.as_slice() {
+        [one] => serde_json::to_value(one),
+        many => serde_json::to_value(many),
+    }
+    .map_err(|err| err.to_string())?;
+    serde_json::from_value(json!({
+        "role": "assistant",
+        "content": content,
+        "model": answer.model,
+        "stopReason": answer.stop_reason,
+    }))
+    .map_err(|err| {
+        format!("the answer cannot be sent over MCP (it holds text, images and sounds): {err}")
     })
 }

@@ -56,6 +56,7 @@ impl McpConnectionBuilder {
                 label,
                 link: RwLock::new(None),
                 calls: Arc::default(),
+                askers: Mutex::default(),
             }),
             endpoint: self.endpoint,
             prefix: self.prefix,

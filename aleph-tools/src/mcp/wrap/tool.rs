@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::sync::lock;
 
@@ -14,7 +15,7 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 
-use super::link::{Remote, token_key};
+use super::link::{Askers, Remote, token_key};
 use crate::mcp::convert::output_from_mcp;
 use crate::tool::{BoxFuture, RuntimeTool, ToolDefinition, ToolHandler};
 use crate::{ToolContext, ToolError, ToolOutput};
@@ -89,6 +90,7 @@ impl McpRemoteTool {
         else {
             return Err(self.down(tool, "the connection closed"));
         };
+        let _asking = AskingFor::register(&self.remote, tool, ctx);
         // The SDK gives every request a progress token; the server's progress for this call
         // comes back under it.
         let progress = ctx.progress();
@@ -160,6 +162,37 @@ impl Drop for CancelOnDrop {
                 ClientNotification::CancelledNotification(CancelledNotification::new(param));
             let _ = peer.send_notification(notice).await;
         });
+    }
+}
+
+/// Lets the server's questions during a call reach whoever answers for its caller, until
+/// the call ends, however it ends.
+struct AskingFor<'a> {
+    remote: &'a Remote,
+    key: u64,
+}
+
+impl<'a> AskingFor<'a> {
+    fn register(remote: &'a Remote, tool: &str, ctx: &ToolContext) -> Option<Self> {
+        static KEYS: AtomicU64 = AtomicU64::new(0);
+        let askers = Askers {
+            tool: tool.to_owned(),
+            call_id: ctx.call_id(),
+            elicitation: ctx.elicitation_handler(),
+            sampling: ctx.sampling_handler(),
+        };
+        if askers.elicitation.is_none() && askers.sampling.is_none() {
+            return None;
+        }
+        let key = KEYS.fetch_add(1, Ordering::Relaxed);
+        lock(&remote.askers).insert(key, askers);
+        Some(Self { remote, key })
+    }
+}
+
+impl Drop for AskingFor<'_> {
+    fn drop(&mut self) {
+        lock(&self.remote.askers).remove(&self.key);
     }
 }
 
