@@ -541,7 +541,7 @@ async fn a_wrapped_servers_questions_reach_the_applications_handlers() {
         answer.contains("Name: Ada Lovelace") && answer.contains("Favorite Integer: 7"),
         "{answer}"
     );
-    let forms = forms.lock().unwrap();
+    let forms = std::mem::take(&mut *forms.lock().unwrap());
     let [form] = forms.as_slice() else {
         panic!("asked {} times", forms.len())
     };
@@ -565,7 +565,7 @@ async fn a_wrapped_servers_questions_reach_the_applications_handlers() {
         "{}",
         text(&sampled)
     );
-    let prompts = prompts.lock().unwrap();
+    let prompts = std::mem::take(&mut *prompts.lock().unwrap());
     let [request] = prompts.as_slice() else {
         panic!("sampled {} times", prompts.len())
     };

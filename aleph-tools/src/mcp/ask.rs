@@ -34,9 +34,9 @@ use crate::{ToolContext, ToolResult};
 
 /// How long a call may wait for a 2026-07-28 client to come back with its answers before it
 /// is stopped.
-pub(super) const WAIT_FOR_ANSWERS: Duration = Duration::from_secs(600);
+const WAIT_FOR_ANSWERS: Duration = Duration::from_secs(600);
 /// The most calls that may wait for answers at once, across every session of a server.
-pub(super) const MOST_WAITING: usize = 1024;
+const MOST_WAITING: usize = 1024;
 
 /// What the client said it can answer.
 #[derive(Clone, Copy, Default)]
@@ -133,9 +133,11 @@ impl RoundAsker {
         self.asks
             .send(Ask { request, answer })
             .map_err(|_| "the call no longer waits for answers")?;
-        answered
-            .await
-            .map_err(|_| "the client did not come back with an answer in time".into())
+        match tokio::time::timeout(WAIT_FOR_ANSWERS, answered).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(_)) => Err("the call stopped waiting for the client's answer".into()),
+            Err(_) => Err("the client did not come back with an answer in time".into()),
+        }
     }
 }
 
@@ -304,15 +306,8 @@ impl Waiting {
     /// or `None` when too many calls wait already (the call is stopped).
     pub(super) fn park(&self, mut call: RoundCall) -> Option<String> {
         call.detach();
-        let now = Instant::now();
         let mut calls = lock(&self.calls);
-        calls.retain(|_, (since, waiting)| {
-            let keep = now.duration_since(*since) < WAIT_FOR_ANSWERS;
-            if !keep && let Some(abort) = &waiting.abort {
-                abort.abort();
-            }
-            keep
-        });
+        forget_stale(&mut calls);
         if calls.len() >= MOST_WAITING {
             if let Some(abort) = &call.abort {
                 abort.abort();
@@ -321,7 +316,7 @@ impl Waiting {
         }
         // Random: a client cannot come back as another's call.
         let state = uuid::Uuid::new_v4().simple().to_string();
-        calls.insert(state.clone(), (now, call));
+        calls.insert(state.clone(), (Instant::now(), call));
         Some(state)
     }
 
@@ -333,6 +328,7 @@ impl Waiting {
     /// tool than `tool` (that call keeps waiting).
     pub(super) fn take(&self, state: &str, tool: &str) -> Result<RoundCall, String> {
         let mut calls = lock(&self.calls);
+        forget_stale(&mut calls);
         match calls.get(state) {
             None => Err(
                 "no call waits for this `requestState`: it finished, waited too long, or was started on another server process; call the tool again"
@@ -345,6 +341,17 @@ impl Waiting {
             Some(_) => Ok(calls.remove(state).expect("just found").1),
         }
     }
+}
+
+/// Stops and forgets the calls whose clients did not come back in time.
+fn forget_stale(calls: &mut HashMap<String, (Instant, RoundCall)>) {
+    calls.retain(|_, (since, call)| {
+        let keep = since.elapsed() < WAIT_FOR_ANSWERS;
+        if !keep && let Some(abort) = &call.abort {
+            abort.abort();
+        }
+        keep
+    });
 }
 
 fn elicit_params(request: &ElicitationRequest) -> AskResult<ElicitRequestParams> {
