@@ -1,5 +1,6 @@
 //! `ToolContext`: what a running tool may know about its call (working directory, caller,
-//! typed state, progress, cancellation), and the parameters `#[tool]` injects from it.
+//! typed state, progress, cancellation), whom it may ask (the user, through elicitation; a
+//! model, through sampling), and the parameters `#[tool]` injects from it.
 
 mod elicit;
 mod log;

@@ -360,9 +360,7 @@ impl Session {
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
     }
-}
 
-impl Session {
     /// Carries a call of a 2026-07-28 client on until it finishes or asks the client
     /// something, which its `input_required` result then carries.
     async fn play(

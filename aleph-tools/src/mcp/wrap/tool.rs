@@ -82,6 +82,8 @@ impl McpRemoteTool {
             Value::Object(map) => Some(map),
             _ => None,
         };
+        // Before the request goes out: the server may ask its questions at once.
+        let _asking = AskingFor::register(&self.remote, tool, ctx);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let Ok(handle) = link
             .peer
@@ -90,7 +92,6 @@ impl McpRemoteTool {
         else {
             return Err(self.down(tool, "the connection closed"));
         };
-        let _asking = AskingFor::register(&self.remote, tool, ctx);
         // The SDK gives every request a progress token; the server's progress for this call
         // comes back under it.
         let progress = ctx.progress();
