@@ -4,10 +4,15 @@
 use std::error::Error;
 use std::future::Future;
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::ToolContext;
+use crate::error::ToolError;
 use crate::schema::{Dialect, schema_for};
 use crate::tool::BoxFuture;
 
@@ -105,6 +110,110 @@ where
 {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, AskResult<Elicitation>> {
         Box::pin(self(request))
+    }
+}
+
+/// Asking the user.
+impl ToolContext {
+    /// Asks the user to fill in a form for `T` and waits for the answer.
+    ///
+    /// The form is `T`'s schema: a flat struct of strings, numbers, booleans and enums of
+    /// strings (doc comments become the fields' descriptions, `#[serde(default)]` values
+    /// their defaults, `Option` fields optional). Over MCP the client asks its user; in
+    /// process the server's [`ElicitationHandler`] does.
+    ///
+    /// ```
+    /// use aleph_tools::prelude::*;
+    /// use aleph_tools::Elicitation;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm {
+    ///     /// Type the repository's name to confirm
+    ///     name: String,
+    /// }
+    ///
+    /// /// Deletes a repository, once the user confirms its name.
+    /// #[tool]
+    /// async fn delete_repo(repo: String, ctx: &ToolContext) -> Result<String, ToolError> {
+    ///     let message = format!("Delete `{repo}`? This cannot be undone.");
+    ///     match ctx.elicit::<Confirm>(message).await? {
+    ///         Elicitation::Accept(Confirm { name }) if name == repo => Ok(format!("deleted {repo}")),
+    ///         Elicitation::Accept(_) => Ok("the names differ; nothing deleted".to_owned()),
+    ///         Elicitation::Decline | Elicitation::Cancel => Ok("nothing deleted".to_owned()),
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::Execution`] when `T` cannot be a form (a nested struct, a free list),
+    /// when nobody can answer (no client that takes elicitation, no handler), when asking
+    /// failed, or when the accepted answer does not fit `T`.
+    pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicitation<T>, ToolError>
+    where
+        T: DeserializeOwned + JsonSchema + 'static,
+    {
+        let form = form_for::<T>().map_err(|why| {
+            let name = std::any::type_name::<T>();
+            self.ask_error(format!("`{name}` cannot be a form: {why}"))
+        })?;
+        match self.ask_form(message.into(), form).await? {
+            Elicitation::Accept(fields) => serde_json::from_value(Value::Object(fields))
+                .map(Elicitation::Accept)
+                .map_err(|err| self.ask_error(format!("the user's answer does not fit: {err}"))),
+            Elicitation::Decline => Ok(Elicitation::Decline),
+            Elicitation::Cancel => Ok(Elicitation::Cancel),
+        }
+    }
+
+    /// Asks the user to fill in a form given as JSON Schema (see
+    /// [`ElicitationRequest::schema`] for what a form may hold), for forms no Rust type
+    /// describes: titled choices (`oneOf` of `const`/`title`), fields known only at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`elicit`](Self::elicit); a schema that cannot be a form says which field is wrong.
+    pub async fn elicit_form(
+        &self,
+        message: impl Into<String>,
+        schema: &Value,
+    ) -> Result<Elicitation, ToolError> {
+        let form = restrict(schema)
+            .map_err(|why| self.ask_error(format!("the schema cannot be a form: {why}")))?;
+        self.ask_form(message.into(), form).await
+    }
+
+    async fn ask_form(&self, message: String, schema: Value) -> Result<Elicitation, ToolError> {
+        let Some(handler) = self.elicitation_handler() else {
+            return Err(self.ask_error(
+                "nobody can answer a question here: serve the tool over MCP to a client that takes elicitation, or give the server an ElicitationHandler".to_owned(),
+            ));
+        };
+        let request = ElicitationRequest {
+            tool: self.tool_name().unwrap_or_default().to_owned(),
+            call_id: self.call_id,
+            message,
+            schema,
+        };
+        handler
+            .elicit(request)
+            .await
+            .map_err(|err| self.ask_error(format!("asking the user failed: {err}")))
+    }
+
+    /// Who answers this call's questions to the user: its own handler, or its server's.
+    pub(crate) fn elicitation_handler(&self) -> Option<Arc<dyn ElicitationHandler>> {
+        self.elicitation
+            .clone()
+            .or_else(|| self.server.as_ref()?.elicitation_handler())
+    }
+
+    /// An error of this call's asking, naming the tool.
+    pub(super) fn ask_error(&self, message: String) -> ToolError {
+        match self.tool_name() {
+            Some(tool) => ToolError::Execution(format!("`{tool}`: {message}")),
+            None => ToolError::Execution(message),
+        }
     }
 }
 

@@ -2,10 +2,13 @@
 //! by the client over MCP or by the application's [`SamplingHandler`] in process.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::ToolContext;
 use super::elicit::AskResult;
+use crate::error::ToolError;
 use crate::result::Content;
 use crate::tool::BoxFuture;
 
@@ -180,6 +183,52 @@ impl Sampled {
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
         texts.join("\n")
+    }
+}
+
+/// Asking the client's model.
+impl ToolContext {
+    /// Asks the client's model for a completion and waits for it: a prompt (`&str`,
+    /// `String`) or a whole [`SamplingRequest`]. Over MCP the client runs its model, usually
+    /// after its user approves; in process the server's [`SamplingHandler`] does.
+    ///
+    /// ```
+    /// use aleph_tools::prelude::*;
+    ///
+    /// /// Names a branch for a change.
+    /// #[tool]
+    /// async fn branch_name(change: String, ctx: &ToolContext) -> Result<String, ToolError> {
+    ///     let answer = ctx.sample(format!("A git branch name for: {change}")).await?;
+    ///     Ok(answer.text())
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::Execution`] when nobody can answer (no client that takes sampling, no
+    /// handler) or when the model could not be asked.
+    pub async fn sample(&self, request: impl Into<SamplingRequest>) -> Result<Sampled, ToolError> {
+        let Some(handler) = self.sampling_handler() else {
+            return Err(self.ask_error(
+                "no model can be asked here: serve the tool over MCP to a client that takes sampling, or give the server a SamplingHandler".to_owned(),
+            ));
+        };
+        let mut request = request.into();
+        self.tool_name()
+            .unwrap_or_default()
+            .clone_into(&mut request.tool);
+        request.call_id = self.call_id;
+        handler
+            .sample(request)
+            .await
+            .map_err(|err| self.ask_error(format!("asking the model failed: {err}")))
+    }
+
+    /// Who answers this call's requests for a completion: its own handler, or its server's.
+    pub(crate) fn sampling_handler(&self) -> Option<Arc<dyn SamplingHandler>> {
+        self.sampling
+            .clone()
+            .or_else(|| self.server.as_ref()?.sampling_handler())
     }
 }
 

@@ -42,11 +42,16 @@ pub(super) enum LogFloor {
 
 impl LogFloor {
     /// The floor for a request: its own level if it gives one; else nothing for requests
-    /// without a handshake (they carry the protocol version), the session's for the rest.
-    pub(super) fn of(context: &RequestContext<RoleServer>, session: &Arc<AtomicU8>) -> Self {
+    /// without a handshake (`stateless`: they carry the protocol version), the session's
+    /// for the rest.
+    pub(super) fn of(
+        context: &RequestContext<RoleServer>,
+        stateless: bool,
+        session: &Arc<AtomicU8>,
+    ) -> Self {
         match context.meta.log_level() {
             Some(level) => Self::Request(log_level_from_mcp(level)),
-            None if context.meta.protocol_version().is_some() => Self::Off,
+            None if stateless => Self::Off,
             None => Self::Session(Arc::clone(session)),
         }
     }

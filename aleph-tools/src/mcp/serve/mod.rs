@@ -424,12 +424,14 @@ impl ServerHandler for Session {
         let notifier = self
             .notifier
             .get_or_init(|| Notifier::start(context.peer.clone()));
-        let log_floor = LogFloor::of(&context, &self.log_level);
+        // Requests without a handshake (2026-07-28) carry their protocol version.
+        let stateless = context.meta.protocol_version().is_some();
+        let log_floor = LogFloor::of(&context, stateless, &self.log_level);
         let (events, on_event) = notifier.for_call(context.meta.get_progress_token(), log_floor);
         let ctx = ToolContext::new()
             .with_cancellation(context.ct.clone())
             .with_progress(on_event);
-        if context.meta.protocol_version().is_some() {
+        if stateless {
             // No handshake: the client takes no requests, so questions go out in rounds.
             let tools = self.tools.clone();
             let name = request.name.to_string();
