@@ -20,6 +20,7 @@ const INJECTED: &[&str] = &[
     "CancellationToken",
     "ToolContext",
     "Caller",
+    "Identity",
 ];
 /// The crates whose paths name the injected types.
 const INJECTING_CRATES: &[&str] = &["aleph_tools", "tokio_util"];

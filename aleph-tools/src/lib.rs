@@ -145,8 +145,8 @@ pub use aleph_tools_macros::tool;
 pub use compress::compress_snapshot;
 pub use context::{
     AskResult, Caller, CancellationToken, Elicitation, ElicitationHandler, ElicitationRequest,
-    FromToolContext, LogLevel, Progress, ProgressEvent, Sampled, SamplingHandler, SamplingMessage,
-    SamplingRequest, SamplingRole, State, StateType, ToolContext, ToolLogLayer,
+    FromToolContext, Identity, LogLevel, Progress, ProgressEvent, Sampled, SamplingHandler,
+    SamplingMessage, SamplingRequest, SamplingRole, State, StateType, ToolContext, ToolLogLayer,
 };
 pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
 pub use names::{TOOL_NAME_RULE, is_valid_tool_name};

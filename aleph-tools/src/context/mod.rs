@@ -1,8 +1,10 @@
 //! `ToolContext`: what a running tool may know about its call (working directory, caller,
-//! typed state, progress, cancellation), whom it may ask (the user, through elicitation; a
-//! model, through sampling), and the parameters `#[tool]` injects from it.
+//! the identity behind it, typed state, progress, cancellation), whom it may ask (the user,
+//! through elicitation; a model, through sampling), and the parameters `#[tool]` injects
+//! from it.
 
 mod elicit;
+mod identity;
 mod log;
 mod paths;
 mod sample;
@@ -19,6 +21,7 @@ use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
 pub use self::elicit::{AskResult, Elicitation, ElicitationHandler, ElicitationRequest};
+pub use self::identity::Identity;
 pub use self::log::{LogLevel, ToolLogLayer};
 pub(crate) use self::log::{carried, within_call};
 pub use self::sample::{Sampled, SamplingHandler, SamplingMessage, SamplingRequest, SamplingRole};
@@ -56,6 +59,7 @@ type ProgressFn = dyn Fn(&str, ProgressEvent) + Send + Sync;
 pub struct ToolContext {
     call_id: u64,
     caller: Caller,
+    identity: Option<Arc<Identity>>,
     tool: Option<Arc<str>>,
     working_dir: Option<Arc<Path>>,
     allowed_paths: Option<Arc<[PathBuf]>>,
@@ -73,6 +77,7 @@ impl fmt::Debug for ToolContext {
         f.debug_struct("ToolContext")
             .field("call_id", &self.call_id)
             .field("caller", &self.caller)
+            .field("identity", &self.identity)
             .field("tool", &self.tool)
             .field("working_dir", &self.working_dir)
             .field("allowed_paths", &self.allowed_paths)
@@ -532,7 +537,7 @@ impl Progress {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be injected into a tool from the call's context",
     label = "injected because of its type name",
-    note = "`State<T>`, `Progress`, `CancellationToken`, `Caller` and `&ToolContext` parameters are injected; if `{Self}` is your own type for the model to fill in, mark the parameter `#[arg(model)]`",
+    note = "`State<T>`, `Progress`, `CancellationToken`, `Caller`, `Identity` and `&ToolContext` parameters are injected; if `{Self}` is your own type for the model to fill in, mark the parameter `#[arg(model)]`",
     note = "to inject a type of your own, implement `aleph_tools::FromToolContext` for it and mark the parameter `#[arg(inject)]`"
 )]
 pub trait FromToolContext: Sized {

@@ -30,7 +30,7 @@ use crate::context::{
 use crate::result::Content;
 use crate::sync::lock;
 use crate::tool::BoxFuture;
-use crate::{ToolContext, ToolResult};
+use crate::{Identity, ToolContext, ToolResult};
 
 /// How long a call may wait for a 2026-07-28 client to come back with its answers before it
 /// is stopped.
@@ -185,6 +185,8 @@ pub(super) struct RoundCall {
     /// The call's own cancellation: a request that carries it on may be cancelled, but the
     /// requests before it ended without cancelling it.
     cancel: CancellationToken,
+    /// Who started the call, when the server authenticates; only they may carry it on.
+    owner: Option<String>,
 }
 
 /// Where a round ended.
@@ -210,6 +212,7 @@ impl RoundCall {
             asks: sender,
         });
         let cancel = CancellationToken::new();
+        let owner = ctx.identity().map(|who| who.subject().to_owned());
         let ctx = ctx
             .with_cancellation(cancel.clone())
             .with_askers(asker.clone(), asker);
@@ -221,6 +224,7 @@ impl RoundCall {
             asked: 0,
             abort: None,
             cancel,
+            owner,
         }
     }
 
@@ -326,7 +330,12 @@ impl Waiting {
     ///
     /// What the client must fix: no call waits under `state`, or it is a call of another
     /// tool than `tool` (that call keeps waiting).
-    pub(super) fn take(&self, state: &str, tool: &str) -> Result<RoundCall, String> {
+    pub(super) fn take(
+        &self,
+        state: &str,
+        tool: &str,
+        caller: Option<&Identity>,
+    ) -> Result<RoundCall, String> {
         let mut calls = lock(&self.calls);
         forget_stale(&mut calls);
         match calls.get(state) {
@@ -338,6 +347,9 @@ impl Waiting {
                 "this `requestState` belongs to a call of `{}`, not `{tool}`",
                 call.tool
             )),
+            Some((_, call)) if call.owner.as_deref() != caller.map(Identity::subject) => Err(
+                "this `requestState` belongs to a call another identity started".to_owned(),
+            ),
             Some(_) => Ok(calls.remove(state).expect("just found").1),
         }
     }

@@ -68,6 +68,15 @@ pub enum McpError {
         problem: String,
     },
 
+    /// A URL given to [`McpAuth`](super::McpAuth) that it cannot serve as.
+    #[error("`{url}` is not a URL this server can name: {problem}")]
+    Url {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+
     /// Serving a client failed (the transport broke before the handshake, say).
     #[error("the MCP session failed: {0}")]
     Session(String),

@@ -9,8 +9,13 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use super::auth::{Gate, authenticate, metadata_routes};
 use super::{McpError, McpServer};
+
+/// Where MCP is served.
+const MCP_PATH: &str = "/mcp";
 
 impl McpServer {
     /// Serves MCP over streamable HTTP at `http://{addr}/mcp`, for any number of clients at
@@ -48,6 +53,8 @@ impl McpServer {
             source,
         })?;
         let extra = self.router.clone();
+        let auth = self.auth.clone();
+        let cors = self.cors_origins.clone();
         let hosts: Arc<[String]> = self
             .allowed_hosts
             .clone()
@@ -63,24 +70,38 @@ impl McpServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let mut router = axum::Router::new().route_service("/mcp", service);
+        // `/mcp` checks the Host itself; the routes beside it get the same check here.
+        let mut router = axum::Router::new().route_service(MCP_PATH, service);
+        let mut beside = axum::Router::new();
         if let Some(extra) = extra {
-            let checked = extra.layer(axum::middleware::from_fn(
-                move |request: axum::extract::Request, next: axum::middleware::Next| {
-                    let allowed = host_allowed(request.headers(), &hosts);
-                    async move {
-                        if allowed {
-                            next.run(request).await
-                        } else {
-                            axum::response::IntoResponse::into_response((
-                                axum::http::StatusCode::FORBIDDEN,
-                                "this Host is not allowed",
-                            ))
-                        }
+            beside = beside.merge(extra);
+        }
+        if let Some(auth) = auth {
+            let gate = Gate::new(auth, MCP_PATH);
+            let check = axum::middleware::from_fn_with_state(Arc::clone(&gate), authenticate);
+            router = router.layer(check.clone());
+            beside = beside.layer(check);
+            if gate.publishes_metadata() {
+                beside = beside.merge(metadata_routes(gate));
+            }
+        }
+        router = router.merge(beside.layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let allowed = host_allowed(request.headers(), &hosts);
+                async move {
+                    if allowed {
+                        next.run(request).await
+                    } else {
+                        axum::response::IntoResponse::into_response((
+                            axum::http::StatusCode::FORBIDDEN,
+                            "this Host is not allowed",
+                        ))
                     }
-                },
-            ));
-            router = router.merge(checked);
+                }
+            },
+        )));
+        if let Some(origins) = cors {
+            router = router.layer(cors_layer(&origins));
         }
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
@@ -94,6 +115,35 @@ impl McpServer {
             task: Some(task),
         })
     }
+}
+
+/// The CORS answers for pages of `origins` (`*` for any), with the headers MCP uses.
+fn cors_layer(origins: &[String]) -> CorsLayer {
+    use axum::http::{HeaderName, Method, header};
+    let allow_origin = if origins.iter().any(|origin| origin == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().filter_map(|origin| {
+            axum::http::HeaderValue::from_str(origin.trim_end_matches('/')).ok()
+        }))
+    };
+    let mcp = |name| HeaderName::from_static(name);
+    CorsLayer::new()
+        .allow_origin(allow_origin)
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            mcp("mcp-session-id"),
+            mcp("mcp-protocol-version"),
+            mcp("last-event-id"),
+        ])
+        .expose_headers([
+            mcp("mcp-session-id"),
+            mcp("mcp-protocol-version"),
+            header::WWW_AUTHENTICATE,
+        ])
 }
 
 /// Whether the request's `Host` is one of `allowed` (a name, matched with any port, or a

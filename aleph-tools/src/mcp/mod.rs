@@ -46,6 +46,7 @@
 //! ```
 
 mod ask;
+mod auth;
 mod convert;
 mod error;
 mod http;
@@ -56,6 +57,7 @@ mod resources;
 mod serve;
 mod wrap;
 
+pub use self::auth::{AuthError, AuthRequest, Authorizer, McpAuth, StaticTokens};
 pub use self::error::McpError;
 pub use self::http::McpHttpServer;
 pub use self::names::clean_tool_name;

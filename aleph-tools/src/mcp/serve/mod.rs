@@ -25,16 +25,16 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use self::listing::{DEFAULT_PAGE_SIZE, Listing};
 use self::resources::{RESOURCE_EVENTS, ResourceEvent, pass_on_resource_events};
-use super::McpError;
 use super::ask::{Round, RoundCall, Waiting, ask_the_peer};
 use super::convert::{message_to_mcp, prompt_to_mcp, result_to_mcp};
 use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
 use super::resources::ResourceSource;
+use super::{McpAuth, McpError};
 use crate::schema::{Dialect, Refs};
 use crate::server::CallArgs;
 use crate::sync::lock;
-use crate::{AlephToolServer, LogLevel, ToolContext, ToolErrorKind, ToolResult};
+use crate::{AlephToolServer, Identity, LogLevel, ToolContext, ToolErrorKind, ToolResult};
 
 /// A tool server as an MCP server.
 ///
@@ -69,6 +69,8 @@ pub struct McpServer {
     waiting: Arc<Waiting>,
     pub(super) allowed_hosts: Option<Arc<[String]>>,
     pub(super) router: Option<axum::Router>,
+    pub(super) auth: Option<McpAuth>,
+    pub(super) cors_origins: Option<Arc<[String]>>,
 }
 
 impl fmt::Debug for McpServer {
@@ -100,6 +102,8 @@ impl McpServer {
             waiting: Arc::default(),
             allowed_hosts: None,
             router: None,
+            auth: None,
+            cors_origins: None,
         }
     }
 
@@ -228,6 +232,50 @@ impl McpServer {
         hosts: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Requires a bearer token of every HTTP request, as [`McpAuth`] describes, and serves
+    /// the protected-resource metadata document. Each call's [`ToolContext`] carries the
+    /// [`Identity`](crate::Identity) the authorizer returned, its scopes granted as
+    /// capabilities, so tools, hooks and [`Permission`](crate::middleware::Permission) can
+    /// tell callers apart. Stdio is not affected: its client is whoever started the process.
+    ///
+    /// ```no_run
+    /// use aleph_tools::{AlephToolServer, Identity};
+    /// use aleph_tools::mcp::{McpAuth, McpServer, StaticTokens};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let tools = AlephToolServer::from_registry()?;
+    /// let token = std::env::var("TOOLS_TOKEN")?;
+    /// let auth = McpAuth::new(StaticTokens::new().with_token(token, Identity::new("ci")));
+    /// McpServer::new(&tools)
+    ///     .with_auth(auth)
+    ///     .serve_http("127.0.0.1:8080")
+    ///     .await?
+    ///     .wait()
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_auth(mut self, auth: McpAuth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Lets web pages from these origins (`https://app.example.com`, scheme and host and
+    /// any port the page uses) call the server from a browser; `"*"` lets any page. The
+    /// answers carry the CORS headers MCP needs: `Authorization`, `Content-Type`,
+    /// `Mcp-Session-Id`, `Mcp-Protocol-Version` and `Last-Event-ID` allowed,
+    /// `Mcp-Session-Id` and `WWW-Authenticate` readable. Without it, no CORS headers are
+    /// sent and browsers keep pages of other origins out.
+    #[must_use]
+    pub fn with_cors_origins(
+        mut self,
+        origins: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.cors_origins = Some(origins.into_iter().map(Into::into).collect());
         self
     }
 
@@ -413,9 +461,10 @@ impl ServerHandler for Session {
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(state) = &request.request_state {
             // A 2026-07-28 client comes back with answers to a call's questions.
+            let identity = identity_of(&context);
             let mut call = self
                 .waiting
-                .take(state, &request.name)
+                .take(state, &request.name, identity.as_deref())
                 .map_err(|why| ErrorData::invalid_params(why, None))?;
             call.answer(request.input_responses.unwrap_or_default());
             return self.play(call, &context.ct).await;
@@ -428,9 +477,12 @@ impl ServerHandler for Session {
         let stateless = context.meta.protocol_version().is_some();
         let log_floor = LogFloor::of(&context, stateless, &self.log_level);
         let (events, on_event) = notifier.for_call(context.meta.get_progress_token(), log_floor);
-        let ctx = ToolContext::new()
+        let mut ctx = ToolContext::new()
             .with_cancellation(context.ct.clone())
             .with_progress(on_event);
+        if let Some(identity) = identity_of(&context) {
+            ctx = ctx.with_shared_identity(identity);
+        }
         if stateless {
             // No handshake: the client takes no requests, so questions go out in rounds.
             let tools = self.tools.clone();
@@ -625,6 +677,16 @@ impl ServerHandler for Session {
 }
 
 /// Waits for the next change to the tool set; false when the connection ended first.
+/// The identity [`McpAuth`] put on an HTTP request, if the server has an authorizer.
+fn identity_of(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<Arc<Identity>>()
+        .cloned()
+}
+
 async fn next_change(changes: &mut watch::Receiver<u64>, closed: &CancellationToken) -> bool {
     tokio::select! {
         () = closed.cancelled() => false,

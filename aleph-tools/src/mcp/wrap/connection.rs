@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use crate::sync::{self, lock};
 
 use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio_util::sync::CancellationToken;
 
@@ -293,8 +294,12 @@ impl Inner {
                     .map_err(|e| connect_error(&e))?;
                 (running, pid)
             }
-            EndpointKind::Url(url) => {
-                let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            EndpointKind::Url { url, token } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(token) = token {
+                    config = config.auth_header(token.0.as_str());
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
                 let running = handler
                     .serve(transport)
                     .await

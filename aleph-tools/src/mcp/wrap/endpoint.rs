@@ -29,7 +29,20 @@ pub(super) enum EndpointKind {
         env: Vec<(String, String)>,
         dir: Option<PathBuf>,
     },
-    Url(String),
+    Url {
+        url: String,
+        token: Option<Secret>,
+    },
+}
+
+/// A bearer token, kept out of `Debug` output.
+#[derive(Clone)]
+pub(super) struct Secret(pub(super) String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<secret>")
+    }
 }
 
 impl McpEndpoint {
@@ -49,7 +62,10 @@ impl McpEndpoint {
     /// A server at a streamable HTTP URL (`http://host:port/mcp`).
     pub fn url(url: impl Into<String>) -> Self {
         Self {
-            kind: EndpointKind::Url(url.into()),
+            kind: EndpointKind::Url {
+                url: url.into(),
+                token: None,
+            },
         }
     }
 
@@ -77,6 +93,23 @@ impl McpEndpoint {
         self
     }
 
+    /// Sends `Authorization: Bearer <token>` with every request, for a server that
+    /// requires a token. No effect on a command. The token never appears in `Debug` output.
+    ///
+    /// ```
+    /// use aleph_tools::mcp::McpEndpoint;
+    ///
+    /// let remote = McpEndpoint::url("https://tools.example.com/mcp").bearer_token("s3cr3t");
+    /// assert!(!format!("{remote:?}").contains("s3cr3t"));
+    /// ```
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        if let EndpointKind::Url { token: slot, .. } = &mut self.kind {
+            *slot = Some(Secret(token.into()));
+        }
+        self
+    }
+
     /// Sets the command's working directory. No effect on a URL.
     #[must_use]
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -97,7 +130,7 @@ impl fmt::Display for McpEndpoint {
                 }
                 Ok(())
             }
-            EndpointKind::Url(url) => f.write_str(url),
+            EndpointKind::Url { url, .. } => f.write_str(url),
         }
     }
 }

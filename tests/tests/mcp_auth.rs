@@ -1,0 +1,519 @@
+//! Bearer-token auth of the HTTP MCP server: the official SDKs' view of the 401 challenge
+//! and the metadata document, identities reaching tools and `Permission`, sessions and
+//! `input_required` rounds kept to the identity that began them, CORS, and the wrapping
+//! client sending a token.
+
+use aleph_tools::mcp::{
+    AuthError, McpAuth, McpConnection, McpEndpoint, McpHttpServer, McpServer, StaticTokens,
+};
+use aleph_tools::middleware::Permission;
+use aleph_tools::prelude::*;
+use aleph_tools::{Elicitation, Identity};
+use aleph_tools_tests::interop_peers;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Says who is calling and with which scopes.
+#[tool(register = false)]
+fn whoami(#[arg(inject)] who: Option<Identity>) -> String {
+    match who {
+        Some(who) => format!(
+            "{}: {}",
+            who.subject(),
+            who.scopes().collect::<Vec<_>>().join(" ")
+        ),
+        None => "anonymous".to_owned(),
+    }
+}
+
+/// Writes a note as the caller; needs the `notes:write` scope.
+#[tool(register = false)]
+fn write_note(
+    /// What to write
+    text: String,
+    who: Identity,
+) -> String {
+    format!("{} wrote: {text}", who.subject())
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Answer {
+    /// Yes or no
+    answer: String,
+}
+
+/// Asks the user a question before answering.
+#[tool(register = false)]
+async fn ask_first(ctx: &ToolContext) -> Result<String, ToolError> {
+    Ok(match ctx.elicit::<Answer>("Go on?").await? {
+        Elicitation::Accept(Answer { answer }) => format!("answered {answer}"),
+        other => other.action().to_owned(),
+    })
+}
+
+fn tools() -> AlephToolServer {
+    AlephToolServer::builder()
+        .with_tool(WhoamiTool)
+        .with_tool(WriteNoteTool)
+        .with_tool(AskFirstTool)
+        .with_middleware(
+            Permission::new()
+                .require("notes:write", ["write_note"])
+                .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
+fn tokens() -> StaticTokens {
+    StaticTokens::new()
+        .with_token(
+            "alice-token",
+            Identity::new("alice").with_scopes(["tools:call", "notes:write"]),
+        )
+        .with_token(
+            "bob-token",
+            Identity::new("bob").with_scopes(["tools:call"]),
+        )
+        .with_token("carol-token", Identity::new("carol"))
+}
+
+/// The server the SDK clients check: the tokens above, `tools:call` required,
+/// `https://auth.example.com` issuing tokens.
+async fn oauth_server() -> McpHttpServer {
+    let auth = McpAuth::new(tokens())
+        .with_authorization_server("https://auth.example.com")
+        .unwrap()
+        .with_scopes_supported(["notes:write"])
+        .with_required_scopes(["tools:call"]);
+    McpServer::new(&tools())
+        .with_auth(auth)
+        .serve_http("127.0.0.1:0")
+        .await
+        .unwrap()
+}
+
+fn assert_passed(output: &std::process::Output, client: &str, checks: usize) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains(&format!("passed: {checks}")),
+        "the {client} client failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+}
+
+async fn python(mode: &str) {
+    let http = oauth_server().await;
+    let peers = interop_peers();
+    let output = tokio::process::Command::new(peers.join(".venv/bin/python"))
+        .arg(peers.join("auth_client.py"))
+        .args(["--mode", mode, "--url", &http.url()])
+        .output()
+        .await
+        .unwrap();
+    assert_passed(&output, "Python", 6);
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_with_the_handshake() {
+    python("legacy").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_negotiating_by_itself() {
+    python("auto").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk() {
+    let http = oauth_server().await;
+    let peers = interop_peers();
+    let output = tokio::process::Command::new(peers.join(".venv/bin/node24"))
+        .arg(peers.join("auth_client.mjs"))
+        .arg(http.url())
+        .output()
+        .await
+        .unwrap();
+    assert_passed(&output, "TypeScript", 6);
+    http.shutdown().await.unwrap();
+}
+
+const ACCEPT: &str = "application/json, text/event-stream";
+
+/// The JSON-RPC message of an answer sent as JSON or as server-sent events.
+async fn message_of(response: reqwest::Response) -> Value {
+    let text = response.text().await.unwrap();
+    if let Ok(value) = serde_json::from_str(&text) {
+        return value;
+    }
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message.get("id").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"))
+}
+
+fn post(http: &reqwest::Client, url: &str, token: &str, body: &Value) -> reqwest::RequestBuilder {
+    http.post(url)
+        .header("accept", ACCEPT)
+        .bearer_auth(token)
+        .json(body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_answers_only_the_identity_that_opened_it() {
+    let server = oauth_server().await;
+    let url = server.url();
+    let http = reqwest::Client::new();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": { "name": "raw", "version": "1" }
+        }
+    });
+    let opened = post(&http, &url, "alice-token", &initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    let stolen = post(&http, &url, "bob-token", &list)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stolen.status(), 403);
+    assert!(stolen.text().await.unwrap().contains("another identity"));
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    post(&http, &url, "alice-token", &initialized)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    let own = post(&http, &url, "alice-token", &list)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status(), 200);
+    let listed = message_of(own).await;
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        3,
+        "{listed}"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_call_is_carried_on_only_by_the_identity_that_began_it() {
+    let server = oauth_server().await;
+    let url = server.url();
+    let http = reqwest::Client::new();
+    let call = |token: &'static str, extra: Value| {
+        let mut params = json!({
+            "name": "ask_first",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} },
+            }
+        });
+        params
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().cloned().unwrap_or_default());
+        let body = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params });
+        let request = post(&http, &url, token, &body)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "ask_first");
+        async move { message_of(request.send().await.unwrap()).await }
+    };
+    let first = call("alice-token", json!({})).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let answers = json!({
+        "requestState": state,
+        "inputResponses": {
+            "elicitation-1": { "action": "accept", "content": { "answer": "yes" } }
+        }
+    });
+    let stolen = call("bob-token", answers.clone()).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    assert!(
+        stolen["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("another identity"),
+        "{stolen}"
+    );
+    let carried_on = call("alice-token", answers).await;
+    assert_eq!(
+        carried_on["result"]["content"][0]["text"], "answered yes",
+        "{carried_on}"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_an_authorization_server_there_is_no_metadata_document() {
+    let server = McpServer::new(&tools())
+        .with_auth(McpAuth::new(tokens()))
+        .serve_http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let refused = http
+        .post(server.url())
+        .header("accept", ACCEPT)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let challenge = refused.headers()["www-authenticate"].to_str().unwrap();
+    assert_eq!(challenge, "Bearer realm=\"mcp\"");
+    let base = server.url().trim_end_matches("/mcp").to_owned();
+    let document = http
+        .get(format!("{base}/.well-known/oauth-protected-resource/mcp"))
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(document.status(), 200);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_resource_url_is_what_the_challenge_and_the_document_name() {
+    let auth = McpAuth::new(tokens())
+        .with_resource("https://tools.example.com/team/mcp")
+        .unwrap()
+        .with_authorization_server("https://auth.example.com")
+        .unwrap()
+        .with_resource_name("Team tools")
+        .with_documentation("https://tools.example.com/docs")
+        .unwrap();
+    let server = McpServer::new(&tools())
+        .with_auth(auth)
+        .serve_http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let refused = post(&http, &server.url(), "nope", &json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let challenge = refused.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains(
+            "resource_metadata=\"https://tools.example.com/.well-known/oauth-protected-resource/team/mcp\""
+        ),
+        "{challenge}"
+    );
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"], "invalid_token");
+    // Behind a proxy the path is the proxy's: the document answers below any path.
+    let base = server.url().trim_end_matches("/mcp").to_owned();
+    let document: Value = http
+        .get(format!(
+            "{base}/.well-known/oauth-protected-resource/team/mcp"
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        document,
+        json!({
+            "resource": "https://tools.example.com/team/mcp",
+            "authorization_servers": ["https://auth.example.com"],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Team tools",
+            "resource_documentation": "https://tools.example.com/docs",
+        })
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[test]
+fn urls_that_cannot_name_the_server_are_refused_when_given() {
+    let error = McpAuth::new(tokens())
+        .with_resource("tools.example.com/mcp")
+        .unwrap_err();
+    assert!(error.to_string().contains("needs a scheme"), "{error}");
+    let error = McpAuth::new(tokens())
+        .with_authorization_server("https://auth.example.com/#x")
+        .unwrap_err();
+    assert!(error.to_string().contains("fragment"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authorizer_refusing_for_scope_gets_403_and_a_failing_one_leaves_others_served() {
+    let authorizer = |token: String| async move {
+        match token.as_str() {
+            "reader" => Err(AuthError::insufficient_scope("tools:write")),
+            "panic" => panic!("the authorizer broke"),
+            "fine" => Ok(Identity::new("fine")),
+            _ => Err(AuthError::invalid_token("unknown")),
+        }
+    };
+    let server = McpServer::new(&tools())
+        .with_auth(McpAuth::new(authorizer))
+        .serve_http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let url = server.url();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": { "name": "raw", "version": "1" }
+        }
+    });
+    let reader = post(&http, &url, "reader", &initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reader.status(), 403);
+    let challenge = reader.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"tools:write\""),
+        "{challenge}"
+    );
+    let broken = post(&http, &url, "panic", &initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        broken.status(),
+        500,
+        "a panicking authorizer lets nothing through"
+    );
+    let fine = post(&http, &url, "fine", &initialize).send().await.unwrap();
+    assert_eq!(fine.status(), 200);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_answers_pages_of_the_listed_origins_only() {
+    let server = McpServer::new(&tools())
+        .with_auth(McpAuth::new(tokens()))
+        .with_cors_origins(["https://app.example.com"])
+        .serve_http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let preflight = |origin: &'static str| {
+        http.request(reqwest::Method::OPTIONS, server.url())
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "authorization, content-type, mcp-session-id",
+            )
+            .send()
+    };
+    let allowed = preflight("https://app.example.com").await.unwrap();
+    assert!(allowed.status().is_success(), "{}", allowed.status());
+    let headers = allowed.headers();
+    assert_eq!(
+        headers["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    let allowed_headers = headers["access-control-allow-headers"].to_str().unwrap();
+    for name in [
+        "authorization",
+        "content-type",
+        "mcp-session-id",
+        "mcp-protocol-version",
+    ] {
+        assert!(allowed_headers.contains(name), "{allowed_headers}");
+    }
+    let other = preflight("https://evil.example.com").await.unwrap();
+    assert!(other.headers().get("access-control-allow-origin").is_none());
+    // A refused request from the page still lets the page read why.
+    let refused = http
+        .post(server.url())
+        .header("origin", "https://app.example.com")
+        .header("accept", ACCEPT)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let exposed = refused.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(
+        exposed.contains("www-authenticate") && exposed.contains("mcp-session-id"),
+        "{exposed}"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wrapping_client_sends_its_token() {
+    let server = oauth_server().await;
+    let host = AlephToolServer::builder().build().unwrap();
+    let refused = McpConnection::builder(McpEndpoint::url(server.url()))
+        .prefix("team")
+        .connect(&host)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("401")
+            || refused.to_string().to_ascii_lowercase().contains("auth"),
+        "{refused}"
+    );
+    let connection =
+        McpConnection::builder(McpEndpoint::url(server.url()).bearer_token("alice-token"))
+            .prefix("team")
+            .connect(&host)
+            .await
+            .unwrap();
+    let who = host.call("team_whoami", json!({})).await;
+    assert_eq!(who.model_text(), "alice: notes:write tools:call", "{who:?}");
+    drop(connection);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn in_process_the_identity_comes_from_the_context() {
+    let tools = tools();
+    let anonymous = tools.call("whoami", json!({})).await;
+    assert_eq!(anonymous.output, "anonymous");
+    let refused = tools.call("write_note", json!({ "text": "x" })).await;
+    assert_eq!(refused.error_kind, Some(ToolErrorKind::PermissionDenied));
+    let ann = ToolContext::new().with_identity(Identity::new("ann").with_scopes(["notes:write"]));
+    let wrote = tools
+        .call("write_note", json!({ "text": "x" }))
+        .context(ann)
+        .await;
+    assert_eq!(wrote.output, "ann wrote: x", "{wrote:?}");
+    // A tool that needs an identity says so to an anonymous call the permission let through.
+    let scoped_only = ToolContext::new().with_capabilities(["notes:write"]);
+    let refused = tools
+        .call("write_note", json!({ "text": "x" }))
+        .context(scoped_only)
+        .await;
+    assert!(refused.error.unwrap().contains("anonymous"));
+}
