@@ -51,6 +51,24 @@ pub struct ServerSection {
     pub instructions: Option<String>,
     /// Host names HTTP clients may use (loopback names when left out).
     pub allowed_hosts: Option<Vec<String>>,
+    /// `[[server.tokens]]`: the bearer tokens HTTP clients must send; anyone may call when
+    /// there are none.
+    pub tokens: Vec<TokenSection>,
+    /// Origins of web pages that may call the server from a browser (`"*"` for any).
+    pub cors_origins: Option<Vec<String>>,
+}
+
+/// One `[[server.tokens]]` entry: a token, read from the environment, and whom it stands for.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSection {
+    /// Who the token's bearer is; tools see it as the call's identity.
+    pub subject: String,
+    /// The environment variable holding the token (never the token itself).
+    pub env: String,
+    /// The scopes granted with it, which `Permission` rules can require.
+    #[serde(default)]
+    pub scopes: Vec<String>,
 }
 
 /// One `[[mcp_servers]]` entry: a command to start, or a URL to connect to.
@@ -73,6 +91,8 @@ pub struct McpServerSection {
     pub url: Option<String>,
     /// The prefix of its tools' names; `name` when left out, none when empty.
     pub prefix: Option<String>,
+    /// The environment variable holding the bearer token sent to a `url`.
+    pub bearer_token_env: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -113,6 +133,13 @@ impl Config {
             }
         }
         for (i, server) in shape.mcp_servers.iter().enumerate() {
+            if server.bearer_token_env.is_some() && server.url.is_none() {
+                bail!(
+                    "in `{}`: `mcp_servers[{i}]` (`{}`) has `bearer_token_env` but no `url`; a command gets its secrets through `env`",
+                    file.display(),
+                    server.name
+                );
+            }
             if server.command.is_some() == server.url.is_some() {
                 bail!(
                     "in `{}`: `mcp_servers[{i}]` (`{}`) needs exactly one of `command` and `url`",
@@ -252,6 +279,11 @@ args = ["-y", "server"]
             .expect("the guide's example is a valid config");
         assert_eq!(config.mcp_servers.len(), 2);
         assert_eq!(config.plugins.disabled, ["weather-node"]);
+        assert_eq!(config.server.tokens[0].env, "ALEPH_TOOLS_CI_TOKEN");
+        assert_eq!(
+            config.mcp_servers[1].bearer_token_env.as_deref(),
+            Some("REMOTE_TOKEN")
+        );
         assert_eq!(
             config.plugins.search_paths[0],
             PathBuf::from("/srv/plugins")
@@ -268,6 +300,14 @@ args = ["-y", "server"]
                 "exactly one of `command` and `url`",
             ),
             ("[plugins]\nsearch_path = []", "unknown field `search_path`"),
+            (
+                "[[mcp_servers]]\nname = \"x\"\ncommand = \"x\"\nbearer_token_env = \"T\"",
+                "has `bearer_token_env` but no `url`",
+            ),
+            (
+                "[[server.tokens]]\nsubject = \"ci\"\ntoken = \"secret\"",
+                "unknown field `token`",
+            ),
             (
                 "[plugins.policy]\nnetwork = [\"x.com\"]",
                 "plugins.policy.network[0]",

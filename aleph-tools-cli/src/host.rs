@@ -205,7 +205,10 @@ async fn connect(
             }
             endpoint
         }
-        (None, Some(url)) => McpEndpoint::url(url),
+        (None, Some(url)) => match &section.bearer_token_env {
+            Some(name) => McpEndpoint::url(url).bearer_token(secret_from(name)?),
+            None => McpEndpoint::url(url),
+        },
         (None, None) => bail!("it has neither `command` nor `url`"),
     };
     let prefix = section.prefix.as_deref().unwrap_or(&section.name);
@@ -217,4 +220,14 @@ async fn connect(
         .connect(server)
         .await
         .with_context(|| format!("cannot connect to `{}`", section.name))
+}
+
+/// The value of the environment variable `name`, which holds a secret.
+pub fn secret_from(name: &str) -> anyhow::Result<String> {
+    match std::env::var(name) {
+        Ok(value) if !value.trim().is_empty() => Ok(value.trim().to_owned()),
+        _ => bail!(
+            "the environment variable `{name}` is not set, or is empty; it must hold the token"
+        ),
+    }
 }

@@ -2,12 +2,13 @@
 //! (with the plugins' HTTP routes beside `/mcp`), with hot reload; skills and the plugins'
 //! `standalone` prompts as MCP prompts.
 
+use aleph_tools::Identity;
 use aleph_tools::builtin::Skills;
-use aleph_tools::mcp::McpServer;
+use aleph_tools::mcp::{McpAuth, McpServer, StaticTokens};
 use anyhow::Context as _;
 
-use crate::config::Config;
-use crate::host::{Host, Plugins};
+use crate::config::{Config, TokenSection};
+use crate::host::{Host, Plugins, secret_from};
 
 /// Where to serve.
 pub enum Transport {
@@ -24,6 +25,16 @@ pub async fn run(
     watch: bool,
     approve: bool,
 ) -> anyhow::Result<()> {
+    // Tokens are read first, so a missing one stops the command before plugins start.
+    let auth = match &transport {
+        Transport::Http(_) => auth_from(&config.server.tokens)?,
+        Transport::Stdio => None,
+    };
+    let guarded = if auth.is_some() {
+        " (bearer tokens required)"
+    } else {
+        ""
+    };
     let host = Host::start(config, Plugins::All, true, approve).await?;
     let _watcher = if watch && config.plugins.hot_reload {
         Some(
@@ -44,6 +55,12 @@ pub async fn run(
     if let Some(hosts) = &config.server.allowed_hosts {
         mcp = mcp.with_allowed_hosts(hosts.iter().cloned());
     }
+    if let Some(origins) = &config.server.cors_origins {
+        mcp = mcp.with_cors_origins(origins.iter().cloned());
+    }
+    if let Some(auth) = auth {
+        mcp = mcp.with_auth(auth);
+    }
     // Skills are prompts as well as tools; so are the plugins' `standalone` prompts.
     for dir in &config.skills {
         mcp = mcp.with_prompts(Skills::new(dir));
@@ -57,7 +74,7 @@ pub async fn run(
                 .serve_http(addr.as_str())
                 .await?;
             eprintln!(
-                "aleph-tools: serving {} tools over MCP at {}, plugin routes under http://{}/plugins/",
+                "aleph-tools: serving {} tools over MCP at {}, plugin routes under http://{}/plugins/{guarded}",
                 host.server.tool_names().len(),
                 http.url(),
                 http.local_addr()
@@ -67,6 +84,22 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// Bearer-token auth for `[[server.tokens]]`, each read from its environment variable; none
+/// when the list is empty.
+fn auth_from(tokens: &[TokenSection]) -> anyhow::Result<Option<McpAuth>> {
+    if tokens.is_empty() {
+        return Ok(None);
+    }
+    let mut known = StaticTokens::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let secret = secret_from(&token.env)
+            .with_context(|| format!("`server.tokens[{i}]` (`{}`)", token.subject))?;
+        let identity = Identity::new(&token.subject).with_scopes(token.scopes.iter().cloned());
+        known = known.with_token(secret, identity);
+    }
+    Ok(Some(McpAuth::new(known)))
 }
 
 /// Waits for Ctrl-C, or on Unix for SIGTERM too.

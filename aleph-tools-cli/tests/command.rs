@@ -547,6 +547,101 @@ fn serve_http_answers_mcp_and_plugin_routes_until_terminated() {
 }
 
 #[test]
+fn serve_http_with_tokens_refuses_anonymous_requests_and_is_wrapped_with_a_token() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let world = World::with_examples();
+    std::fs::write(
+        world.config(),
+        "[[server.tokens]]\nsubject = \"ci\"\nenv = \"SERVE_TOKEN\"\nscopes = [\"tools:call\"]\n",
+    )
+    .unwrap();
+    // Without the variable the command stops before serving, naming it.
+    let missing = world.run(&["serve", "--http", "127.0.0.1:0"]);
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("`SERVE_TOKEN` is not set"),
+        "{}",
+        stderr(&missing)
+    );
+
+    let mut child = world
+        .command()
+        .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
+        .arg(world.plugins())
+        .env("SERVE_TOKEN", "t0k3n")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr_lines = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(
+            stderr_lines.read_line(&mut line).unwrap() > 0,
+            "the server ended"
+        );
+        if let Some(rest) = line.split_once("at http://") {
+            break rest.1.split('/').next().unwrap().to_owned();
+        }
+    };
+    assert!(line.contains("(bearer tokens required)"), "{line}");
+    let request = |path: &str, token: Option<&str>| {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        let auth = token.map_or(String::new(), |t| format!("authorization: Bearer {t}\r\n"));
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n{auth}connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    };
+    assert!(request("/mcp", None).starts_with("HTTP/1.1 401"));
+    assert!(request("/plugins/notes-node/notes", None).starts_with("HTTP/1.1 401"));
+    assert!(request("/plugins/notes-node/notes", Some("t0k3n")).starts_with("HTTP/1.1 200"));
+
+    // Another configuration wraps it, sending the token from its own variable.
+    let client = World::new();
+    std::fs::write(
+        client.config(),
+        format!(
+            "[[mcp_servers]]\nname = \"remote\"\nurl = \"http://{addr}/mcp\"\nbearer_token_env = \"REMOTE_TOKEN\"\n"
+        ),
+    )
+    .unwrap();
+    let listed = client
+        .command()
+        .args(["tools", "list"])
+        .env("REMOTE_TOKEN", "t0k3n")
+        .output()
+        .unwrap();
+    assert!(
+        succeeded(&listed).contains("remote_word_count"),
+        "{}",
+        stdout(&listed)
+    );
+    let anonymous = client
+        .command()
+        .args(["tools", "list"])
+        .env("REMOTE_TOKEN", "wrong")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&anonymous).contains("the MCP server `remote` is left out"),
+        "{}",
+        stderr(&anonymous)
+    );
+
+    let terminated = Command::new("kill")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
 fn configured_mcp_servers_are_wrapped_beside_the_plugins() {
     let world = World::new();
     let inner = world.root.path().join("inner");

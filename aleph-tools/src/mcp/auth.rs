@@ -3,7 +3,7 @@
 //! document (RFC 9728) tells clients.
 
 use std::collections::HashMap;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
@@ -445,38 +445,47 @@ impl Gate {
         format!("{origin}{METADATA_PATH}{path}")
     }
 
-    /// A refusal: `status`, a `WWW-Authenticate` challenge, and the same in a JSON body.
-    fn refuse(
-        &self,
-        headers: &HeaderMap,
-        status: StatusCode,
-        error: Option<(&str, &str)>,
-    ) -> Response {
+    /// A refusal: its status, a `WWW-Authenticate` challenge, and the same in a JSON body.
+    fn refuse(&self, headers: &HeaderMap, refusal: Refusal<'_>) -> Response {
         let mut challenge = String::from("Bearer realm=\"mcp\"");
         if self.auth.publishes_metadata() {
             let url = self.metadata_url(headers);
-            challenge.push_str(&format!(", resource_metadata=\"{}\"", quoted_safe(&url)));
+            let _ = write!(challenge, ", resource_metadata=\"{}\"", quoted_safe(&url));
         }
-        let scope = match error {
-            Some(("insufficient_scope", scope)) => scope.to_owned(),
+        let scope = match refusal {
+            Refusal::InsufficientScope(scope) => scope.to_owned(),
             _ => self.auth.required_scopes.join(" "),
         };
         if !scope.is_empty() {
-            challenge.push_str(&format!(", scope=\"{}\"", quoted_safe(&scope)));
+            let _ = write!(challenge, ", scope=\"{}\"", quoted_safe(&scope));
         }
-        let body = match error {
-            Some((code, detail)) => {
-                let detail = quoted_safe(detail);
-                challenge.push_str(&format!(
-                    ", error=\"{code}\", error_description=\"{detail}\""
-                ));
-                json!({ "error": code, "error_description": detail })
-            }
-            None => json!({
-                "error": "unauthorized",
-                "error_description": "this server needs `Authorization: Bearer <token>`",
-            }),
+        let (status, code, detail) = match refusal {
+            Refusal::NoToken => (
+                StatusCode::UNAUTHORIZED,
+                None,
+                "this server needs `Authorization: Bearer <token>`".to_owned(),
+            ),
+            Refusal::InvalidToken(why) => (
+                StatusCode::UNAUTHORIZED,
+                Some("invalid_token"),
+                quoted_safe(why),
+            ),
+            Refusal::InsufficientScope(scope) => (
+                StatusCode::FORBIDDEN,
+                Some("insufficient_scope"),
+                quoted_safe(&format!("the token lacks the scope `{scope}`")),
+            ),
         };
+        if let Some(code) = code {
+            let _ = write!(
+                challenge,
+                ", error=\"{code}\", error_description=\"{detail}\""
+            );
+        }
+        let body = json!({
+            "error": code.unwrap_or("unauthorized"),
+            "error_description": detail,
+        });
         let mut response = json_response(status, &body);
         if let Ok(value) = HeaderValue::from_str(&challenge) {
             response
@@ -485,6 +494,17 @@ impl Gate {
         }
         response
     }
+}
+
+/// Why a request is refused.
+#[derive(Clone, Copy)]
+enum Refusal<'a> {
+    /// It carried no bearer token.
+    NoToken,
+    /// Its token was refused, for this reason.
+    InvalidToken(&'a str),
+    /// Its token lacks this scope.
+    InsufficientScope(&'a str),
 }
 
 /// `text` with only the characters RFC 6750 allows inside a challenge's quoted values.
@@ -516,7 +536,7 @@ pub(super) async fn authenticate(
 ) -> Response {
     let headers = request.headers();
     let Some(token) = bearer(headers) else {
-        return gate.refuse(headers, StatusCode::UNAUTHORIZED, None);
+        return gate.refuse(headers, Refusal::NoToken);
     };
     // A panicking authorizer refuses this request and no other.
     let checked = AssertUnwindSafe(
@@ -538,18 +558,10 @@ pub(super) async fn authenticate(
         }
         Ok(Ok(identity)) => identity,
         Ok(Err(AuthError::InvalidToken(why))) => {
-            return gate.refuse(
-                headers,
-                StatusCode::UNAUTHORIZED,
-                Some(("invalid_token", &why)),
-            );
+            return gate.refuse(headers, Refusal::InvalidToken(&why));
         }
         Ok(Err(AuthError::InsufficientScope { scope })) => {
-            return gate.refuse(
-                headers,
-                StatusCode::FORBIDDEN,
-                Some(("insufficient_scope", &scope)),
-            );
+            return gate.refuse(headers, Refusal::InsufficientScope(&scope));
         }
     };
     if let Some(missing) = gate
@@ -558,11 +570,7 @@ pub(super) async fn authenticate(
         .iter()
         .find(|scope| !identity.has_scope(scope))
     {
-        return gate.refuse(
-            headers,
-            StatusCode::FORBIDDEN,
-            Some(("insufficient_scope", missing)),
-        );
+        return gate.refuse(headers, Refusal::InsufficientScope(missing));
     }
     let session = headers
         .get(SESSION_HEADER)
