@@ -7,25 +7,66 @@ use serde_json::{Map, Value};
 
 use super::prompts::{McpPrompt, PromptMessage, PromptRole};
 use super::resources::{About, McpResource, McpResourceTemplate};
-use crate::provider::{Provider, output_is_wrapped};
+use crate::provider::{Provider, mcp_output_schema, output_is_wrapped};
 use crate::schema::Dialect;
 use crate::tool::{ToolAnnotations, ToolCategory, ToolDefinition};
 use crate::{Content, ResourceContents, ToolError, ToolOutput, ToolResult};
 
+/// How a tool's structured output reaches a client: its output schema in `tools/list` and
+/// its `structuredContent` in `tools/call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum OutputShape {
+    /// Before 2026-07-28 an output schema's root must be an object (the TypeScript SDK's
+    /// client refuses a whole list otherwise), so any other output is wrapped as
+    /// `{ "result": … }`.
+    Wrapped,
+    /// 2026-07-28 takes any JSON Schema, and any JSON value as structured content.
+    Plain,
+}
+
+impl OutputShape {
+    /// The shape for a request: plain for a 2026-07-28 request (it carries its protocol
+    /// version, as handshake-free requests do), wrapped for the revisions before.
+    pub(super) fn of(meta: &rmcp::model::RequestMetaObject) -> Self {
+        match meta.protocol_version() {
+            Some(_) => Self::Plain,
+            None => Self::Wrapped,
+        }
+    }
+
+    /// Whether `definition`'s output is wrapped in this shape.
+    fn wraps(self, definition: &ToolDefinition) -> bool {
+        self == Self::Wrapped && output_is_wrapped(definition)
+    }
+}
+
 /// A definition as `tools/list` carries it: the MCP provider entry (schema in the MCP
-/// dialect, output schema wrapped when its root is not an object, annotations as hints).
-pub(super) fn tool_to_mcp(definition: &ToolDefinition, dialect: Dialect) -> Result<Tool, String> {
+/// dialect, the output schema in `shape`, annotations as hints).
+pub(super) fn tool_to_mcp(
+    definition: &ToolDefinition,
+    dialect: Dialect,
+    shape: OutputShape,
+) -> Result<Tool, String> {
     let entry = Provider::Mcp
         .tool_entry(definition, dialect)
         .map_err(|err| err.to_string())?;
-    serde_json::from_value(entry).map_err(|err| format!("`{}`: {err}", definition.name))
+    let mut tool: Tool =
+        serde_json::from_value(entry).map_err(|err| format!("`{}`: {err}", definition.name))?;
+    if shape == OutputShape::Plain && output_is_wrapped(definition) {
+        // A schema that is not a JSON object (`true`) stays wrapped: MCP's field is one.
+        if let Some(Ok(Value::Object(plain))) = mcp_output_schema(definition, dialect, false) {
+            tool.output_schema = Some(plain.into());
+        }
+    }
+    Ok(tool)
 }
 
 /// A result as `tools/call` answers it: the model's text, `isError`, and structured content
-/// shaped by the tool's output schema.
+/// shaped by the tool's output schema, in `shape`.
 pub(super) fn result_to_mcp(
     result: &ToolResult,
     definition: Option<&ToolDefinition>,
+    shape: OutputShape,
 ) -> CallToolResult {
     // Built as rmcp's type directly, the same result `ToolResult::to_mcp` writes as JSON.
     let content = if result.success && !result.content.is_empty() {
@@ -39,9 +80,10 @@ pub(super) fn result_to_mcp(
         return CallToolResult::error(content);
     }
     let mut out = CallToolResult::success(content);
-    if definition.is_some_and(output_is_wrapped) {
+    let declared = definition.is_some_and(|definition| definition.output_schema.is_some());
+    if definition.is_some_and(|definition| shape.wraps(definition)) {
         out.structured_content = Some(serde_json::json!({ "result": result.output }));
-    } else if result.output.is_object() {
+    } else if result.output.is_object() || (declared && shape == OutputShape::Plain) {
         out.structured_content = Some(result.output.clone());
     }
     out
@@ -250,8 +292,36 @@ mod result_tests {
             let wrap = definition.is_some_and(output_is_wrapped);
             let mut expected = result.to_mcp(wrap);
             expected["resultType"] = json!("complete");
-            let built = serde_json::to_value(result_to_mcp(result, definition)).unwrap();
+            let built =
+                serde_json::to_value(result_to_mcp(result, definition, OutputShape::Wrapped))
+                    .unwrap();
             assert_eq!(built, expected, "{result:?}");
         }
+    }
+
+    #[test]
+    fn a_2026_client_gets_output_as_it_is() {
+        let number = ToolDefinition::new("n", "d", json!({ "type": "object" }))
+            .with_output_schema(json!({ "type": "integer", "minimum": 0 }));
+        let untyped = ToolDefinition::new("u", "d", json!({ "type": "object" }));
+        let answer = ToolResult::ok(ToolOutput::json(json!(42)), std::time::Duration::ZERO);
+        let plain = result_to_mcp(&answer, Some(&number), OutputShape::Plain);
+        assert_eq!(plain.structured_content, Some(json!(42)));
+        let wrapped = result_to_mcp(&answer, Some(&number), OutputShape::Wrapped);
+        assert_eq!(wrapped.structured_content, Some(json!({ "result": 42 })));
+        // Without a declared schema only objects are structured, in either shape.
+        let plain = result_to_mcp(&answer, Some(&untyped), OutputShape::Plain);
+        assert_eq!(plain.structured_content, None);
+
+        let listed = tool_to_mcp(&number, Dialect::MCP, OutputShape::Plain).unwrap();
+        let schema = Value::Object(Map::clone(listed.output_schema.as_ref().unwrap()));
+        assert_eq!(schema["type"], "integer", "{schema}");
+        assert_eq!(schema["minimum"], 0, "{schema}");
+        let listed = tool_to_mcp(&number, Dialect::MCP, OutputShape::Wrapped).unwrap();
+        let schema = Value::Object(Map::clone(listed.output_schema.as_ref().unwrap()));
+        assert_eq!(
+            schema["properties"]["result"]["type"], "integer",
+            "{schema}"
+        );
     }
 }

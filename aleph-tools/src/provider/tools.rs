@@ -133,7 +133,7 @@ impl Provider {
                     tool.insert("icons".into(), json!(definition.icons));
                 }
                 tool.insert("inputSchema".into(), schema);
-                if let Some(output) = mcp_output_schema(definition, dialect) {
+                if let Some(output) = mcp_output_schema(definition, dialect, true) {
                     tool.insert("outputSchema".into(), output.map_err(fail)?);
                 }
                 if let Some(annotations) = mcp_annotations(definition.annotations) {
@@ -148,14 +148,19 @@ impl Provider {
     }
 }
 
-/// The output schema as MCP takes it: an object at the root, so any other output is
-/// wrapped as `{ "result": … }` (and its structured content the same way).
-pub(super) fn mcp_output_schema(
+/// The output schema as MCP takes it. Before 2026-07-28 its root must be an object, so with
+/// `wrap` any other output is wrapped as `{ "result": … }` (and its structured content the
+/// same way); 2026-07-28 takes any schema as it is.
+pub(crate) fn mcp_output_schema(
     definition: &ToolDefinition,
     dialect: Dialect,
+    wrap: bool,
 ) -> Option<Result<Value, DialectError>> {
     let schema = definition.output_schema.as_ref()?;
-    let object = if output_is_wrapped(definition) {
+    let wrapped = output_is_wrapped(definition);
+    // A dialect rewrites object roots only, so a plain schema is rewritten wrapped and then
+    // taken out again.
+    let object = if wrapped {
         let mut inner = schema.clone();
         // `$defs` stay at the root, where the `$ref`s inside point.
         let defs = inner.as_object_mut().and_then(|map| map.remove("$defs"));
@@ -175,7 +180,21 @@ pub(super) fn mcp_output_schema(
         Dialect::Mcp { .. } => dialect,
         _ => Dialect::MCP,
     };
-    Some(dialect.apply(&object))
+    let applied = dialect.apply(&object);
+    if wrapped && !wrap {
+        return Some(applied.map(unwrapped));
+    }
+    Some(applied)
+}
+
+/// The `result` of a schema wrapped as `{ "result": … }`, with the root's `$defs`.
+fn unwrapped(mut schema: Value) -> Value {
+    let defs = schema.as_object_mut().and_then(|root| root.remove("$defs"));
+    let mut inner = schema["properties"]["result"].take();
+    if let (Some(defs), Value::Object(inner)) = (defs, &mut inner) {
+        inner.insert("$defs".into(), defs);
+    }
+    inner
 }
 
 /// Whether a tool's structured output is wrapped as `{ "result": … }` for MCP, which wants

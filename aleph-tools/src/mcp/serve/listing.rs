@@ -7,7 +7,7 @@ use rmcp::ErrorData;
 use rmcp::model::{ListToolsResult, Tool};
 
 use super::Session;
-use crate::mcp::convert::tool_to_mcp;
+use crate::mcp::convert::{OutputShape, tool_to_mcp};
 use crate::sync::lock;
 
 /// The most tools one `tools/list` answer holds unless
@@ -28,52 +28,75 @@ mod cursor {
     }
 }
 
-/// The `tools/list` answer built for one version of the tools.
+/// The `tools/list` answers built for one version of the tools, one per output shape.
 #[derive(Default)]
 pub(super) struct Listing {
+    wrapped: Built,
+    plain: Built,
+}
+
+/// One answer and the version of the tools it was built from.
+#[derive(Default)]
+struct Built {
     version: u64,
     tools: Option<Arc<[Tool]>>,
 }
 
 impl Listing {
-    fn get(&self, version: u64) -> Option<Arc<[Tool]>> {
-        self.tools
+    fn slot(&mut self, shape: OutputShape) -> &mut Built {
+        match shape {
+            OutputShape::Wrapped => &mut self.wrapped,
+            OutputShape::Plain => &mut self.plain,
+        }
+    }
+
+    fn get(&mut self, version: u64, shape: OutputShape) -> Option<Arc<[Tool]>> {
+        let built = self.slot(shape);
+        built
+            .tools
             .as_ref()
-            .filter(|_| self.version == version)
+            .filter(|_| built.version == version)
             .cloned()
     }
 
-    fn put(&mut self, version: u64, tools: Arc<[Tool]>) {
-        if self.tools.is_none() || version >= self.version {
-            self.version = version;
-            self.tools = Some(tools);
+    fn put(&mut self, version: u64, shape: OutputShape, tools: Arc<[Tool]>) {
+        let built = self.slot(shape);
+        if built.tools.is_none() || version >= built.version {
+            built.version = version;
+            built.tools = Some(tools);
         }
     }
 }
 
 impl Session {
-    /// Builds the `tools/list` answer and keeps it for `version`.
-    fn build_listing(&self, version: u64) -> Arc<[Tool]> {
+    /// Builds the `tools/list` answer in `shape` and keeps it for `version`.
+    fn build_listing(&self, version: u64, shape: OutputShape) -> Arc<[Tool]> {
         let tools: Arc<[Tool]> = self
             .tools
             .list_tools()
             .iter()
-            .filter_map(|definition| match tool_to_mcp(definition, self.dialect) {
-                Ok(tool) => Some(tool),
-                Err(err) => {
-                    tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");
-                    None
-                }
-            })
+            .filter_map(
+                |definition| match tool_to_mcp(definition, self.dialect, shape) {
+                    Ok(tool) => Some(tool),
+                    Err(err) => {
+                        tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");
+                        None
+                    }
+                },
+            )
             .collect();
-        lock(&self.listing).put(version, Arc::clone(&tools));
+        lock(&self.listing).put(version, shape, Arc::clone(&tools));
         tools
     }
-    /// One page of the `tools/list` answer: the first, or the one after `cursor`.
-    pub(super) fn tools_page(&self, cursor: Option<String>) -> Result<ListToolsResult, ErrorData> {
+    /// One page of the `tools/list` answer in `shape`: the first, or the one after `cursor`.
+    pub(super) fn tools_page(
+        &self,
+        cursor: Option<String>,
+        shape: OutputShape,
+    ) -> Result<ListToolsResult, ErrorData> {
         let version = self.tools.tools_version();
-        let cached = lock(&self.listing).get(version);
-        let tools = cached.unwrap_or_else(|| self.build_listing(version));
+        let cached = lock(&self.listing).get(version, shape);
+        let tools = cached.unwrap_or_else(|| self.build_listing(version, shape));
         let start = match cursor {
             None => 0,
             Some(cursor) => {

@@ -26,7 +26,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use self::listing::{DEFAULT_PAGE_SIZE, Listing};
 use self::resources::{RESOURCE_EVENTS, ResourceEvent, pass_on_resource_events};
 use super::ask::{Round, RoundCall, Waiting, ask_the_peer};
-use super::convert::{message_to_mcp, prompt_to_mcp, result_to_mcp};
+use super::convert::{OutputShape, message_to_mcp, prompt_to_mcp, result_to_mcp};
 use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
 use super::resources::ResourceSource;
@@ -417,7 +417,7 @@ impl Session {
         request: &CancellationToken,
     ) -> Result<CallToolResponse, ErrorData> {
         match call.round(request).await {
-            Round::Done(result) => self.finish(&call.tool, &result),
+            Round::Done(result) => self.finish(&call.tool, &result, OutputShape::Plain),
             Round::Asks(asks) => match self.waiting.park(call) {
                 Some(state) => Ok(InputRequiredResult::new(Some(asks), Some(state)).into()),
                 None => Err(ErrorData::internal_error(
@@ -428,8 +428,13 @@ impl Session {
         }
     }
 
-    /// The answer to a call of `tool` that ended with `result`.
-    fn finish(&self, tool: &str, result: &ToolResult) -> Result<CallToolResponse, ErrorData> {
+    /// The answer to a call of `tool` that ended with `result`, its output in `shape`.
+    fn finish(
+        &self,
+        tool: &str,
+        result: &ToolResult,
+        shape: OutputShape,
+    ) -> Result<CallToolResponse, ErrorData> {
         if result.error_kind == Some(ToolErrorKind::NotFound) && !self.unknown_tools_as_results {
             return Err(ErrorData::invalid_params(
                 result.model_text().into_owned(),
@@ -437,7 +442,7 @@ impl Session {
             ));
         }
         let definition = self.tools.definition(result.tool_that_ran(tool));
-        Ok(result_to_mcp(result, definition.as_deref()).into())
+        Ok(result_to_mcp(result, definition.as_deref(), shape).into())
     }
 }
 
@@ -449,9 +454,12 @@ impl ServerHandler for Session {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.tools_page(request.and_then(|request| request.cursor))
+        self.tools_page(
+            request.and_then(|request| request.cursor),
+            OutputShape::of(&context.meta),
+        )
     }
 
     async fn call_tool(
@@ -501,7 +509,7 @@ impl ServerHandler for Session {
             .run(&request.name, CallArgs::Value(args), Some(ctx))
             .await;
         events.flush().await;
-        self.finish(&request.name, &result)
+        self.finish(&request.name, &result, OutputShape::Wrapped)
     }
 
     #[allow(deprecated)] // by MCP 2026-07-28; clients of the earlier revisions use it
