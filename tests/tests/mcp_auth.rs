@@ -351,6 +351,29 @@ async fn a_configured_resource_url_is_what_the_challenge_and_the_document_name()
     server.shutdown().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_for_another_host_is_refused_before_its_token_is_read() {
+    let server = oauth_server().await;
+    let http = reqwest::Client::new();
+    let base = server.url().trim_end_matches("/mcp").to_owned();
+    for url in [
+        server.url(),
+        format!("{base}/.well-known/oauth-protected-resource/mcp"),
+    ] {
+        let refused = http
+            .post(&url)
+            .header("host", "evil.example")
+            .header("accept", ACCEPT)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 403, "{url}");
+        assert!(refused.headers().get("www-authenticate").is_none(), "{url}");
+    }
+    server.shutdown().await.unwrap();
+}
+
 #[test]
 fn urls_that_cannot_name_the_server_are_refused_when_given() {
     let error = McpAuth::new(tokens())

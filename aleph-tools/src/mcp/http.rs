@@ -70,22 +70,7 @@ impl McpServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        // `/mcp` checks the Host itself; the routes beside it get the same check here.
-        let mut router = axum::Router::new().route_service(MCP_PATH, service);
-        let mut beside = axum::Router::new();
-        if let Some(extra) = extra {
-            beside = beside.merge(extra);
-        }
-        if let Some(auth) = auth {
-            let gate = Gate::new(auth, MCP_PATH);
-            let check = axum::middleware::from_fn_with_state(Arc::clone(&gate), authenticate);
-            router = router.layer(check.clone());
-            beside = beside.layer(check);
-            if gate.publishes_metadata() {
-                beside = beside.merge(metadata_routes(gate));
-            }
-        }
-        router = router.merge(beside.layer(axum::middleware::from_fn(
+        let host_check = axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 let allowed = host_allowed(request.headers(), &hosts);
                 async move {
@@ -99,7 +84,25 @@ impl McpServer {
                     }
                 }
             },
-        )));
+        );
+        // `/mcp` checks the Host itself; the routes beside it get the same check here.
+        let mut router = axum::Router::new().route_service(MCP_PATH, service);
+        let mut beside = axum::Router::new();
+        if let Some(extra) = extra {
+            beside = beside.merge(extra);
+        }
+        if let Some(auth) = auth {
+            let gate = Gate::new(auth, MCP_PATH);
+            let check = axum::middleware::from_fn_with_state(Arc::clone(&gate), authenticate);
+            // The Host is checked before the token, so a request for another host is told
+            // nothing about this one.
+            router = router.layer(check.clone()).layer(host_check.clone());
+            beside = beside.layer(check);
+            if gate.publishes_metadata() {
+                beside = beside.merge(metadata_routes(gate));
+            }
+        }
+        router = router.merge(beside.layer(host_check));
         if let Some(origins) = cors {
             router = router.layer(cors_layer(&origins));
         }
