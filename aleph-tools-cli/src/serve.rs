@@ -28,7 +28,14 @@ pub async fn run(
     // Tokens are read first, so a missing one stops the command before plugins start.
     let auth = match &transport {
         Transport::Http(_) => auth_from(&config.server.tokens)?,
-        Transport::Stdio => None,
+        Transport::Stdio => {
+            if !config.server.tokens.is_empty() || config.server.cors_origins.is_some() {
+                eprintln!(
+                    "aleph-tools: `[[server.tokens]]` and `cors_origins` apply to `serve --http`; over stdio the client is whoever started this process"
+                );
+            }
+            None
+        }
     };
     let guarded = if auth.is_some() {
         " (bearer tokens required)"

@@ -555,6 +555,13 @@ fn serve_http_with_tokens_refuses_anonymous_requests_and_is_wrapped_with_a_token
         "[[server.tokens]]\nsubject = \"ci\"\nenv = \"SERVE_TOKEN\"\nscopes = [\"tools:call\"]\n",
     )
     .unwrap();
+    // Over stdio tokens mean nothing, and the command says so.
+    let stdio = world.run(&["serve", "--stdio"]);
+    assert!(
+        stderr(&stdio).contains("apply to `serve --http`"),
+        "{}",
+        stderr(&stdio)
+    );
     // Without the variable the command stops before serving, naming it.
     let missing = world.run(&["serve", "--http", "127.0.0.1:0"]);
     assert!(!missing.status.success());

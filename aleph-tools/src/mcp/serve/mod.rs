@@ -281,7 +281,8 @@ impl McpServer {
 
     /// Routes [`serve_http`](Self::serve_http) serves beside `/mcp`, such as a plugin
     /// manager's [`router`](crate::plugin::PluginManager::router) (feature `routes`). They
-    /// get the same `Host` check as `/mcp`. Routes given more than once are merged.
+    /// get the same `Host` check as `/mcp` and, with [`with_auth`](Self::with_auth), need
+    /// the same token. Routes given more than once are merged.
     #[must_use]
     pub fn with_router(mut self, router: axum::Router) -> Self {
         self.router = Some(match self.router.take() {
@@ -684,7 +685,6 @@ impl ServerHandler for Session {
     }
 }
 
-/// Waits for the next change to the tool set; false when the connection ended first.
 /// The identity [`McpAuth`] put on an HTTP request, if the server has an authorizer.
 fn identity_of(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
     context
@@ -695,6 +695,7 @@ fn identity_of(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
         .cloned()
 }
 
+/// Waits for the next change to the tool set; false when the connection ended first.
 async fn next_change(changes: &mut watch::Receiver<u64>, closed: &CancellationToken) -> bool {
     tokio::select! {
         () = closed.cancelled() => false,
