@@ -43,6 +43,23 @@ pub fn interop_peers() -> PathBuf {
     dir.canonicalize().expect("tests/interop exists")
 }
 
+/// Asserts that an interop client (`tests/interop/*.py`, `*.mjs`) passed: it exited
+/// successfully and printed `ok: …` for each of its `checks` and `passed: N` at the end.
+///
+/// # Panics
+///
+/// When it did not, with everything it printed.
+pub fn assert_client_passed(output: &std::process::Output, client: &str, checks: usize) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains(&format!("passed: {checks}")),
+        "the {client} client failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+    assert_eq!(stdout.matches("ok: ").count(), checks, "{stdout}");
+}
+
 /// The Node.js plugin SDK (`sdk/node`), built: the first call in a process runs
 /// `sdk/node/build.sh`, which installs TypeScript from npm and compiles the SDK unless its
 /// sources are unchanged since the last build.

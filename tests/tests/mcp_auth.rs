@@ -9,7 +9,7 @@ use aleph_tools::mcp::{
 use aleph_tools::middleware::Permission;
 use aleph_tools::prelude::*;
 use aleph_tools::{Elicitation, Identity};
-use aleph_tools_tests::interop_peers;
+use aleph_tools_tests::{assert_client_passed, interop_peers};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -94,16 +94,6 @@ async fn oauth_server() -> McpHttpServer {
         .unwrap()
 }
 
-fn assert_passed(output: &std::process::Output, client: &str, checks: usize) {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success() && stdout.contains(&format!("passed: {checks}")),
-        "the {client} client failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        output.status
-    );
-}
-
 async fn python(mode: &str) {
     let http = oauth_server().await;
     let peers = interop_peers();
@@ -113,7 +103,7 @@ async fn python(mode: &str) {
         .output()
         .await
         .unwrap();
-    assert_passed(&output, "Python", 6);
+    assert_client_passed(&output, "Python", 6);
     http.shutdown().await.unwrap();
 }
 
@@ -137,11 +127,22 @@ async fn typescript_sdk() {
         .output()
         .await
         .unwrap();
-    assert_passed(&output, "TypeScript", 6);
+    assert_client_passed(&output, "TypeScript", 6);
     http.shutdown().await.unwrap();
 }
 
 const ACCEPT: &str = "application/json, text/event-stream";
+
+/// An `initialize` request, as a 2025-06-18 client opens a session.
+fn initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": { "name": "raw", "version": "1" }
+        }
+    })
+}
 
 /// The JSON-RPC message of an answer sent as JSON or as server-sent events.
 async fn message_of(response: reqwest::Response) -> Value {
@@ -168,13 +169,7 @@ async fn a_session_answers_only_the_identity_that_opened_it() {
     let server = oauth_server().await;
     let url = server.url();
     let http = reqwest::Client::new();
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": { "name": "raw", "version": "1" }
-        }
-    });
+    let initialize = initialize();
     let opened = post(&http, &url, "alice-token", &initialize)
         .send()
         .await
@@ -403,13 +398,7 @@ async fn an_authorizer_refusing_for_scope_gets_403_and_a_failing_one_leaves_othe
         .unwrap();
     let http = reqwest::Client::new();
     let url = server.url();
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": { "name": "raw", "version": "1" }
-        }
-    });
+    let initialize = initialize();
     let reader = post(&http, &url, "reader", &initialize)
         .send()
         .await

@@ -3,9 +3,8 @@
 //! handshake-free protocol the SDK picks by itself (`auto`).
 
 use std::path::PathBuf;
-use std::process::Output;
 
-use aleph_tools_tests::{interop_peers, mcp_test_endpoint};
+use aleph_tools_tests::{assert_client_passed, interop_peers, mcp_test_endpoint};
 use serde_json::{Value, json};
 
 /// The number of `ok:` lines `client.py` prints when every check passes: with the
@@ -22,17 +21,6 @@ fn client() -> (PathBuf, PathBuf) {
     (peers.join(".venv/bin/python"), peers.join("client.py"))
 }
 
-fn assert_passed(output: &Output, client: &str, checks: usize) {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success() && stdout.contains(&format!("passed: {checks}")),
-        "the {client} client failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        output.status
-    );
-    assert_eq!(stdout.matches("ok: ").count(), checks, "{stdout}");
-}
-
 fn stdio(mode: &str) {
     let (python, script) = client();
     let output = std::process::Command::new(python)
@@ -45,7 +33,7 @@ fn stdio(mode: &str) {
         ])
         .output()
         .expect("run the Python client");
-    assert_passed(&output, "Python", python_checks(mode));
+    assert_client_passed(&output, "Python", python_checks(mode));
 }
 
 async fn http(mode: &str) {
@@ -61,7 +49,7 @@ async fn http(mode: &str) {
         .output()
         .await
         .expect("run the Python client");
-    assert_passed(&output, "Python", python_checks(mode));
+    assert_client_passed(&output, "Python", python_checks(mode));
     assert!(
         tools.contains("echo_from_python"),
         "the hot add happened on this server"
@@ -99,7 +87,7 @@ fn typescript_client_over_stdio() {
         .arg(env!("CARGO_BIN_EXE_mcp_stdio_server"))
         .output()
         .expect("run the TypeScript client");
-    assert_passed(&output, "TypeScript", TYPESCRIPT_CHECKS);
+    assert_client_passed(&output, "TypeScript", TYPESCRIPT_CHECKS);
 }
 
 /// The stdio server as a child process, its three streams piped.
