@@ -319,6 +319,8 @@ async fn a_configured_resource_url_is_what_the_challenge_and_the_document_name()
         "{challenge}"
     );
     assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    // The unread body leaves the connection unusable, and the client is told so.
+    assert_eq!(refused.headers()["connection"], "close");
     let body: Value = refused.json().await.unwrap();
     assert_eq!(body["error"], "invalid_token");
     // Behind a proxy the path is the proxy's: the document answers below any path.

@@ -259,13 +259,23 @@ async fn metadata(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Response
 }
 
 /// `body` as a JSON response.
+///
+/// A refusal also closes the connection: the request's body was never read, so the
+/// connection cannot carry another request, and a client that is not told so sends its
+/// next one (the metadata document, after a `401`) on a connection about to close.
 fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
-    (
+    let mut response = (
         status,
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),
     )
-        .into_response()
+        .into_response();
+    if !status.is_success() {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// The routes of the metadata document, at the well-known path alone and with any path
