@@ -31,6 +31,7 @@ use crate::error::ToolError;
 /// let ctx = ToolContext::new().with_identity(who);
 /// assert_eq!(ctx.identity().map(Identity::subject), Some("alice"));
 /// assert!(ctx.has_capability("files:write"));
+/// assert_eq!(ctx.capabilities().collect::<Vec<_>>(), ["files:read", "files:write"]);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Identity {
@@ -94,7 +95,8 @@ impl Identity {
 }
 
 impl ToolContext {
-    /// Says who is behind this call, and grants the identity's scopes as capabilities.
+    /// Says who is behind this call; the identity's scopes count as capabilities granted
+    /// to it ([`has_capability`](Self::has_capability)).
     #[must_use]
     pub fn with_identity(self, identity: Identity) -> Self {
         self.with_shared_identity(Arc::new(identity))
@@ -103,9 +105,6 @@ impl ToolContext {
     /// As [`with_identity`](Self::with_identity), sharing an identity many calls hold.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn with_shared_identity(mut self, identity: Arc<Identity>) -> Self {
-        if !identity.scopes.is_empty() {
-            self = self.with_capabilities(identity.scopes.iter().cloned());
-        }
         self.identity = Some(identity);
         self
     }

@@ -191,18 +191,25 @@ impl ToolContext {
         self
     }
 
-    /// Whether this call was granted `capability`.
+    /// Whether this call was granted `capability`, by
+    /// [`with_capabilities`](Self::with_capabilities) or as a scope of its
+    /// [`identity`](Self::identity).
     pub fn has_capability(&self, capability: &str) -> bool {
         self.capabilities
             .as_ref()
             .is_some_and(|set| set.contains(capability))
+            || self
+                .identity
+                .as_ref()
+                .is_some_and(|who| who.has_scope(capability))
     }
 
-    /// The capabilities granted to this call, sorted.
+    /// The capabilities granted to this call, and its identity's scopes, sorted, each once.
     pub fn capabilities(&self) -> impl Iterator<Item = &str> {
-        self.capabilities
-            .iter()
-            .flat_map(|set| set.iter().map(String::as_str))
+        let granted = self.capabilities.iter().flat_map(|set| set.iter());
+        let scopes = self.identity.iter().flat_map(|who| who.scopes());
+        let all: BTreeSet<&str> = granted.map(String::as_str).chain(scopes).collect();
+        all.into_iter()
     }
 
     /// Uses the server's working directory when this context has none.

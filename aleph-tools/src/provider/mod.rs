@@ -54,7 +54,9 @@ pub use self::calls::{BadArguments, ProviderCall, ProviderError};
 pub use self::round::ToolRound;
 pub use self::size::{SizeReport, estimate_tokens};
 pub use self::tools::ToolListError;
-pub(crate) use self::tools::{mcp_output_schema, output_is_wrapped};
+#[cfg(feature = "mcp")]
+pub(crate) use self::tools::mcp_output_schema;
+pub(crate) use self::tools::output_is_wrapped;
 
 use crate::schema::Dialect;
 

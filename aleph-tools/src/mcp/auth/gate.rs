@@ -217,8 +217,10 @@ pub(in crate::mcp) async fn authenticate(
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
     if let Some(session) = &session {
-        let owner = lock(&gate.sessions).get(session).cloned();
-        if owner.is_some_and(|owner| owner != identity.subject()) {
+        let foreign = lock(&gate.sessions)
+            .get(session)
+            .is_some_and(|owner| owner != identity.subject());
+        if foreign {
             return json_response(
                 StatusCode::FORBIDDEN,
                 &json!({
