@@ -28,6 +28,7 @@ enum Flag {
     Idempotent,
     OpenWorld,
     Strict,
+    Task,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,7 +48,7 @@ enum Valued {
 }
 
 impl Key {
-    const ALL: [Self; 19] = [
+    const ALL: [Self; 20] = [
         Self::Valued(Valued::Name),
         Self::Valued(Valued::Description),
         Self::Valued(Valued::Title),
@@ -64,6 +65,7 @@ impl Key {
         Self::Valued(Valued::Example),
         Self::Valued(Valued::Callers),
         Self::Flag(Flag::Strict),
+        Self::Flag(Flag::Task),
         Self::Valued(Valued::Register),
         Self::Valued(Valued::Crate),
         Self::Flag(Flag::Inline),
@@ -78,6 +80,7 @@ impl Key {
             Self::Flag(Flag::Idempotent) => "idempotent",
             Self::Flag(Flag::OpenWorld) => "open_world",
             Self::Flag(Flag::Strict) => "strict",
+            Self::Flag(Flag::Task) => "task",
             Self::Valued(Valued::Name) => "name",
             Self::Valued(Valued::Description) => "description",
             Self::Valued(Valued::Title) => "title",
@@ -132,6 +135,7 @@ impl Key {
             Self::Flag(Flag::Idempotent) => "`idempotent`",
             Self::Flag(Flag::OpenWorld) => "`open_world`",
             Self::Flag(Flag::Strict) => "`strict`",
+            Self::Flag(Flag::Task) => "`task`",
         }
     }
 }
@@ -163,6 +167,7 @@ pub(crate) struct ToolAttrs {
     pub examples: Vec<LitStr>,
     pub callers: Vec<Ident>,
     pub strict: bool,
+    pub task: bool,
     /// Run a sync function in place on the async worker instead of the blocking pool.
     pub inline: bool,
     pub register: bool,
@@ -246,6 +251,7 @@ impl ToolAttrs {
             Flag::Idempotent => self.idempotent = Some(value),
             Flag::OpenWorld => self.open_world = Some(value),
             Flag::Strict => self.strict = value,
+            Flag::Task => self.task = value,
         }
     }
 

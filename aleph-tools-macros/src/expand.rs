@@ -517,5 +517,10 @@ fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
             fn strict(&self) -> bool { true }
         });
     }
+    if attrs.task {
+        out.extend(quote! {
+            fn task(&self) -> bool { true }
+        });
+    }
     out
 }

@@ -237,6 +237,14 @@ impl RoundCall {
         }
     }
 
+    /// Cancels the call and forgets the questions the client has not answered. The tool
+    /// sees the cancellation first, so the call ends as cancelled rather than as a failed
+    /// question.
+    pub(super) fn stop(&mut self) {
+        self.cancel.cancel();
+        self.open.clear();
+    }
+
     /// Runs the call until it finishes or waits for answers the client has not given;
     /// cancelling `request` (the one this round answers) cancels the call.
     pub(super) async fn round(&mut self, request: &CancellationToken) -> Round {

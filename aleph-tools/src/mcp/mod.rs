@@ -55,6 +55,7 @@ mod notify;
 mod prompts;
 mod resources;
 mod serve;
+mod tasks;
 mod wrap;
 
 pub use self::auth::{AuthError, AuthRequest, Authorizer, McpAuth, StaticTokens};
@@ -68,6 +69,7 @@ pub use self::resources::{
     McpResource, McpResourceTemplate, ReadResult, ResourceSource, UriParams,
 };
 pub use self::serve::McpServer;
+pub use self::tasks::McpTasks;
 pub use self::wrap::{
     McpConnection, McpConnectionBuilder, McpEndpoint, McpRemoteTool, McpToolWrapper,
 };

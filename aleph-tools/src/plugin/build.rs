@@ -120,6 +120,7 @@ fn plugin_tools<'a>(
                 open_world: section.open_world,
             })
             .with_confirmation(section.requires_confirmation)
+            .with_task(section.task)
             .with_tags(
                 section
                     .tags

@@ -169,8 +169,8 @@ pub enum IconTheme {
 ///
 /// Serializes with the keys `name`, `description` and `parameters` (the input JSON Schema),
 /// and, where set, `title`, `icons`, `meta`, `output_schema`, `category`, `annotations`,
-/// `requires_confirmation`, `examples`, `tags`, `allowed_callers`, `timeout_ms`, `strict`
-/// and `output_limit`.
+/// `requires_confirmation`, `examples`, `tags`, `allowed_callers`, `timeout_ms`, `strict`,
+/// `task` and `output_limit`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolDefinition {
@@ -221,6 +221,13 @@ pub struct ToolDefinition {
     /// Whether the arguments follow the schema exactly (no extra keys).
     #[serde(default, skip_serializing_if = "is_false")]
     pub strict: bool,
+    /// Whether a call may run as an MCP task. A client that declares the tasks extension
+    /// (`io.modelcontextprotocol/tasks`) gets a task handle at once instead of waiting, and
+    /// polls `tasks/get` for the result, answers the tool's questions with `tasks/update`
+    /// and stops it with `tasks/cancel`; other clients, and calls in process, wait for the
+    /// result as for any tool.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub task: bool,
     /// The most characters of output the model reads from one call; longer output is
     /// shortened with [`compress_snapshot`](crate::compress_snapshot). `None` leaves it to
     /// the server.
@@ -247,6 +254,7 @@ impl ToolDefinition {
             allowed_callers: Vec::new(),
             timeout: None,
             strict: false,
+            task: false,
             output_limit: None,
         }
     }
@@ -332,6 +340,13 @@ impl ToolDefinition {
     #[must_use]
     pub fn with_strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self
+    }
+
+    /// Lets calls run as MCP tasks (see [`task`](Self::task)).
+    #[must_use]
+    pub fn with_task(mut self, task: bool) -> Self {
+        self.task = task;
         self
     }
 

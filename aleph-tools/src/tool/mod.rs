@@ -142,6 +142,12 @@ pub trait AlephTool: Send + Sync + 'static {
         false
     }
 
+    /// Whether a call may run as a task: an MCP client that supports tasks gets a handle at
+    /// once and asks for the result later (see [`ToolDefinition::task`]).
+    fn task(&self) -> bool {
+        false
+    }
+
     /// JSON Schema of [`Self::Args`], generated once per process.
     fn input_schema() -> Arc<Value> {
         schema::arguments_schema_for::<Self::Args>()
@@ -177,6 +183,7 @@ pub trait AlephTool: Send + Sync + 'static {
             allowed_callers: self.allowed_callers(),
             timeout: self.timeout(),
             strict: self.strict(),
+            task: self.task(),
             output_limit: None,
         }
     }

@@ -10,11 +10,12 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, InputRequiredResult,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -30,6 +31,7 @@ use super::convert::{OutputShape, message_to_mcp, prompt_to_mcp, result_to_mcp};
 use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
 use super::resources::ResourceSource;
+use super::tasks::TaskStore;
 use crate::schema::Dialect;
 use crate::server::CallArgs;
 use crate::sync::lock;
@@ -57,6 +59,8 @@ pub(super) struct Session {
     subscribed: Arc<Mutex<HashSet<String>>>,
     /// Calls of 2026-07-28 clients that wait for answers, shared by every session.
     waiting: Arc<Waiting>,
+    /// Calls running as tasks, shared by every session.
+    tasks: Arc<TaskStore>,
     /// The tool-change count when the last subscription was accepted.
     listen_from: AtomicU64,
     /// Sends progress and log notifications; started at the first call.
@@ -109,15 +113,79 @@ impl Session {
         result: &ToolResult,
         shape: OutputShape,
     ) -> Result<CallToolResponse, ErrorData> {
-        if result.error_kind == Some(ToolErrorKind::NotFound) && !self.unknown_tools_as_results {
-            return Err(ErrorData::invalid_params(
-                result.model_text().into_owned(),
-                Some(serde_json::json!({ "name": tool })),
-            ));
-        }
-        let definition = self.tools.definition(result.tool_that_ran(tool));
-        Ok(result_to_mcp(result, definition.as_deref(), shape).into())
+        answer(&self.tools, self.unknown_tools_as_results, tool, result, shape).map(Into::into)
     }
+
+    /// Whether a call of `tool` runs as a task: the tool is marked so, and the client takes
+    /// task handles.
+    fn runs_as_task(&self, tool: &str, context: &RequestContext<RoleServer>) -> bool {
+        context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+            && self
+                .tools
+                .definition(tool)
+                .is_some_and(|definition| definition.task)
+    }
+
+    /// Starts a call as a task and answers with its handle. The task outlives the request:
+    /// it ends with its tool, with `tasks/cancel`, or when it expires.
+    fn start_task(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let identity = identity_of(context);
+        let (entry, answered) = self.tasks.open(identity.as_deref())?;
+        let heard = Arc::clone(&entry);
+        let mut ctx = ToolContext::new().with_progress(move |_, event| heard.hear(&event));
+        if let Some(identity) = identity {
+            ctx = ctx.with_shared_identity(identity);
+        }
+        let name = request.name.to_string();
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let tools = self.tools.clone();
+        let run = {
+            let name = name.clone();
+            move |ctx| -> crate::tool::BoxFuture<'static, ToolResult> {
+                Box::pin(async move { tools.run(&name, CallArgs::Value(args), Some(ctx)).await })
+            }
+        };
+        let capabilities = context.client_capabilities();
+        let call = RoundCall::new(name.clone(), ctx, capabilities.as_ref(), run);
+        let (tools, unknown) = (self.tools.clone(), self.unknown_tools_as_results);
+        let shape = OutputShape::of(&context.meta);
+        let finish = move |result: &ToolResult| -> Result<JsonObject, ErrorData> {
+            let answer = answer(&tools, unknown, &name, result, shape)?;
+            match serde_json::to_value(answer) {
+                Ok(Value::Object(object)) => Ok(object),
+                Ok(_) | Err(_) => Err(ErrorData::internal_error(
+                    "the tool's result could not be written as JSON",
+                    None,
+                )),
+            }
+        };
+        Ok(self.tasks.run(entry, call, answered, finish).into())
+    }
+}
+
+/// The `CallToolResult` for a call of `tool` that ended with `result`, its output in `shape`;
+/// a call of a tool not served is an error unless `unknown_as_results`.
+fn answer(
+    tools: &AlephToolServer,
+    unknown_as_results: bool,
+    tool: &str,
+    result: &ToolResult,
+    shape: OutputShape,
+) -> Result<rmcp::model::CallToolResult, ErrorData> {
+    if result.error_kind == Some(ToolErrorKind::NotFound) && !unknown_as_results {
+        return Err(ErrorData::invalid_params(
+            result.model_text().into_owned(),
+            Some(serde_json::json!({ "name": tool })),
+        ));
+    }
+    let definition = tools.definition(result.tool_that_ran(tool));
+    Ok(result_to_mcp(result, definition.as_deref(), shape))
 }
 
 impl ServerHandler for Session {
@@ -150,6 +218,9 @@ impl ServerHandler for Session {
                 .map_err(|why| ErrorData::invalid_params(why, None))?;
             call.answer(request.input_responses.unwrap_or_default());
             return self.play(call, &context.ct).await;
+        }
+        if self.runs_as_task(&request.name, &context) {
+            return self.start_task(request, &context);
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let notifier = self
@@ -184,6 +255,36 @@ impl ServerHandler for Session {
             .await;
         events.flush().await;
         self.finish(&request.name, &result, OutputShape::Wrapped)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks
+            .get(&request.task_id, identity_of(&context).as_deref())
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(
+            &request.task_id,
+            identity_of(&context).as_deref(),
+            request.input_responses,
+        )
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .cancel(&request.task_id, identity_of(&context).as_deref())
     }
 
     #[allow(deprecated)] // by MCP 2026-07-28; clients of the earlier revisions use it

@@ -19,7 +19,8 @@ use super::resources::{RESOURCE_EVENTS, ResourceEvent};
 use crate::mcp::ask::Waiting;
 use crate::mcp::prompts::PromptSource;
 use crate::mcp::resources::ResourceSource;
-use crate::mcp::{McpAuth, McpError};
+use crate::mcp::tasks::TaskStore;
+use crate::mcp::{McpAuth, McpError, McpTasks};
 use crate::schema::{Dialect, Refs};
 use crate::{AlephToolServer, LogLevel};
 
@@ -54,6 +55,7 @@ pub struct McpServer {
     resources: Arc<[Arc<dyn ResourceSource>]>,
     resource_events: broadcast::Sender<ResourceEvent>,
     waiting: Arc<Waiting>,
+    tasks: Arc<TaskStore>,
     pub(in crate::mcp) allowed_hosts: Option<Arc<[String]>>,
     pub(in crate::mcp) router: Option<axum::Router>,
     pub(in crate::mcp) auth: Option<McpAuth>,
@@ -87,6 +89,7 @@ impl McpServer {
             resources: Arc::new([]),
             resource_events: broadcast::channel(RESOURCE_EVENTS).0,
             waiting: Arc::default(),
+            tasks: Arc::default(),
             allowed_hosts: None,
             router: None,
             auth: None,
@@ -210,6 +213,30 @@ impl McpServer {
         self
     }
 
+    /// How the tasks clients start are kept: how long, how often clients poll, how many at
+    /// once (see [`McpTasks`] for the defaults). A call runs as a task when its tool is
+    /// marked `task` (`#[tool(task)]`, [`ToolDefinition::with_task`](crate::ToolDefinition::with_task),
+    /// `task = true` in a plugin manifest) and the client declares the tasks extension
+    /// (`io.modelcontextprotocol/tasks`) on the request or at the handshake; the client gets
+    /// a task handle at once and polls `tasks/get`. Tasks already kept stay as they were
+    /// started.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use aleph_tools::AlephToolServer;
+    /// use aleph_tools::mcp::{McpServer, McpTasks};
+    ///
+    /// let tools = AlephToolServer::new();
+    /// let server = McpServer::new(&tools)
+    ///     .with_tasks(McpTasks::new().with_ttl(Duration::from_secs(600)));
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_tasks(mut self, tasks: McpTasks) -> Self {
+        self.tasks = Arc::new(TaskStore::new(tasks));
+        self
+    }
+
     /// The `Host` headers [`serve_http`](Self::serve_http) accepts (names, or `host:port`).
     /// The default accepts only loopback names, which keeps web pages from reaching a local
     /// server through DNS rebinding; a server reachable from elsewhere lists its names here.
@@ -327,6 +354,7 @@ impl McpServer {
             resource_events: self.resource_events.clone(),
             subscribed: Arc::default(),
             waiting: Arc::clone(&self.waiting),
+            tasks: Arc::clone(&self.tasks),
             listen_from: AtomicU64::new(0),
             notifier: OnceLock::new(),
             log_level: Arc::new(AtomicU8::new(DEFAULT_LOG_LEVEL as u8)),
@@ -345,6 +373,7 @@ fn server_config(implementation: Implementation) -> ServerConfig {
         .enable_tools()
         .enable_tool_list_changed()
         .enable_logging()
+        .enable_tasks()
         .build();
     ServerConfig::new(capabilities).with_server_info(implementation)
 }

@@ -203,6 +203,9 @@ pub struct ToolSection {
     /// A shorter timeout for this tool, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Calls may run as MCP tasks, polled by clients that support them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub task: bool,
     /// Labels for filtering.
     #[serde(default)]
     pub tags: Vec<String>,
