@@ -15,6 +15,7 @@ import {
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema,
+  ResultSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
@@ -175,6 +176,39 @@ try {
   assert.deepEqual(steps, [1, 2, 3].slice(0, steps.length));
   assert.ok(steps.length >= 2, `progress seen: ${steps}`);
   ok("progress notifications in order");
+
+  // Tasks (SEP-2663): a second client declares the extension at the handshake. The SDK has
+  // no calls of its own for this version of tasks, so its generic request drives them.
+  const tasker = new Client(
+    { name: "aleph-tools-interop-tasks", version: "1.0.0" },
+    { capabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
+  );
+  await tasker.connect(new StdioClientTransport({ command, args, stderr: "inherit" }));
+  const request = (method, params) => tasker.request({ method, params }, ResultSchema);
+  const poll = async (taskId, until) => {
+    for (;;) {
+      const task = await request("tasks/get", { taskId });
+      assert.equal(task.resultType, "complete");
+      if (until(task)) return task;
+      await new Promise((resolve) => setTimeout(resolve, task.pollIntervalMs));
+    }
+  };
+  const handle = await request("tools/call", { name: "count_task", arguments: { steps: 3 } });
+  assert.equal(handle.resultType, "task", JSON.stringify(handle));
+  assert.equal(handle.status, "working");
+  const done = await poll(handle.taskId, (task) => task.status !== "working");
+  assert.equal(done.status, "completed", JSON.stringify(done));
+  assert.equal(textOf(done.result), "counted to 3");
+  const long = await request("tools/call", { name: "count_task", arguments: { steps: 400 } });
+  await poll(long.taskId, (task) => task.statusMessage !== undefined);
+  assert.deepEqual(await request("tasks/cancel", { taskId: long.taskId }), { resultType: "complete" });
+  const cancelled = await poll(long.taskId, (task) => task.status !== "working");
+  assert.equal(cancelled.status, "cancelled", JSON.stringify(cancelled));
+  await assert.rejects(request("tasks/get", { taskId: "made-up" }), (error) => error.code === -32602);
+  await tasker.close();
+  // The first client did not declare the extension: the same tool answers at once.
+  assert.equal(textOf(await client.callTool({ name: "count_task", arguments: { steps: 1 } })), "counted to 1");
+  ok("tasks: started, polled to the result, cancelled; a client without the extension waits");
 
   await client.callTool({ name: "grow", arguments: { name: "sprout" } });
   await listChanged;

@@ -10,10 +10,13 @@ for each and `passed: N` at the end; exits non-zero at the first failure.
 import argparse
 import base64
 import sys
+from typing import Any, Literal
 
 import anyio
 from mcp import Client, MCPError, types
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.stdio import StdioServerParameters
+from pydantic import TypeAdapter
 
 CHECKS = []
 
@@ -44,6 +47,70 @@ async def list_all(client, page_size):
 
 
 NOTE = "memo://note"
+TASKS = "io.modelcontextprotocol/tasks"
+ANY = TypeAdapter(dict[str, Any])
+
+
+class TaskId(types.RequestParams):
+    task_id: str
+
+
+class GetTask(types.Request[TaskId, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    name_param = "taskId"
+
+
+class CancelTask(types.Request[TaskId, Literal["tasks/cancel"]]):
+    method: Literal["tasks/cancel"] = "tasks/cancel"
+    name_param = "taskId"
+
+
+class TaskHandle(types.Result):
+    """The `CreateTaskResult` a tasks server may answer `tools/call` with."""
+
+    result_type: Literal["task"]
+    task_id: str
+    status: str
+    created_at: str
+    last_updated_at: str
+    ttl_ms: int | None
+    poll_interval_ms: int | None = None
+
+
+async def poll(session, task_id, until):
+    """`tasks/get` at the server's interval until `until(task)`; returns that task."""
+    with anyio.fail_after(20):
+        while True:
+            task = await session.send_request(GetTask(params=TaskId(task_id=task_id)), ANY)
+            assert task["resultType"] == "complete", task
+            if until(task):
+                return task
+            await anyio.sleep(task.get("pollIntervalMs", 100) / 1000)
+
+
+class Tasks(ClientExtension):
+    """The tasks extension (SEP-2663), built on the SDK's claims: a `tools/call` answered
+    with a task handle is polled to its end. Keeps what it saw, for the checks."""
+
+    identifier = TASKS
+
+    def __init__(self):
+        self.handles = []
+        self.statuses = []
+
+    def claims(self):
+        return [ResultClaim(result_type="task", model=TaskHandle, resolve=self.resolve)]
+
+    async def resolve(self, handle: TaskHandle, ctx: ClaimContext) -> types.CallToolResult:
+        self.handles.append(handle)
+
+        def ended(task):
+            self.statuses.append((task["status"], task.get("statusMessage")))
+            return task["status"] in ("completed", "failed", "cancelled")
+
+        task = await poll(ctx.session, handle.task_id, ended)
+        assert task["status"] == "completed", task
+        return types.CallToolResult.model_validate(task["result"])
 
 
 async def run(server, mode, new_tool):
@@ -80,9 +147,11 @@ async def run(server, mode, new_tool):
             stop_reason="endTurn",
         )
 
+    tasks = Tasks()
     async with Client(
         server,
         mode=mode,
+        extensions=[tasks],
         message_handler=on_message,
         logging_callback=on_log,
         elicitation_callback=on_elicit,
@@ -308,6 +377,34 @@ async def run(server, mode, new_tool):
         assert text_of(counted) == "counted to 3", counted
         assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")], seen
         ok("progress notifications")
+
+        counted = await client.call_tool("count_task", {"steps": 3})
+        assert text_of(counted) == "counted to 3", counted
+        if client.protocol_version.startswith("2026"):
+            # The SDK declared the extension: the call became a task, polled to its end.
+            [handle] = tasks.handles
+            assert handle.status == "working" and handle.poll_interval_ms == 500, handle
+            assert tasks.statuses[-1] == ("completed", "step 3 of 3"), tasks.statuses
+            # Started, polled and cancelled by hand.
+            started = await client.session.call_tool("count_task", {"steps": 400}, allow_claimed=True)
+            assert isinstance(started, TaskHandle), started
+            working = await poll(client.session, started.task_id, lambda task: task.get("statusMessage"))
+            assert working["status"] == "working", working
+            ack = await client.session.send_request(CancelTask(params=TaskId(task_id=started.task_id)), ANY)
+            assert ack == {"resultType": "complete"}, ack
+            ended = await poll(client.session, started.task_id, lambda task: task["status"] != "working")
+            assert ended["status"] == "cancelled", ended
+            try:
+                await client.session.send_request(GetTask(params=TaskId(task_id="made-up")), ANY)
+            except MCPError as error:
+                assert error.code == -32602 and "no task `made-up`" in error.message, error.error
+            else:
+                raise AssertionError("a made-up task was found")
+            ok("tasks: a call became a task polled to its result; another cancelled; a made-up id refused")
+        else:
+            # The SDK takes task handles only without the handshake: the call ran at once.
+            assert tasks.handles == [], tasks.handles
+            ok("tasks: a client with the handshake and no tasks extension gets the result at once")
 
         if client.protocol_version.startswith("2026"):
             async with client.listen(tools_list_changed=True) as subscription:

@@ -118,6 +118,25 @@ async fn slow(
     format!("counted to {steps}")
 }
 
+/// Counts to `steps` (50 ms each), its progress as the task's status; an MCP task for
+/// clients that take them.
+#[tool(register = false, task)]
+async fn count_task(
+    /// How many steps (50 ms each)
+    steps: u32,
+    progress: Progress,
+) -> String {
+    for step in 1..=steps {
+        progress.report(
+            f64::from(step),
+            Some(f64::from(steps)),
+            Some(&format!("step {step} of {steps}")),
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    format!("counted to {steps}")
+}
+
 /// Adds a tool called `name` to this server (it echoes its input), so that clients see the
 /// tool list change.
 #[tool(register = false)]
@@ -302,7 +321,8 @@ pub struct ServerSlot {
     note: Arc<Mutex<String>>,
 }
 
-/// A server with `add`, `get_weather`, `fail`, `slow`, `grow`, `explode`, `draw`,
+/// A server with `add`, `get_weather`, `fail`, `slow`, `count_task` (runs as an MCP task),
+/// `grow`, `explode`, `draw`,
 /// `write_note`, `chatty`, `sign_up` (asks the user) and `haiku` (asks the client's model).
 ///
 /// # Panics
@@ -368,6 +388,7 @@ fn test_server(slot: &ServerSlot) -> AlephToolServer {
         .with_tool(GetWeatherTool)
         .with_tool(FailTool)
         .with_tool(SlowTool)
+        .with_tool(CountTaskTool)
         .with_tool(GrowTool)
         .with_tool(ExplodeTool)
         .with_tool(DrawTool)
