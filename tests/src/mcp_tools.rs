@@ -322,8 +322,8 @@ pub struct ServerSlot {
 }
 
 /// A server with `add`, `get_weather`, `fail`, `slow`, `count_task` (runs as an MCP task),
-/// `grow`, `explode`, `draw`,
-/// `write_note`, `chatty`, `sign_up` (asks the user) and `haiku` (asks the client's model).
+/// `grow`, `explode`, `draw`, `write_note`, `chatty`, `sign_up` (asks the user) and `haiku`
+/// (asks the client's model).
 ///
 /// # Panics
 ///

@@ -43,8 +43,8 @@ struct Answer {
     answer: String,
 }
 
-/// Asks the user a question before answering.
-#[tool(register = false)]
+/// Asks the user a question before answering; runs as a task for clients that take them.
+#[tool(register = false, task)]
 async fn ask_first(ctx: &ToolContext) -> Result<String, ToolError> {
     Ok(match ctx.elicit::<Answer>("Go on?").await? {
         Elicitation::Accept(Answer { answer }) => format!("answered {answer}"),
@@ -258,6 +258,99 @@ async fn a_waiting_call_is_carried_on_only_by_the_identity_that_began_it() {
     assert_eq!(
         carried_on["result"]["content"][0]["text"], "answered yes",
         "{carried_on}"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_seen_answered_and_cancelled_only_by_the_identity_that_started_it() {
+    let server = oauth_server().await;
+    let url = server.url();
+    let http = reqwest::Client::new();
+    let rpc = |token: &'static str, method: &'static str, mut params: Value| {
+        let name = params
+            .get("taskId")
+            .or(params.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        params.as_object_mut().unwrap().insert(
+            "_meta".into(),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "elicitation": {},
+                    "extensions": { "io.modelcontextprotocol/tasks": {} },
+                },
+            }),
+        );
+        let body = json!({ "jsonrpc": "2.0", "id": 9, "method": method, "params": params });
+        let request = post(&http, &url, token, &body)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .header("mcp-name", name);
+        async move { message_of(request.send().await.unwrap()).await }
+    };
+    let started = rpc(
+        "alice-token",
+        "tools/call",
+        json!({ "name": "ask_first", "arguments": {} }),
+    )
+    .await;
+    assert_eq!(started["result"]["resultType"], "task", "{started}");
+    let task = started["result"]["taskId"].as_str().unwrap().to_owned();
+
+    // Bob learns nothing of Alice's task, and cannot touch it.
+    let answer = json!({ "elicitation-1": { "action": "accept", "content": { "answer": "yes" } } });
+    for (method, params) in [
+        ("tasks/get", json!({ "taskId": task })),
+        (
+            "tasks/update",
+            json!({ "taskId": task, "inputResponses": answer }),
+        ),
+        ("tasks/cancel", json!({ "taskId": task })),
+    ] {
+        let refused = rpc("bob-token", method, params).await;
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no task"),
+            "{refused}"
+        );
+    }
+
+    // Alice's task waits for her answer, takes it, and ends with it.
+    let mut state = json!(null);
+    for _ in 0..200 {
+        state = rpc("alice-token", "tasks/get", json!({ "taskId": task })).await;
+        if state["result"]["status"] == "input_required" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        state["result"]["inputRequests"]["elicitation-1"]["method"], "elicitation/create",
+        "{state}"
+    );
+    let ack = rpc(
+        "alice-token",
+        "tasks/update",
+        json!({ "taskId": task, "inputResponses": answer }),
+    )
+    .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    for _ in 0..200 {
+        state = rpc("alice-token", "tasks/get", json!({ "taskId": task })).await;
+        if state["result"]["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        state["result"]["result"]["content"][0]["text"], "answered yes",
+        "{state}"
     );
     server.shutdown().await.unwrap();
 }

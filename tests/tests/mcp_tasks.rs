@@ -17,13 +17,13 @@ use tokio::io::{
 
 /// Adds two numbers, as a task.
 #[tool(register = false, task)]
-async fn slow_add(a: i64, b: i64) -> i64 {
+fn slow_add(a: i64, b: i64) -> i64 {
     a + b
 }
 
 /// Adds two numbers at once.
 #[tool(register = false)]
-async fn quick_add(a: i64, b: i64) -> i64 {
+fn quick_add(a: i64, b: i64) -> i64 {
     a + b
 }
 
@@ -52,7 +52,7 @@ async fn greet(ctx: &ToolContext) -> Result<String, ToolError> {
 
 /// Always fails.
 #[tool(register = false, task)]
-async fn broken() -> Result<String, ToolError> {
+fn broken() -> Result<String, ToolError> {
     Err(ToolError::Execution("the disk is full".into()))
 }
 
@@ -135,8 +135,11 @@ impl Raw {
     }
 
     async fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.request("tools/call", json!({ "name": tool, "arguments": arguments }))
-            .await
+        self.request(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        )
+        .await
     }
 
     async fn get(&mut self, task: &str) -> Value {
@@ -250,7 +253,10 @@ async fn a_tasks_question_is_answered_with_tasks_update() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     let still = raw.get(&id).await;
     assert_eq!(still["status"], "input_required", "{still}");
-    assert!(still["inputRequests"]["elicitation-1"].is_object(), "{still}");
+    assert!(
+        still["inputRequests"]["elicitation-1"].is_object(),
+        "{still}"
+    );
 
     let answer = json!({ "action": "accept", "content": { "name": "Ada" } });
     raw.request(
@@ -311,7 +317,10 @@ async fn unknown_tasks_and_bad_params_are_invalid_params() {
         let unknown = raw.request(method, json!({ "taskId": "nope" })).await;
         assert_eq!(unknown["code"], -32602, "{method}: {unknown}");
         assert!(
-            unknown["message"].as_str().unwrap().contains("no task `nope`"),
+            unknown["message"]
+                .as_str()
+                .unwrap()
+                .contains("no task `nope`"),
             "{unknown}"
         );
     }

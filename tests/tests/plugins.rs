@@ -341,3 +341,22 @@ async fn an_in_flight_call_finishes_on_the_version_it_started_on() {
             .success
     );
 }
+
+#[test]
+fn a_manifest_marks_a_tool_as_an_mcp_task() {
+    let root = plugins_dir(&["text-tools"]);
+    let manifest = root.path().join("text-tools/aleph_plugin.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let marked = text.replacen(
+        "name = \"slugify\"\n",
+        "name = \"slugify\"\ntask = true\n",
+        1,
+    );
+    assert_ne!(marked, text, "the manifest lists slugify");
+    std::fs::write(&manifest, marked).unwrap();
+    let server = AlephToolServer::new();
+    let report = manager(&server, root.path()).load_all();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert!(server.definition("slugify").unwrap().task);
+    assert!(!server.definition("word_count").unwrap().task);
+}

@@ -17,7 +17,9 @@
 //! `notifications/progress` when they ask for it, the tools' log messages
 //! ([`Progress::log`](crate::Progress::log), or `tracing` through
 //! [`ToolLogLayer`](crate::ToolLogLayer)) as `notifications/message` at the level they set,
-//! and their `notifications/cancelled` reaches the running tool.
+//! and their `notifications/cancelled` reaches the running tool. A call of a tool marked
+//! `task` runs as an MCP task for clients that declare the tasks extension: they get a
+//! handle at once and poll it, as [`McpTasks`] describes.
 //!
 //! **Wrapping.** [`McpConnection`] connects to an MCP server (a command over stdio, or a
 //! streamable HTTP URL, see [`McpEndpoint`]) and serves each of its tools as an

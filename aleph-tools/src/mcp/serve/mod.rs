@@ -113,7 +113,14 @@ impl Session {
         result: &ToolResult,
         shape: OutputShape,
     ) -> Result<CallToolResponse, ErrorData> {
-        answer(&self.tools, self.unknown_tools_as_results, tool, result, shape).map(Into::into)
+        answer(
+            &self.tools,
+            self.unknown_tools_as_results,
+            tool,
+            result,
+            shape,
+        )
+        .map(Into::into)
     }
 
     /// Whether a call of `tool` runs as a task: the tool is marked so, and the client takes
