@@ -126,13 +126,13 @@ impl Session {
     /// Whether a call of `tool` runs as a task: the tool is marked so, and the client takes
     /// task handles.
     fn runs_as_task(&self, tool: &str, context: &RequestContext<RoleServer>) -> bool {
-        context
-            .client_capabilities()
-            .is_some_and(|capabilities| capabilities.supports_tasks())
-            && self
-                .tools
-                .definition(tool)
-                .is_some_and(|definition| definition.task)
+        // The tool first: most are not tasks, and reading the capabilities copies them.
+        self.tools
+            .definition(tool)
+            .is_some_and(|definition| definition.task)
+            && context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks())
     }
 
     /// Starts a call as a task and answers with its handle. The task outlives the request:
