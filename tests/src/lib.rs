@@ -7,12 +7,14 @@ use std::sync::OnceLock;
 pub mod manifests;
 mod mcp_tools;
 pub mod model_api;
+mod raw_mcp;
 mod traversal;
 
 pub use mcp_tools::{
     ECHO_TOOLS, Echo, NOTE_URI, PAGE_SIZE, RED_PIXEL, ServerSlot, Weather, add_echo_tools,
     mcp_test_endpoint, mcp_test_prompts, mcp_test_server,
 };
+pub use raw_mcp::RawMcp;
 pub use traversal::Tree;
 
 /// The example plugins' directory (`examples/plugins`), each plugin's module built beside its

@@ -7,12 +7,10 @@ use aleph_tools::mcp::rmcp::ServiceExt;
 use aleph_tools::mcp::rmcp::model::CallToolRequestParams;
 use aleph_tools::prelude::*;
 use aleph_tools::{Elicitation, SamplingRequest};
+use aleph_tools_tests::RawMcp;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{
-    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
-};
 
 #[derive(Deserialize, JsonSchema)]
 struct Name {
@@ -102,70 +100,9 @@ async fn a_handshake_client_without_the_capabilities_gets_a_tool_error_naming_th
     client.cancel().await.unwrap();
 }
 
-/// A 2026-07-28 client written by hand: newline-delimited JSON-RPC, no handshake.
-struct Raw {
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    write: WriteHalf<DuplexStream>,
-    next_id: u64,
-    capabilities: Value,
-}
-
-impl Raw {
-    fn start(capabilities: Value) -> Self {
-        let (client, ours) = tokio::io::duplex(64 * 1024);
-        let (read, write) = tokio::io::split(ours);
-        tokio::spawn(server().serve(read, write));
-        let (read, write) = tokio::io::split(client);
-        Self {
-            lines: BufReader::new(read).lines(),
-            write,
-            next_id: 0,
-            capabilities,
-        }
-    }
-
-    /// Calls `tool` with `extra` params and returns the response's `result` or `error`.
-    async fn call(&mut self, tool: &str, extra: Value) -> Value {
-        self.next_id += 1;
-        let mut params = json!({
-            "name": tool,
-            "arguments": {},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-            }
-        });
-        params
-            .as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().cloned().unwrap_or_default());
-        let request = json!({ "jsonrpc": "2.0", "id": self.next_id, "method": "tools/call", "params": params });
-        self.write
-            .write_all(format!("{request}\n").as_bytes())
-            .await
-            .unwrap();
-        loop {
-            let line = self
-                .lines
-                .next_line()
-                .await
-                .unwrap()
-                .expect("the server answers");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(self.next_id) {
-                return message
-                    .get("result")
-                    .or(message.get("error"))
-                    .cloned()
-                    .unwrap();
-            }
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_without_the_capability_gets_a_tool_error_not_a_question() {
-    let mut raw = Raw::start(json!({}));
+    let mut raw = RawMcp::start(server(), json!({}));
     let result = raw.call("greet", json!({})).await;
     assert_eq!(result["isError"], true, "{result}");
     assert!(
@@ -176,7 +113,7 @@ async fn a_2026_client_without_the_capability_gets_a_tool_error_not_a_question()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rounds_survive_wrong_partial_and_garbage_answers() {
-    let mut raw = Raw::start(json!({ "elicitation": {}, "sampling": {} }));
+    let mut raw = RawMcp::start(server(), json!({ "elicitation": {}, "sampling": {} }));
 
     // Two questions asked together go out together.
     let first = raw.call("survey", json!({})).await;
@@ -280,7 +217,7 @@ async fn rounds_survive_wrong_partial_and_garbage_answers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sampling_round_carries_the_models_answer() {
-    let mut raw = Raw::start(json!({ "sampling": {} }));
+    let mut raw = RawMcp::start(server(), json!({ "sampling": {} }));
     let first = raw.call("muse", json!({})).await;
     let state = first["requestState"].as_str().unwrap().to_owned();
     let answer = json!({ "role": "assistant", "content": { "type": "text", "text": "hi there" }, "model": "m" });

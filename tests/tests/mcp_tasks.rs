@@ -8,12 +8,10 @@ use std::time::Duration;
 use aleph_tools::Elicitation;
 use aleph_tools::mcp::{McpServer, McpTasks};
 use aleph_tools::prelude::*;
+use aleph_tools_tests::RawMcp;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{
-    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
-};
 
 /// Adds two numbers, as a task.
 #[tool(register = false, task)]
@@ -70,93 +68,33 @@ fn server() -> McpServer {
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
-/// A 2026-07-28 client written by hand: newline-delimited JSON-RPC, no handshake.
-struct Raw {
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    write: WriteHalf<DuplexStream>,
-    next_id: u64,
-    capabilities: Value,
+/// A client that takes tasks and answers questions.
+fn client() -> RawMcp {
+    RawMcp::start(
+        server(),
+        json!({ "elicitation": {}, "extensions": { TASKS: {} } }),
+    )
 }
 
-impl Raw {
-    fn start(server: McpServer, capabilities: Value) -> Self {
-        let (client, ours) = tokio::io::duplex(64 * 1024);
-        let (read, write) = tokio::io::split(ours);
-        tokio::spawn(server.serve(read, write));
-        let (read, write) = tokio::io::split(client);
-        Self {
-            lines: BufReader::new(read).lines(),
-            write,
-            next_id: 0,
-            capabilities,
+async fn get(raw: &mut RawMcp, task: &str) -> Value {
+    raw.request("tasks/get", json!({ "taskId": task })).await
+}
+
+/// Polls `task` until `done` holds for its state, which it returns.
+async fn poll_until(raw: &mut RawMcp, task: &str, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..500 {
+        let state = get(raw, task).await;
+        if done(&state) {
+            return state;
         }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    panic!("task {task} never got there: {}", get(raw, task).await);
+}
 
-    fn with_tasks() -> Self {
-        Self::start(
-            server(),
-            json!({ "elicitation": {}, "extensions": { TASKS: {} } }),
-        )
-    }
-
-    /// Sends `method` with `params` and returns the response's `result` or `error`.
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let mut params = params;
-        params.as_object_mut().unwrap().insert(
-            "_meta".into(),
-            json!({
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-            }),
-        );
-        let request =
-            json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params });
-        self.write
-            .write_all(format!("{request}\n").as_bytes())
-            .await
-            .unwrap();
-        loop {
-            let line = self
-                .lines
-                .next_line()
-                .await
-                .unwrap()
-                .expect("the server answers");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(self.next_id) {
-                return message
-                    .get("result")
-                    .or(message.get("error"))
-                    .cloned()
-                    .unwrap();
-            }
-        }
-    }
-
-    async fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.request(
-            "tools/call",
-            json!({ "name": tool, "arguments": arguments }),
-        )
-        .await
-    }
-
-    async fn get(&mut self, task: &str) -> Value {
-        self.request("tasks/get", json!({ "taskId": task })).await
-    }
-
-    /// Polls `task` until its status is not `working`.
-    async fn settle(&mut self, task: &str) -> Value {
-        for _ in 0..500 {
-            let state = self.get(task).await;
-            if state["status"] != "working" {
-                return state;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("task {task} is still working");
-    }
+/// Polls `task` until its status is not `working`.
+async fn settle(raw: &mut RawMcp, task: &str) -> Value {
+    poll_until(raw, task, |state| state["status"] != "working").await
 }
 
 fn task_id(handle: &Value) -> String {
@@ -168,8 +106,10 @@ fn task_id(handle: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_is_started_polled_and_completed_with_the_tools_result() {
-    let mut raw = Raw::with_tasks();
-    let handle = raw.call("slow_add", json!({ "a": 2, "b": 3 })).await;
+    let mut raw = client();
+    let handle = raw
+        .call("slow_add", json!({ "arguments": { "a": 2, "b": 3 } }))
+        .await;
     assert_eq!(handle["resultType"], "task", "{handle}");
     assert_eq!(handle["status"], "working", "{handle}");
     assert_eq!(handle["ttlMs"], 3_600_000, "{handle}");
@@ -180,7 +120,7 @@ async fn a_task_is_started_polled_and_completed_with_the_tools_result() {
     }
     let id = task_id(&handle);
 
-    let done = raw.settle(&id).await;
+    let done = settle(&mut raw, &id).await;
     assert_eq!(done["resultType"], "complete", "{done}");
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["taskId"], id.as_str());
@@ -191,52 +131,52 @@ async fn a_task_is_started_polled_and_completed_with_the_tools_result() {
     // Cancelling a finished task changes nothing.
     let ack = raw.request("tasks/cancel", json!({ "taskId": id })).await;
     assert_eq!(ack, json!({ "resultType": "complete" }));
-    assert_eq!(raw.get(&id).await["status"], "completed");
+    assert_eq!(get(&mut raw, &id).await["status"], "completed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_run_at_once_for_clients_without_the_extension_and_for_other_tools() {
-    let mut without = Raw::start(server(), json!({}));
-    let result = without.call("slow_add", json!({ "a": 1, "b": 1 })).await;
+    let mut without = RawMcp::start(server(), json!({}));
+    let result = without
+        .call("slow_add", json!({ "arguments": { "a": 1, "b": 1 } }))
+        .await;
     assert_eq!(result["structuredContent"], 2, "{result}");
     assert!(result.get("taskId").is_none(), "{result}");
     // Nor may such a client poll.
-    let refused = without.get("anything").await;
+    let refused = get(&mut without, "anything").await;
     assert_eq!(refused["code"], -32021, "{refused}");
 
-    let mut with = Raw::with_tasks();
-    let result = with.call("quick_add", json!({ "a": 1, "b": 2 })).await;
+    let mut with = client();
+    let result = with
+        .call("quick_add", json!({ "arguments": { "a": 1, "b": 2 } }))
+        .await;
     assert_eq!(result["structuredContent"], 3, "{result}");
     assert!(result.get("taskId").is_none(), "{result}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_is_the_status_message_and_cancel_stops_the_tool() {
-    let mut raw = Raw::with_tasks();
+    let mut raw = client();
     let id = task_id(&raw.call("crawl", json!({})).await);
-    let mut state = raw.get(&id).await;
-    for _ in 0..500 {
-        if state["statusMessage"] == "halfway there" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        state = raw.get(&id).await;
-    }
+    let state = poll_until(&mut raw, &id, |state| {
+        state["statusMessage"] == "halfway there"
+    })
+    .await;
     assert_eq!(state["status"], "working", "{state}");
     assert_eq!(state["statusMessage"], "halfway there", "{state}");
 
     let ack = raw.request("tasks/cancel", json!({ "taskId": id })).await;
     assert_eq!(ack["resultType"], "complete", "{ack}");
-    let ended = raw.settle(&id).await;
+    let ended = settle(&mut raw, &id).await;
     assert_eq!(ended["status"], "cancelled", "{ended}");
     assert!(ended.get("result").is_none(), "{ended}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tasks_question_is_answered_with_tasks_update() {
-    let mut raw = Raw::with_tasks();
+    let mut raw = client();
     let id = task_id(&raw.call("greet", json!({})).await);
-    let asked = raw.settle(&id).await;
+    let asked = settle(&mut raw, &id).await;
     assert_eq!(asked["status"], "input_required", "{asked}");
     let ask = &asked["inputRequests"]["elicitation-1"];
     assert_eq!(ask["method"], "elicitation/create", "{asked}");
@@ -251,7 +191,7 @@ async fn a_tasks_question_is_answered_with_tasks_update() {
         .await;
     assert_eq!(ack["resultType"], "complete", "{ack}");
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let still = raw.get(&id).await;
+    let still = get(&mut raw, &id).await;
     assert_eq!(still["status"], "input_required", "{still}");
     assert!(
         still["inputRequests"]["elicitation-1"].is_object(),
@@ -264,39 +204,28 @@ async fn a_tasks_question_is_answered_with_tasks_update() {
         json!({ "taskId": id, "inputResponses": { "elicitation-1": answer } }),
     )
     .await;
-    let mut done = raw.get(&id).await;
-    for _ in 0..500 {
-        if done["status"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        done = raw.get(&id).await;
-    }
+    let done = poll_until(&mut raw, &id, |state| state["status"] == "completed").await;
     assert_eq!(done["result"]["structuredContent"], "hello Ada", "{done}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_task_that_waits_for_an_answer_ends_it() {
-    let mut raw = Raw::with_tasks();
+    let mut raw = client();
     let id = task_id(&raw.call("greet", json!({})).await);
-    assert_eq!(raw.settle(&id).await["status"], "input_required");
+    assert_eq!(settle(&mut raw, &id).await["status"], "input_required");
     raw.request("tasks/cancel", json!({ "taskId": id })).await;
-    let mut ended = raw.get(&id).await;
-    for _ in 0..500 {
-        if ended["status"] != "input_required" && ended["status"] != "working" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        ended = raw.get(&id).await;
-    }
+    let ended = poll_until(&mut raw, &id, |state| {
+        state["status"] != "input_required" && state["status"] != "working"
+    })
+    .await;
     assert_eq!(ended["status"], "cancelled", "{ended}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_tool_completes_its_task_with_an_error_result() {
-    let mut raw = Raw::with_tasks();
+    let mut raw = client();
     let id = task_id(&raw.call("broken", json!({})).await);
-    let done = raw.settle(&id).await;
+    let done = settle(&mut raw, &id).await;
     // The tool's failure is a result (`isError`), not a failed task: `failed` is for
     // protocol errors.
     assert_eq!(done["status"], "completed", "{done}");
@@ -312,7 +241,7 @@ async fn a_failing_tool_completes_its_task_with_an_error_result() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_tasks_and_bad_params_are_invalid_params() {
-    let mut raw = Raw::with_tasks();
+    let mut raw = client();
     for method in ["tasks/get", "tasks/cancel"] {
         let unknown = raw.request(method, json!({ "taskId": "nope" })).await;
         assert_eq!(unknown["code"], -32602, "{method}: {unknown}");
@@ -337,8 +266,14 @@ async fn unknown_tasks_and_bad_params_are_invalid_params() {
     let wrong = raw.request("tasks/get", json!({ "taskId": 7 })).await;
     assert!(wrong["code"].is_i64(), "{wrong}");
     // The server serves on.
-    let id = task_id(&raw.call("slow_add", json!({ "a": 4, "b": 4 })).await);
-    assert_eq!(raw.settle(&id).await["result"]["structuredContent"], 8);
+    let id = task_id(
+        &raw.call("slow_add", json!({ "arguments": { "a": 4, "b": 4 } }))
+            .await,
+    );
+    assert_eq!(
+        settle(&mut raw, &id).await["result"]["structuredContent"],
+        8
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -348,9 +283,9 @@ async fn tasks_expire_after_their_ttl_and_their_number_is_bounded() {
             .with_ttl(Duration::from_millis(300))
             .with_most_tasks(1),
     );
-    let mut raw = Raw::start(server, json!({ "extensions": { TASKS: {} } }));
+    let mut raw = RawMcp::start(server, json!({ "extensions": { TASKS: {} } }));
     let first = task_id(&raw.call("crawl", json!({})).await);
-    assert_eq!(raw.get(&first).await["ttlMs"], 300);
+    assert_eq!(get(&mut raw, &first).await["ttlMs"], 300);
 
     // One task is all the server keeps: the next call is refused, and says why.
     let refused = raw.call("crawl", json!({})).await;
@@ -365,19 +300,21 @@ async fn tasks_expire_after_their_ttl_and_their_number_is_bounded() {
 
     // After its TTL the task is gone, and room is made.
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let gone = raw.get(&first).await;
+    let gone = get(&mut raw, &first).await;
     assert_eq!(gone["code"], -32602, "{gone}");
     assert!(
         gone["message"].as_str().unwrap().contains("expired"),
         "{gone}"
     );
-    let second = raw.call("slow_add", json!({ "a": 1, "b": 2 })).await;
+    let second = raw
+        .call("slow_add", json!({ "arguments": { "a": 1, "b": 2 } }))
+        .await;
     assert_eq!(second["resultType"], "task", "{second}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_declares_the_extension_and_marked_tools_say_so_in_their_definition() {
-    let mut raw = Raw::with_tasks();
+    let mut raw = client();
     let discovered = raw.request("server/discover", json!({})).await;
     assert!(
         discovered["capabilities"]["extensions"][TASKS].is_object(),
