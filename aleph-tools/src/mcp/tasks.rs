@@ -218,8 +218,8 @@ impl TaskStore {
         Ok(GetTaskResult::new(detailed))
     }
 
-    /// Hands the client's answers (`tasks/update`) to the task `id`; answers to questions
-    /// it does not wait on are ignored.
+    /// Hands the client's answers (`tasks/update`) to the task `id`. Answers to questions
+    /// it does not wait on now are ignored, so a client cannot pile them up.
     pub(super) fn update(
         &self,
         id: &str,
@@ -227,8 +227,20 @@ impl TaskStore {
         responses: InputResponses,
     ) -> Result<(), ErrorData> {
         let entry = self.find(id, caller)?;
-        // A task that has ended no longer reads answers; they are ignored like any other.
-        let _ = entry.answers.send(responses);
+        let outstanding: InputResponses = {
+            let state = lock(&entry.state);
+            let TaskPayload::InputRequired { input_requests } = &state.payload else {
+                return Ok(());
+            };
+            responses
+                .into_iter()
+                .filter(|(key, _)| input_requests.contains_key(key))
+                .collect()
+        };
+        if !outstanding.is_empty() {
+            // A task that has just ended no longer reads answers; they are ignored too.
+            let _ = entry.answers.send(outstanding);
+        }
         Ok(())
     }
 
@@ -249,8 +261,8 @@ impl TaskStore {
             .ok_or_else(|| {
                 ErrorData::invalid_params(
                     format!(
-                        "no task `{id}`: it expired ({} s after it started), was never started, or was started on another server process",
-                        self.settings.ttl.as_secs()
+                        "no task `{id}`: it expired ({:?} after it started), was never started, or was started on another server process",
+                        self.settings.ttl
                     ),
                     None,
                 )

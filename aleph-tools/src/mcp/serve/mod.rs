@@ -163,8 +163,8 @@ impl Session {
         let (tools, unknown) = (self.tools.clone(), self.unknown_tools_as_results);
         let shape = OutputShape::of(&context.meta);
         let finish = move |result: &ToolResult| -> Result<JsonObject, ErrorData> {
-            let answer = answer(&tools, unknown, &name, result, shape)?;
-            match serde_json::to_value(answer) {
+            let call_result = answer(&tools, unknown, &name, result, shape)?;
+            match serde_json::to_value(call_result) {
                 Ok(Value::Object(object)) => Ok(object),
                 Ok(_) | Err(_) => Err(ErrorData::internal_error(
                     "the tool's result could not be written as JSON",
