@@ -72,11 +72,12 @@ impl Session {
     /// Builds the `tools/list` answer in `shape` and keeps it for `version`.
     fn build_listing(&self, version: u64, shape: OutputShape) -> Arc<[Tool]> {
         let tools: Arc<[Tool]> = self
+            .served
             .tools
             .list_tools()
             .iter()
             .filter_map(
-                |definition| match tool_to_mcp(definition, self.dialect, shape) {
+                |definition| match tool_to_mcp(definition, self.served.dialect, shape) {
                     Ok(tool) => Some(tool),
                     Err(err) => {
                         tracing::warn!(tool = %definition.name, "not listed over MCP: {err}");
@@ -85,7 +86,7 @@ impl Session {
                 },
             )
             .collect();
-        lock(&self.listing).put(version, shape, Arc::clone(&tools));
+        lock(&self.served.listing).put(version, shape, Arc::clone(&tools));
         tools
     }
     /// One page of the `tools/list` answer in `shape`: the first, or the one after `cursor`.
@@ -94,8 +95,8 @@ impl Session {
         cursor: Option<String>,
         shape: OutputShape,
     ) -> Result<ListToolsResult, ErrorData> {
-        let version = self.tools.tools_version();
-        let cached = lock(&self.listing).get(version, shape);
+        let version = self.served.tools.tools_version();
+        let cached = lock(&self.served.listing).get(version, shape);
         let tools = cached.unwrap_or_else(|| self.build_listing(version, shape));
         let start = match cursor {
             None => 0,
@@ -113,7 +114,7 @@ impl Session {
                 tools.partition_point(|tool| *tool.name <= *after)
             }
         };
-        let end = tools.len().min(start.saturating_add(self.page_size));
+        let end = tools.len().min(start.saturating_add(self.served.page_size));
         let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
         if end < tools.len() {
             page.next_cursor = Some(cursor::write(&tools[end - 1].name));

@@ -37,12 +37,13 @@ use crate::server::CallArgs;
 use crate::sync::lock;
 use crate::{AlephToolServer, Identity, ToolContext, ToolErrorKind, ToolResult};
 
-/// One client's connection: answers its requests from the shared tool server.
-pub(super) struct Session {
+/// What every session of a server shares: the tools and how they are served.
+#[derive(Clone)]
+pub(super) struct Served {
     tools: AlephToolServer,
     info: Arc<ServerConfig>,
     dialect: Dialect,
-    /// The `tools/list` answer, shared by every session of the server.
+    /// The `tools/list` answer, cached per tool-table version and output shape.
     listing: Arc<Mutex<Listing>>,
     /// Whether calls to tools not served are answered as `isError` results.
     unknown_tools_as_results: bool,
@@ -55,12 +56,18 @@ pub(super) struct Session {
     /// Changes to the resources, from [`McpServer::resource_updated`] and
     /// [`McpServer::resources_changed`].
     resource_events: broadcast::Sender<ResourceEvent>,
+    /// Calls of 2026-07-28 clients that wait for answers: each of their requests may come
+    /// on a connection of its own.
+    waiting: Arc<Waiting>,
+    /// Calls running as tasks, for the same reason.
+    tasks: Arc<TaskStore>,
+}
+
+/// One client's connection: answers its requests from what the server serves.
+pub(super) struct Session {
+    served: Served,
     /// The URIs the client subscribed to with `resources/subscribe`.
     subscribed: Arc<Mutex<HashSet<String>>>,
-    /// Calls of 2026-07-28 clients that wait for answers, shared by every session.
-    waiting: Arc<Waiting>,
-    /// Calls running as tasks, shared by every session.
-    tasks: Arc<TaskStore>,
     /// The tool-change count when the last subscription was accepted.
     listen_from: AtomicU64,
     /// Sends progress and log notifications; started at the first call.
@@ -76,7 +83,7 @@ impl Session {
     /// Every prompt, sorted by name; of two with the same name, the first source's.
     fn all_prompts(&self) -> Vec<McpPrompt> {
         let mut all: Vec<McpPrompt> = Vec::new();
-        for source in self.prompts.iter() {
+        for source in self.served.prompts.iter() {
             for prompt in source.prompts() {
                 if !all.iter().any(|seen| seen.name == prompt.name) {
                     all.push(prompt);
@@ -96,7 +103,7 @@ impl Session {
     ) -> Result<CallToolResponse, ErrorData> {
         match call.round(request).await {
             Round::Done(result) => self.finish(&call.tool, &result, OutputShape::Plain),
-            Round::Asks(asks) => match self.waiting.park(call) {
+            Round::Asks(asks) => match self.served.waiting.park(call) {
                 Some(state) => Ok(InputRequiredResult::new(Some(asks), Some(state)).into()),
                 None => Err(ErrorData::internal_error(
                     "too many calls wait for their clients' answers; try again later",
@@ -114,8 +121,8 @@ impl Session {
         shape: OutputShape,
     ) -> Result<CallToolResponse, ErrorData> {
         answer(
-            &self.tools,
-            self.unknown_tools_as_results,
+            &self.served.tools,
+            self.served.unknown_tools_as_results,
             tool,
             result,
             shape,
@@ -127,7 +134,8 @@ impl Session {
     /// task handles.
     fn runs_as_task(&self, tool: &str, context: &RequestContext<RoleServer>) -> bool {
         // The tool first: most are not tasks, and reading the capabilities copies them.
-        self.tools
+        self.served
+            .tools
             .definition(tool)
             .is_some_and(|definition| definition.task)
             && context
@@ -143,7 +151,7 @@ impl Session {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = identity_of(context);
-        let (entry, answered) = self.tasks.open(identity.as_deref())?;
+        let (entry, answered) = self.served.tasks.open(identity.as_deref())?;
         let heard = Arc::clone(&entry);
         let mut ctx = ToolContext::new().with_progress(move |_, event| heard.hear(&event));
         if let Some(identity) = identity {
@@ -151,7 +159,7 @@ impl Session {
         }
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let tools = self.tools.clone();
+        let tools = self.served.tools.clone();
         let run = {
             let name = name.clone();
             move |ctx| -> crate::tool::BoxFuture<'static, ToolResult> {
@@ -160,7 +168,10 @@ impl Session {
         };
         let capabilities = context.client_capabilities();
         let call = RoundCall::new(name.clone(), ctx, capabilities.as_ref(), run);
-        let (tools, unknown) = (self.tools.clone(), self.unknown_tools_as_results);
+        let (tools, unknown) = (
+            self.served.tools.clone(),
+            self.served.unknown_tools_as_results,
+        );
         let shape = OutputShape::of(&context.meta);
         let finish = move |result: &ToolResult| -> Result<JsonObject, ErrorData> {
             let call_result = answer(&tools, unknown, &name, result, shape)?;
@@ -172,7 +183,7 @@ impl Session {
                 )),
             }
         };
-        Ok(self.tasks.run(entry, call, answered, finish).into())
+        Ok(self.served.tasks.run(entry, call, answered, finish).into())
     }
 }
 
@@ -197,7 +208,7 @@ fn answer(
 
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::clone(&self.info)
+        ServerConfig::clone(&self.served.info)
     }
 
     async fn list_tools(
@@ -220,6 +231,7 @@ impl ServerHandler for Session {
             // A 2026-07-28 client comes back with answers to a call's questions.
             let identity = identity_of(&context);
             let mut call = self
+                .served
                 .waiting
                 .take(state, &request.name, identity.as_deref())
                 .map_err(|why| ErrorData::invalid_params(why, None))?;
@@ -245,7 +257,7 @@ impl ServerHandler for Session {
         }
         if stateless {
             // No handshake: the client takes no requests, so questions go out in rounds.
-            let tools = self.tools.clone();
+            let tools = self.served.tools.clone();
             let name = request.name.to_string();
             let capabilities = context.meta.client_capabilities();
             let call = RoundCall::new(name.clone(), ctx, capabilities.as_ref(), move |ctx| {
@@ -257,6 +269,7 @@ impl ServerHandler for Session {
         }
         let ctx = ask_the_peer(ctx, &context.peer);
         let result = self
+            .served
             .tools
             .run(&request.name, CallArgs::Value(args), Some(ctx))
             .await;
@@ -269,7 +282,8 @@ impl ServerHandler for Session {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.tasks
+        self.served
+            .tasks
             .get(&request.task_id, identity_of(&context).as_deref())
     }
 
@@ -278,7 +292,7 @@ impl ServerHandler for Session {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tasks.update(
+        self.served.tasks.update(
             &request.task_id,
             identity_of(&context).as_deref(),
             request.input_responses,
@@ -290,7 +304,8 @@ impl ServerHandler for Session {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tasks
+        self.served
+            .tasks
             .cancel(&request.task_id, identity_of(&context).as_deref())
     }
 
@@ -386,7 +401,7 @@ impl ServerHandler for Session {
         // Clients that connected with a handshake hear of changes as plain notifications.
         let peer = context.peer;
         self.forward_resource_events(&peer);
-        let mut changes = self.tools.watch_tools();
+        let mut changes = self.served.tools.watch_tools();
         changes.mark_unchanged();
         let closed = self.closed.clone();
         tokio::spawn(async move {
@@ -405,10 +420,10 @@ impl ServerHandler for Session {
         // Called before the subscription is acknowledged: changes from here on are the
         // client's to hear, even those made before `listen` starts watching.
         self.listen_from
-            .store(*self.tools.watch_tools().borrow(), Ordering::Release);
+            .store(*self.served.tools.watch_tools().borrow(), Ordering::Release);
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
-        if !self.resources.is_empty() {
+        if !self.served.resources.is_empty() {
             accepted.resources_list_changed = requested.resources_list_changed;
             accepted
                 .resource_subscriptions
@@ -442,10 +457,16 @@ impl ServerHandler for Session {
                 }
                 .is_ok()
             };
-            pass_on_resource_events(self.resource_events.subscribe(), &ended, wanted, send).await;
+            pass_on_resource_events(
+                self.served.resource_events.subscribe(),
+                &ended,
+                wanted,
+                send,
+            )
+            .await;
         };
         let tools = async {
-            let mut changes = self.tools.watch_tools();
+            let mut changes = self.served.tools.watch_tools();
             let acknowledged_at = self.listen_from.load(Ordering::Acquire);
             if *changes.borrow_and_update() != acknowledged_at
                 && context.sink().notify_tool_list_changed().await.is_err()

@@ -35,7 +35,7 @@ impl Session {
     fn all_resources(&self) -> (Vec<McpResource>, Vec<McpResourceTemplate>) {
         let mut resources: Vec<McpResource> = Vec::new();
         let mut templates = Vec::new();
-        for source in self.resources.iter() {
+        for source in self.served.resources.iter() {
             for resource in source.resources() {
                 if !resources.iter().any(|seen| seen.uri == resource.uri) {
                     resources.push(resource);
@@ -119,10 +119,10 @@ impl Session {
     /// For a client that connected with the handshake: passes on the updates of the URIs it
     /// subscribed to, and every list change, until the connection ends.
     pub(super) fn forward_resource_events(&self, peer: &Peer<RoleServer>) {
-        if self.resources.is_empty() {
+        if self.served.resources.is_empty() {
             return;
         }
-        let events = self.resource_events.subscribe();
+        let events = self.served.resource_events.subscribe();
         let subscribed = Arc::clone(&self.subscribed);
         let (closed, peer) = (self.closed.clone(), peer.clone());
         tokio::spawn(async move {

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU8, AtomicU64};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -13,10 +13,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
-use super::listing::{DEFAULT_PAGE_SIZE, Listing};
+use super::listing::DEFAULT_PAGE_SIZE;
 use super::resources::{RESOURCE_EVENTS, ResourceEvent};
-use crate::mcp::ask::Waiting;
+use super::{Served, Session};
 use crate::mcp::prompts::PromptSource;
 use crate::mcp::resources::ResourceSource;
 use crate::mcp::tasks::TaskStore;
@@ -45,17 +44,7 @@ use crate::{AlephToolServer, LogLevel};
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    tools: AlephToolServer,
-    info: Arc<ServerConfig>,
-    dialect: Dialect,
-    listing: Arc<Mutex<Listing>>,
-    unknown_tools_as_results: bool,
-    page_size: usize,
-    prompts: Arc<[Arc<dyn PromptSource>]>,
-    resources: Arc<[Arc<dyn ResourceSource>]>,
-    resource_events: broadcast::Sender<ResourceEvent>,
-    waiting: Arc<Waiting>,
-    tasks: Arc<TaskStore>,
+    served: Served,
     pub(in crate::mcp) allowed_hosts: Option<Arc<[String]>>,
     pub(in crate::mcp) router: Option<axum::Router>,
     pub(in crate::mcp) auth: Option<McpAuth>,
@@ -65,8 +54,8 @@ pub struct McpServer {
 impl fmt::Debug for McpServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServer")
-            .field("name", &self.info.server_info.name)
-            .field("tools", &self.tools.len())
+            .field("name", &self.served.info.server_info.name)
+            .field("tools", &self.served.tools.len())
             .finish_non_exhaustive()
     }
 }
@@ -76,20 +65,22 @@ impl McpServer {
     /// introducing itself as `aleph-tools` with this crate's version.
     pub fn new(tools: &AlephToolServer) -> Self {
         Self {
-            tools: tools.clone(),
-            info: Arc::new(server_config(Implementation::new(
-                "aleph-tools",
-                env!("CARGO_PKG_VERSION"),
-            ))),
-            dialect: Dialect::MCP,
-            listing: Arc::default(),
-            unknown_tools_as_results: false,
-            page_size: DEFAULT_PAGE_SIZE,
-            prompts: Arc::new([]),
-            resources: Arc::new([]),
-            resource_events: broadcast::channel(RESOURCE_EVENTS).0,
-            waiting: Arc::default(),
-            tasks: Arc::default(),
+            served: Served {
+                tools: tools.clone(),
+                info: Arc::new(server_config(Implementation::new(
+                    "aleph-tools",
+                    env!("CARGO_PKG_VERSION"),
+                ))),
+                dialect: Dialect::MCP,
+                listing: Arc::default(),
+                unknown_tools_as_results: false,
+                page_size: DEFAULT_PAGE_SIZE,
+                prompts: Arc::new([]),
+                resources: Arc::new([]),
+                resource_events: broadcast::channel(RESOURCE_EVENTS).0,
+                waiting: Arc::default(),
+                tasks: Arc::default(),
+            },
             allowed_hosts: None,
             router: None,
             auth: None,
@@ -100,14 +91,14 @@ impl McpServer {
     /// The name and version the server gives clients in its `initialize` answer.
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        Arc::make_mut(&mut self.info).server_info = Implementation::new(name, version);
+        Arc::make_mut(&mut self.served.info).server_info = Implementation::new(name, version);
         self
     }
 
     /// Instructions for the client's model: when to use these tools, how they fit together.
     #[must_use]
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
-        Arc::make_mut(&mut self.info).instructions = Some(instructions.into());
+        Arc::make_mut(&mut self.served.info).instructions = Some(instructions.into());
         self
     }
 
@@ -117,8 +108,8 @@ impl McpServer {
     /// written, for clients that implement JSON Schema 2020-12 in full.
     #[must_use]
     pub fn with_schema_refs(mut self, refs: Refs) -> Self {
-        self.dialect = Dialect::Mcp { refs };
-        self.listing = Arc::default();
+        self.served.dialect = Dialect::Mcp { refs };
+        self.served.listing = Arc::default();
         self
     }
 
@@ -130,7 +121,7 @@ impl McpServer {
     /// and can retry; some clients show protocol errors to the user instead.
     #[must_use]
     pub fn with_unknown_tools_as_results(mut self, as_results: bool) -> Self {
-        self.unknown_tools_as_results = as_results;
+        self.served.unknown_tools_as_results = as_results;
         self
     }
 
@@ -149,10 +140,11 @@ impl McpServer {
     /// ```
     #[must_use]
     pub fn with_prompts(mut self, source: impl PromptSource) -> Self {
-        let mut sources = self.prompts.to_vec();
+        let mut sources = self.served.prompts.to_vec();
         sources.push(Arc::new(source));
-        self.prompts = sources.into();
-        Arc::make_mut(&mut self.info).capabilities.prompts = Some(PromptsCapability::default());
+        self.served.prompts = sources.into();
+        Arc::make_mut(&mut self.served.info).capabilities.prompts =
+            Some(PromptsCapability::default());
         self
     }
 
@@ -177,13 +169,13 @@ impl McpServer {
     /// ```
     #[must_use]
     pub fn with_resources(mut self, source: impl ResourceSource) -> Self {
-        let mut sources = self.resources.to_vec();
+        let mut sources = self.served.resources.to_vec();
         sources.push(Arc::new(source));
-        self.resources = sources.into();
+        self.served.resources = sources.into();
         let mut capability = ResourcesCapability::default();
         capability.subscribe = Some(true);
         capability.list_changed = Some(true);
-        Arc::make_mut(&mut self.info).capabilities.resources = Some(capability);
+        Arc::make_mut(&mut self.served.info).capabilities.resources = Some(capability);
         self
     }
 
@@ -192,6 +184,7 @@ impl McpServer {
     /// serving or not, reaches every session of them all.
     pub fn resource_updated(&self, uri: impl Into<String>) {
         let _ = self
+            .served
             .resource_events
             .send(ResourceEvent::Updated(uri.into()));
     }
@@ -199,7 +192,7 @@ impl McpServer {
     /// Tells every client that the list of resources or templates has changed
     /// (`notifications/resources/list_changed`), so it lists them again.
     pub fn resources_changed(&self) {
-        let _ = self.resource_events.send(ResourceEvent::ListChanged);
+        let _ = self.served.resource_events.send(ResourceEvent::ListChanged);
     }
 
     /// How many tools one `tools/list` answer holds at most (500 unless set; at least 1).
@@ -209,7 +202,7 @@ impl McpServer {
     /// rest.
     #[must_use]
     pub fn with_page_size(mut self, tools: usize) -> Self {
-        self.page_size = tools.max(1);
+        self.served.page_size = tools.max(1);
         self
     }
 
@@ -233,7 +226,7 @@ impl McpServer {
     /// ```
     #[must_use]
     pub fn with_tasks(mut self, tasks: McpTasks) -> Self {
-        self.tasks = Arc::new(TaskStore::new(tasks));
+        self.served.tasks = Arc::new(TaskStore::new(tasks));
         self
     }
 
@@ -343,18 +336,8 @@ impl McpServer {
     pub(in crate::mcp) fn session(&self) -> Session {
         let closed = CancellationToken::new();
         Session {
-            tools: self.tools.clone(),
-            info: Arc::clone(&self.info),
-            dialect: self.dialect,
-            listing: Arc::clone(&self.listing),
-            unknown_tools_as_results: self.unknown_tools_as_results,
-            page_size: self.page_size,
-            prompts: Arc::clone(&self.prompts),
-            resources: Arc::clone(&self.resources),
-            resource_events: self.resource_events.clone(),
+            served: self.served.clone(),
             subscribed: Arc::default(),
-            waiting: Arc::clone(&self.waiting),
-            tasks: Arc::clone(&self.tasks),
             listen_from: AtomicU64::new(0),
             notifier: OnceLock::new(),
             log_level: Arc::new(AtomicU8::new(DEFAULT_LOG_LEVEL as u8)),
