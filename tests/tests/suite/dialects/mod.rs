@@ -1,5 +1,5 @@
 //! Provider dialects over a set of argument shapes: each dialect's output is pinned
-//! (snapshots under `tests/snapshots/`) and checked against the provider's documented rules,
+//! (the snapshot under `snapshots/`) and checked against the provider's documented rules,
 //! written below as checks with the rule they come from.
 
 use std::collections::{BTreeMap, HashMap};

@@ -49,7 +49,7 @@ fn workspace() -> PathBuf {
 
 #[test]
 fn getting_started_builds_with_exactly_its_dependency_block() {
-    let page = include_str!("../../book/src/getting-started.md");
+    let page = include_str!("../../../book/src/getting-started.md");
     let [dependencies] = blocks(page, "toml")[..] else {
         panic!("the page shows one TOML block");
     };
