@@ -4,7 +4,6 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -12,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use super::auth::{Gate, authenticate, metadata_routes};
+use super::polling::PollingSessions;
 use super::{McpError, McpServer};
 
 /// Where MCP is served.
@@ -62,14 +62,14 @@ impl McpServer {
         let shutdown = CancellationToken::new();
         let mut config =
             StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+        if let Some(retry) = self.sse_retry {
+            config = config.with_sse_retry(Some(retry));
+        }
         if let Some(hosts) = &self.allowed_hosts {
             config = config.with_allowed_hosts(hosts.iter().cloned());
         }
-        let service = StreamableHttpService::new(
-            move || Ok(self.session()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        let sessions = Arc::new(PollingSessions::new(self.sse_polling, self.sse_retry));
+        let service = StreamableHttpService::new(move || Ok(self.session()), sessions, config);
         let host_check = axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 let allowed = host_allowed(request.headers(), &hosts);

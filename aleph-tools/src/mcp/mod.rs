@@ -54,6 +54,7 @@ mod error;
 mod http;
 mod names;
 mod notify;
+mod polling;
 mod prompts;
 mod resources;
 mod serve;

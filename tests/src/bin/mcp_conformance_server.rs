@@ -2,7 +2,7 @@
 //! HTTP on loopback. Prints its URL on the first line of stdout and serves until stdin
 //! closes.
 //!
-//! Scenarios that need what the server cannot do yet have no tool here; the suite's
+//! Scenarios that need what the server cannot do yet would have no tool here; the suite's
 //! baseline in `tests/interop/conformance-baseline.yml` lists them.
 
 use std::time::Duration;
@@ -225,6 +225,19 @@ fn test_multiple_content_types() -> ToolOutput {
         ))
 }
 
+/// How long a request's event stream stays open before the server closes it for the client
+/// to poll (SEP-1699).
+const SSE_POLLING: Duration = Duration::from_secs(1);
+
+/// Outlives its event stream: the server closes the stream two thirds of the way through,
+/// and the answer reaches the client on the stream it reconnects with `Last-Event-ID`
+/// (before that one is closed in turn).
+#[tool(register = false)]
+async fn test_reconnection() -> String {
+    tokio::time::sleep(SSE_POLLING * 3 / 2).await;
+    "Reconnection test completed".to_owned()
+}
+
 /// A tool whose hand-written schema uses JSON Schema 2020-12 keywords (`$schema`, `$defs`,
 /// `additionalProperties`) that a listing must keep.
 struct SchemaKeywords;
@@ -375,6 +388,7 @@ async fn main() -> anyhow::Result<()> {
         .with_tool(TestElicitationTool)
         .with_tool(TestElicitationSep1034DefaultsTool)
         .with_tool(TestElicitationSep1330EnumsTool)
+        .with_tool(TestReconnectionTool)
         .with_dyn_tool(SchemaKeywords)
         .build()?;
     let (fixed, template) = resources()?;
@@ -384,6 +398,7 @@ async fn main() -> anyhow::Result<()> {
         .with_prompts(prompts())
         .with_resources(fixed)
         .with_resources(template)
+        .with_sse_polling(SSE_POLLING)
         .serve_http("127.0.0.1:0")
         .await?;
     println!("{}", http.url());

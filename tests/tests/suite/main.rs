@@ -31,6 +31,7 @@ mod malformed_corpus;
 mod mcp_ask;
 mod mcp_auth;
 mod mcp_conformance;
+mod mcp_polling;
 mod mcp_prompts;
 mod mcp_serve;
 mod mcp_tasks;

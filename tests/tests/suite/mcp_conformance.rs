@@ -42,6 +42,7 @@ const MUST_PASS: &[&str] = &[
     "elicitation-sep1330-enums",
     "json-schema-2020-12",
     "server-sse-multiple-streams",
+    "server-sse-polling",
     "dns-rebinding-protection",
 ];
 

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU8, AtomicU64};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -49,6 +50,8 @@ pub struct McpServer {
     pub(in crate::mcp) router: Option<axum::Router>,
     pub(in crate::mcp) auth: Option<McpAuth>,
     pub(in crate::mcp) cors_origins: Option<Arc<[String]>>,
+    pub(in crate::mcp) sse_polling: Option<Duration>,
+    pub(in crate::mcp) sse_retry: Option<Duration>,
 }
 
 impl fmt::Debug for McpServer {
@@ -85,6 +88,8 @@ impl McpServer {
             router: None,
             auth: None,
             cors_origins: None,
+            sse_polling: None,
+            sse_retry: None,
         }
     }
 
@@ -283,6 +288,41 @@ impl McpServer {
         origins: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
         self.cors_origins = Some(origins.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Closes the event stream of an HTTP request still running after `after`, so no
+    /// connection stays open longer than that, and proxies that cut long streams have none
+    /// to cut. The client reconnects when the stream's last event tells it to (see
+    /// [`with_sse_retry`](Self::with_sse_retry)) with a `GET` carrying `Last-Event-ID`, gets
+    /// the events it missed and the answer when it comes, and is cut again after as long.
+    /// This is SSE polling from the 2025-11-25 revision; the official SDKs' clients
+    /// reconnect on their own. Stdio has no streams to close.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use aleph_tools::AlephToolServer;
+    /// use aleph_tools::mcp::McpServer;
+    ///
+    /// let tools = AlephToolServer::new();
+    /// let server = McpServer::new(&tools)
+    ///     .with_sse_polling(Duration::from_secs(30))
+    ///     .with_sse_retry(Duration::from_secs(1));
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_sse_polling(mut self, after: Duration) -> Self {
+        self.sse_polling = Some(after);
+        self
+    }
+
+    /// How long an HTTP client waits before it reconnects when an event stream ends before
+    /// its answer, whether the network dropped it or [`with_sse_polling`](Self::with_sse_polling)
+    /// closed it: the SSE `retry` field of each stream's first event and of the last one
+    /// before a close. Three seconds unless set.
+    #[must_use]
+    pub fn with_sse_retry(mut self, retry: Duration) -> Self {
+        self.sse_retry = Some(retry);
         self
     }
 

@@ -1,0 +1,307 @@
+//! SSE polling over streamable HTTP (`McpServer::with_sse_polling`): a request's event
+//! stream is closed while the call runs, and the client gets the rest, answer included, by
+//! reconnecting with `Last-Event-ID`. Driven by hand over HTTP, and by the official Python
+//! and TypeScript SDK clients, which reconnect by themselves.
+
+use std::time::Duration;
+
+use aleph_tools_tests::{assert_client_passed, interop_peers, mcp_test_endpoint};
+use serde_json::{Value, json};
+
+const ACCEPT: &str = "application/json, text/event-stream";
+const VERSION: &str = "2025-11-25";
+
+/// How long a request's stream stays open, and how long clients wait to reconnect.
+const POLLING: Duration = Duration::from_millis(300);
+const RETRY: Duration = Duration::from_millis(100);
+
+async fn polling_server() -> aleph_tools::mcp::McpHttpServer {
+    let (_tools, mcp) = mcp_test_endpoint();
+    mcp.with_sse_polling(POLLING)
+        .with_sse_retry(RETRY)
+        .serve_http("127.0.0.1:0")
+        .await
+        .expect("bind a loopback port")
+}
+
+/// One server-sent event.
+#[derive(Debug, Default)]
+struct Event {
+    id: Option<String>,
+    retry: Option<u64>,
+    data: String,
+}
+
+impl Event {
+    fn message(&self) -> Option<Value> {
+        serde_json::from_str(&self.data).ok()
+    }
+}
+
+/// Every event of a stream, read until the server ends it.
+async fn events(response: reqwest::Response) -> Vec<Event> {
+    let text = tokio::time::timeout(Duration::from_secs(20), response.text())
+        .await
+        .expect("the server ends the stream")
+        .expect("the stream reads");
+    let mut all = Vec::new();
+    let mut event = Event::default();
+    let mut seen = false;
+    for line in text.lines() {
+        if line.is_empty() {
+            if seen {
+                all.push(std::mem::take(&mut event));
+            }
+            seen = false;
+            continue;
+        }
+        seen = true;
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match field {
+            "id" => event.id = Some(value.to_owned()),
+            "retry" => event.retry = value.parse().ok(),
+            "data" => event.data.push_str(value),
+            _ => {}
+        }
+    }
+    if seen {
+        all.push(event);
+    }
+    all
+}
+
+/// A session opened with the handshake; its id.
+async fn open(http: &reqwest::Client, url: &str) -> String {
+    let opened = http
+        .post(url)
+        .header("accept", ACCEPT)
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": VERSION, "capabilities": {},
+                "clientInfo": { "name": "raw", "version": "1" }
+            }
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = post(
+        http,
+        url,
+        &session,
+        &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+    )
+    .await;
+    assert_eq!(initialized.status(), 202);
+    session
+}
+
+async fn post(http: &reqwest::Client, url: &str, session: &str, body: &Value) -> reqwest::Response {
+    http.post(url)
+        .header("accept", ACCEPT)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", VERSION)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn resume(
+    http: &reqwest::Client,
+    url: &str,
+    session: &str,
+    last_event_id: &str,
+) -> reqwest::Response {
+    http.get(url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", VERSION)
+        .header("last-event-id", last_event_id)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn slow_call(id: u64, steps: u32) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {
+            "name": "slow", "arguments": { "steps": steps },
+            "_meta": { "progressToken": format!("slow-{id}") }
+        }
+    })
+}
+
+/// The id of the last event of a stream that had one: where the client resumes.
+fn last_id(stream: &[Event]) -> String {
+    stream
+        .iter()
+        .rev()
+        .find_map(|event| event.id.clone())
+        .expect("a stream has events with ids")
+}
+
+/// The answer to request `id` among `events`, if there.
+fn answer(events: &[Event], id: u64) -> Option<Value> {
+    events
+        .iter()
+        .filter_map(Event::message)
+        .find(|message| message["id"] == id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_is_cut_and_its_answer_reaches_the_client_that_reconnects() {
+    let server = polling_server().await;
+    let url = server.url();
+    let http = reqwest::Client::new();
+    let session = open(&http, &url).await;
+
+    // 30 steps of 50 ms: five times as long as a stream may stay open.
+    let first = post(&http, &url, &session, &slow_call(1, 30)).await;
+    assert_eq!(first.status(), 200);
+    let mut streams = vec![events(first).await];
+    let opening = &streams[0][0];
+    assert!(
+        opening.id.is_some() && opening.data.is_empty(),
+        "a stream opens with a priming event: {opening:?}"
+    );
+    assert_eq!(
+        opening.retry,
+        Some(u64::try_from(RETRY.as_millis()).unwrap())
+    );
+    while answer(streams.last().unwrap(), 1).is_none() {
+        let stream = streams.last().unwrap();
+        let last = stream.last().expect("a cut stream ends with an event");
+        assert!(
+            last.data.is_empty() && last.retry == Some(100) && last.id.is_some(),
+            "a stream cut for polling ends with a retry hint: {last:?}"
+        );
+        assert!(streams.len() < 20, "the answer never came");
+        let again = resume(&http, &url, &session, &last_id(stream)).await;
+        assert_eq!(again.status(), 200);
+        streams.push(events(again).await);
+    }
+    assert!(
+        streams.len() >= 3,
+        "a 1.5 s call outlives at least two 300 ms streams: {}",
+        streams.len()
+    );
+    let result = answer(streams.last().unwrap(), 1).unwrap();
+    assert_eq!(
+        result["result"]["content"][0]["text"], "counted to 30",
+        "{result}"
+    );
+
+    // No progress report was lost between streams, and none came twice.
+    let mut ids = std::collections::HashSet::new();
+    let steps: Vec<f64> = streams
+        .iter()
+        .flatten()
+        .filter(|event| event.id.as_ref().is_none_or(|id| ids.insert(id.clone())))
+        .filter_map(Event::message)
+        .filter(|message| message["method"] == "notifications/progress")
+        .map(|message| message["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(steps, (1..=30).map(f64::from).collect::<Vec<_>>());
+
+    // A quick call on the same session is answered on its own stream, uncut.
+    let quick = post(
+        &http,
+        &url,
+        &session,
+        &json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": { "name": "add", "arguments": { "a": 2, "b": 3 } }
+        }),
+    )
+    .await;
+    let quick = events(quick).await;
+    let added = answer(&quick, 2).expect("the quick call answers at once");
+    assert_eq!(added["result"]["structuredContent"]["result"], 5, "{added}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_came_while_the_client_was_away_waits_for_it() {
+    let server = polling_server().await;
+    let url = server.url();
+    let http = reqwest::Client::new();
+    let session = open(&http, &url).await;
+    // 10 steps: the call ends 200 ms after its stream was cut.
+    let cut = events(post(&http, &url, &session, &slow_call(7, 10)).await).await;
+    assert!(answer(&cut, 7).is_none(), "{cut:?}");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let resumed = resume(&http, &url, &session, &last_id(&cut)).await;
+    let status = resumed.status();
+    let rest = events(resumed).await;
+    let result = answer(&rest, 7)
+        .unwrap_or_else(|| panic!("the kept answer is replayed: {status} {cut:?} {rest:?}"));
+    assert_eq!(result["result"]["content"][0]["text"], "counted to 10");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_event_ids_are_refused_and_the_session_serves_on() {
+    let server = polling_server().await;
+    let url = server.url();
+    let http = reqwest::Client::new();
+    let session = open(&http, &url).await;
+    for bad in ["not an id", "3/x", "0/999999", "-1/0", ""] {
+        let refused = resume(&http, &url, &session, bad).await;
+        let status = refused.status();
+        let body = refused.text().await.unwrap();
+        assert!(
+            status.is_client_error() || body.is_empty(),
+            "`{bad}` was not refused: {status} {body}"
+        );
+    }
+    let unknown = resume(&http, &url, "no-such-session", "0/0").await;
+    assert!(unknown.status().is_client_error(), "{}", unknown.status());
+    let listed = events(
+        post(
+            &http,
+            &url,
+            &session,
+            &json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list" }),
+        )
+        .await,
+    )
+    .await;
+    assert!(answer(&listed, 3).is_some(), "{listed:?}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_reconnects_by_itself() {
+    let server = polling_server().await;
+    let peers = interop_peers();
+    let output = tokio::process::Command::new(peers.join(".venv/bin/python"))
+        .arg(peers.join("polling_client.py"))
+        .arg(server.url())
+        .output()
+        .await
+        .unwrap();
+    assert_client_passed(&output, "Python", 2);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_reconnects_by_itself() {
+    let server = polling_server().await;
+    let peers = interop_peers();
+    let output = tokio::process::Command::new(peers.join(".venv/bin/node24"))
+        .arg(peers.join("polling_client.mjs"))
+        .arg(server.url())
+        .output()
+        .await
+        .unwrap();
+    assert_client_passed(&output, "TypeScript", 2);
+    server.shutdown().await.unwrap();
+}
