@@ -278,30 +278,27 @@ async fn bad_event_ids_are_refused_and_the_session_serves_on() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_reconnects_by_itself() {
+/// Runs an official SDK's polling client (`program` in the interop venv, `script` beside it)
+/// against a polling server: two checks, each a call cut at least once.
+async fn sdk_client(program: &str, script: &str, client: &str) {
     let server = polling_server().await;
     let peers = interop_peers();
-    let output = tokio::process::Command::new(peers.join(".venv/bin/python"))
-        .arg(peers.join("polling_client.py"))
+    let output = tokio::process::Command::new(peers.join(program))
+        .arg(peers.join(script))
         .arg(server.url())
         .output()
         .await
         .unwrap();
-    assert_client_passed(&output, "Python", 2);
+    assert_client_passed(&output, client, 2);
     server.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_reconnects_by_itself() {
+    sdk_client(".venv/bin/python", "polling_client.py", "Python").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_reconnects_by_itself() {
-    let server = polling_server().await;
-    let peers = interop_peers();
-    let output = tokio::process::Command::new(peers.join(".venv/bin/node24"))
-        .arg(peers.join("polling_client.mjs"))
-        .arg(server.url())
-        .output()
-        .await
-        .unwrap();
-    assert_client_passed(&output, "TypeScript", 2);
-    server.shutdown().await.unwrap();
+    sdk_client(".venv/bin/node24", "polling_client.mjs", "TypeScript").await;
 }
