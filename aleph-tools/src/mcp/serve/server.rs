@@ -297,7 +297,9 @@ impl McpServer {
     /// [`with_sse_retry`](Self::with_sse_retry)) with a `GET` carrying `Last-Event-ID`, gets
     /// the events it missed and the answer when it comes, and is cut again after as long.
     /// This is SSE polling from the 2025-11-25 revision; the official SDKs' clients
-    /// reconnect on their own. Stdio has no streams to close.
+    /// reconnect on their own. Only requests in a session (of clients that begin with
+    /// `initialize`) are cut: a 2026-07-28 request without one has nowhere to resume, so it
+    /// is answered on its own stream. Stdio has no streams to close.
     ///
     /// ```
     /// use std::time::Duration;
