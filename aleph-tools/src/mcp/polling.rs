@@ -65,10 +65,12 @@ impl Kept {
         self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The first event numbered `from` or later.
+    /// The first event numbered `from` or later. The list is in rmcp's order, which is the
+    /// order of the numbers, so a stream's reads cost a search each, not a scan.
     fn next(&self, from: usize) -> Next {
         let events = self.events();
-        match events.list.iter().find(|(index, _)| *index >= from) {
+        let at = events.list.partition_point(|(index, _)| *index < from);
+        match events.list.get(at) {
             Some((index, event)) => Next::Event(*index, event.clone()),
             None if events.ended => Next::Ended,
             None => Next::NotYet,
