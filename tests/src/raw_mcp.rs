@@ -36,7 +36,27 @@ impl RawMcp {
     /// # Panics
     ///
     /// When the server closes the pipe or writes a line that is not JSON.
-    pub async fn request(&mut self, method: &str, mut params: Value) -> Value {
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params).await;
+        loop {
+            let message = self.next_message().await;
+            if message["id"] == json!(id) {
+                return message
+                    .get("result")
+                    .or(message.get("error"))
+                    .cloned()
+                    .expect("an answer has a result or an error");
+            }
+        }
+    }
+
+    /// Sends `method` with `params` (an object) without waiting for the answer, and
+    /// returns the request's id.
+    ///
+    /// # Panics
+    ///
+    /// When the server closes the pipe.
+    pub async fn send(&mut self, method: &str, mut params: Value) -> u64 {
         self.next_id += 1;
         params
             .as_object_mut()
@@ -54,22 +74,22 @@ impl RawMcp {
             .write_all(format!("{request}\n").as_bytes())
             .await
             .expect("the server reads");
-        loop {
-            let line = self
-                .lines
-                .next_line()
-                .await
-                .expect("the server writes")
-                .expect("the server answers");
-            let message: Value = serde_json::from_str(&line).expect("the server writes JSON");
-            if message["id"] == json!(self.next_id) {
-                return message
-                    .get("result")
-                    .or(message.get("error"))
-                    .cloned()
-                    .expect("an answer has a result or an error");
-            }
-        }
+        self.next_id
+    }
+
+    /// The next message the server writes: an answer, a notification or a request.
+    ///
+    /// # Panics
+    ///
+    /// When the server closes the pipe or writes a line that is not JSON.
+    pub async fn next_message(&mut self) -> Value {
+        let line = self
+            .lines
+            .next_line()
+            .await
+            .expect("the server writes")
+            .expect("the server writes a line");
+        serde_json::from_str(&line).expect("the server writes JSON")
     }
 
     /// Calls `tool` with `params` beside its name (`arguments` is `{}` unless given).

@@ -2,20 +2,21 @@
 //! the handler of one connection, which answers its requests.
 
 mod listing;
+mod malformed;
 mod resources;
 mod server;
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, InputRequiredResult,
-    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult,
+    InputRequiredResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -68,8 +69,10 @@ pub(super) struct Session {
     served: Served,
     /// The URIs the client subscribed to with `resources/subscribe`.
     subscribed: Arc<Mutex<HashSet<String>>>,
-    /// The tool-change count when the last subscription was accepted.
-    listen_from: AtomicU64,
+    /// Where each accepted `subscriptions/listen` starts, oldest first: taken when rmcp
+    /// accepts the subscription, before it sends the acknowledgment, so a change made
+    /// right after the client hears the acknowledgment is never missed.
+    listen_starts: Mutex<VecDeque<ListenStart>>,
     /// Sends progress and log notifications; started at the first call.
     notifier: OnceLock<Notifier>,
     /// The least severe [`LogLevel`] the client hears, as `u8`.
@@ -79,7 +82,26 @@ pub(super) struct Session {
     _closed_on_drop: DropGuard,
 }
 
+/// What a `subscriptions/listen` stream hears from: the tool-change count when it was
+/// accepted, and the resource events from then on.
+struct ListenStart {
+    tools_at: u64,
+    resources: broadcast::Receiver<ResourceEvent>,
+}
+
+/// The most accepted subscriptions waiting for their stream: more only come when
+/// acknowledgments fail to send, and the oldest of those are dropped.
+const MOST_LISTEN_STARTS: usize = 16;
+
 impl Session {
+    /// Where a subscription accepted now starts.
+    fn listen_start(&self) -> ListenStart {
+        ListenStart {
+            tools_at: *self.served.tools.watch_tools().borrow(),
+            resources: self.served.resource_events.subscribe(),
+        }
+    }
+
     /// Every prompt, sorted by name; of two with the same name, the first source's.
     fn all_prompts(&self) -> Vec<McpPrompt> {
         let mut all: Vec<McpPrompt> = Vec::new();
@@ -209,6 +231,14 @@ fn answer(
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::clone(&self.served.info)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(malformed::unread_request(&request))
     }
 
     async fn list_tools(
@@ -419,8 +449,13 @@ impl ServerHandler for Session {
     ) -> Option<SubscriptionFilter> {
         // Called before the subscription is acknowledged: changes from here on are the
         // client's to hear, even those made before `listen` starts watching.
-        self.listen_from
-            .store(*self.served.tools.watch_tools().borrow(), Ordering::Release);
+        let start = self.listen_start();
+        let mut starts = lock(&self.listen_starts);
+        if starts.len() == MOST_LISTEN_STARTS {
+            starts.pop_front();
+        }
+        starts.push_back(start);
+        drop(starts);
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
         if !self.served.resources.is_empty() {
@@ -436,6 +471,13 @@ impl ServerHandler for Session {
         // Clients without a handshake (2026-07-28) subscribe instead.
         let ended = self.closed.child_token();
         let accepted = context.accepted();
+        // rmcp calls `listen` as soon as the acknowledgment is sent: the oldest waiting
+        // start is this stream's own, unless two streams of one session open at once.
+        let start = lock(&self.listen_starts).pop_front();
+        let ListenStart {
+            tools_at,
+            resources: resource_events,
+        } = start.unwrap_or_else(|| self.listen_start());
         let resources = async {
             let uris = accepted
                 .resource_subscriptions
@@ -457,18 +499,11 @@ impl ServerHandler for Session {
                 }
                 .is_ok()
             };
-            pass_on_resource_events(
-                self.served.resource_events.subscribe(),
-                &ended,
-                wanted,
-                send,
-            )
-            .await;
+            pass_on_resource_events(resource_events, &ended, wanted, send).await;
         };
         let tools = async {
             let mut changes = self.served.tools.watch_tools();
-            let acknowledged_at = self.listen_from.load(Ordering::Acquire);
-            if *changes.borrow_and_update() != acknowledged_at
+            if *changes.borrow_and_update() != tools_at
                 && context.sink().notify_tool_list_changed().await.is_err()
             {
                 return;

@@ -2,8 +2,8 @@
 //! paging) and how it is started, over stdio, any byte streams or streamable HTTP.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU8, AtomicU64};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::AtomicU8;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -380,7 +380,7 @@ impl McpServer {
         Session {
             served: self.served.clone(),
             subscribed: Arc::default(),
-            listen_from: AtomicU64::new(0),
+            listen_starts: Mutex::default(),
             notifier: OnceLock::new(),
             log_level: Arc::new(AtomicU8::new(DEFAULT_LOG_LEVEL as u8)),
             _closed_on_drop: closed.clone().drop_guard(),
