@@ -428,9 +428,14 @@ fn required_state(injected_types: &[Type], private: &TokenStream) -> Option<Toke
     })
 }
 
-/// The `AlephTool` methods whose defaults a key changed.
+/// The `AlephTool` items whose defaults a key changed.
 fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
+    if attrs.inline {
+        out.extend(quote! {
+            const INLINE: bool = true;
+        });
+    }
     if let Some(category) = &attrs.category {
         out.extend(quote! {
             fn category(&self) -> #private::ToolCategory { #private::ToolCategory::#category }

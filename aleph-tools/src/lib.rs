@@ -158,8 +158,8 @@ pub use result::{
 pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
-    IncompatibleTools, ReplaceInfo, ToolCallRequest, ToolFilter, ToolProgressHandler,
-    ToolServerBuilder, set_tool_progress_handler,
+    IncompatibleTools, ReplaceInfo, ToolCallFuture, ToolCallRequest, ToolFilter,
+    ToolProgressHandler, ToolServerBuilder, set_tool_progress_handler,
 };
 pub use tool::{
     AlephTool, AlephToolDyn, BoxFuture, Icon, IconTheme, RuntimeTool, ToolAnnotations,

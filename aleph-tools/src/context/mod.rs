@@ -335,7 +335,12 @@ impl ToolContext {
 
     /// The call's progress reporter when someone listens to it.
     pub(crate) fn listened_progress(&self) -> Option<Progress> {
-        self.progress.as_ref().map(|_| self.progress())
+        self.has_progress_listener().then(|| self.progress())
+    }
+
+    /// Whether someone listens to this call's progress.
+    pub(crate) fn has_progress_listener(&self) -> bool {
+        self.progress.is_some()
     }
 
     /// A reporter for this call's progress.

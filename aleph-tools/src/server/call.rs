@@ -1,8 +1,10 @@
-//! [`ToolCallRequest`]: one call to a server, with its options, run when awaited; and the
-//! forms a call's arguments come in.
+//! [`ToolCallRequest`]: one call to a server, with its options, run when awaited; its
+//! future, [`ToolCallFuture`]; and the forms a call's arguments come in.
 
 use std::fmt;
 use std::future::IntoFuture;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use serde_json::Value;
 
@@ -125,7 +127,7 @@ impl fmt::Debug for ToolCallRequest<'_> {
 
 impl<'s> IntoFuture for ToolCallRequest<'s> {
     type Output = ToolResult;
-    type IntoFuture = BoxFuture<'s, ToolResult>;
+    type IntoFuture = ToolCallFuture<'s>;
 
     fn into_future(self) -> Self::IntoFuture {
         let Self {
@@ -135,5 +137,63 @@ impl<'s> IntoFuture for ToolCallRequest<'s> {
             context,
         } = self;
         server.run(name, args, context)
+    }
+}
+
+/// The future of a call, made when a [`ToolCallRequest`] is awaited.
+///
+/// A call that can end without waiting ends as its future is made (`.await` makes it just
+/// before polling it), and the future holds only its result: a call refused before its tool
+/// runs, and a call of an [`inline`](crate::AlephTool::INLINE) tool with no time limit,
+/// cancellation token or progress listener. Any other call runs as the future is polled,
+/// in one allocation.
+#[must_use = "futures do nothing unless polled"]
+pub struct ToolCallFuture<'s>(Stage<'s>);
+
+enum Stage<'s> {
+    /// The call ended; its result until it is polled out.
+    Ended(Option<ToolResult>),
+    /// The call runs as this is polled.
+    Running(BoxFuture<'s, ToolResult>),
+}
+
+impl<'s> ToolCallFuture<'s> {
+    /// A call that has ended with `result`.
+    pub(crate) fn ended(result: ToolResult) -> Self {
+        Self(Stage::Ended(Some(result)))
+    }
+
+    /// A call that runs as `running` is polled.
+    pub(crate) fn running(running: BoxFuture<'s, ToolResult>) -> Self {
+        Self(Stage::Running(running))
+    }
+}
+
+impl Future for ToolCallFuture<'_> {
+    type Output = ToolResult;
+
+    /// # Panics
+    ///
+    /// When polled again after it gave its result.
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
+        match &mut self.0 {
+            Stage::Ended(result) => Poll::Ready(
+                result
+                    .take()
+                    .expect("a ToolCallFuture is not polled after it gave its result"),
+            ),
+            Stage::Running(running) => running.as_mut().poll(cx),
+        }
+    }
+}
+
+impl fmt::Debug for ToolCallFuture<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.0 {
+            Stage::Ended(Some(_)) => "ended",
+            Stage::Ended(None) => "taken",
+            Stage::Running(_) => "running",
+        };
+        f.debug_tuple("ToolCallFuture").field(&stage).finish()
     }
 }

@@ -17,7 +17,9 @@ use serde_json::{Map, Value};
 
 use super::progress::Listeners;
 use super::repair;
-use super::{AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry, Prepared};
+use super::{
+    AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry, Prepared, ToolCallFuture,
+};
 use crate::context::{Caller, CancellationToken, Progress, ToolContext, within_call};
 use crate::error::{ToolError, panic_message};
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
@@ -50,21 +52,21 @@ impl AlephToolServer {
     /// The name is resolved and the call prepared at once; the future runs the rest. A
     /// typed tool whose arguments serde checks in full, called with nothing between it and
     /// the caller (no middleware, hooks, confirmation or argument repair), reads its
-    /// arguments here and runs the whole call in the one future it boxes; every other call
-    /// takes the checked path.
+    /// arguments here and runs the whole call in the one future it boxes, or at once when
+    /// it is `inline`; every other call takes the checked path.
     pub(crate) fn run<'a>(
         &'a self,
         name: &str,
         args: CallArgs<'a>,
         ctx: Option<ToolContext>,
-    ) -> BoxFuture<'a, ToolResult> {
-        // The time-stamp counter where the OS's clock agrees with it: a third of the cost.
-        let started = quanta::Instant::now();
+    ) -> ToolCallFuture<'a> {
+        let clock = &self.shared.clock;
+        let started = clock.raw();
         let admitted = match self.admit(name) {
             Ok(admitted) => admitted,
             Err(err) => {
-                let result = ToolResult::err(&err, started.elapsed());
-                return Box::pin(future::ready(result));
+                let result = ToolResult::err(&err, clock.delta(started, clock.raw()));
+                return ToolCallFuture::ended(result);
             }
         };
         let fast = admitted.entry.fast.filter(|_| {
@@ -93,7 +95,7 @@ impl AlephToolServer {
         }
         if let Some(fast) = fast {
             if let Err(err) = check_caller(&call.entry, &call.ctx) {
-                return Box::pin(future::ready(call.finish(Err(err))));
+                return ToolCallFuture::ended(call.finish(Err(err)));
             }
             match (fast.start)(call, args.raw()) {
                 Ok(running) => return running,
@@ -101,7 +103,7 @@ impl AlephToolServer {
                 Err(refused) => call = refused,
             }
         }
-        Box::pin(self.run_checked(call, args))
+        ToolCallFuture::running(Box::pin(self.run_checked(call, args)))
     }
 
     /// The checked path: caller, arguments (repaired, validated), middleware, hooks,
@@ -326,26 +328,37 @@ impl AlephToolServer {
         entry: &Entry,
         tool: Pin<&mut ToolFuture<'_>>,
     ) -> Result<ToolOutput, ToolError> {
-        let guarded = AssertUnwindSafe(tool).catch_unwind();
-        let finished = match entry
+        let Some(limit) = self.time_limit(entry) else {
+            return guarded(entry, tool).await;
+        };
+        // The timer lives on the heap, so calls without a limit keep a small future.
+        let started = Instant::now();
+        let outcome = Box::pin(tokio::time::timeout(limit, guarded(entry, tool))).await;
+        warn_if_blocked(&entry.name, limit, started.elapsed());
+        outcome.map_err(|_| ToolError::Timeout {
+            tool: entry.name.to_string(),
+            after: limit,
+        })?
+    }
+
+    /// How long a call of `entry` may run, if it has a limit.
+    pub(super) fn time_limit(&self, entry: &Entry) -> Option<Duration> {
+        entry
             .definition
             .timeout
             .or(self.shared.settings.default_timeout)
-        {
-            // The timer lives on the heap, so calls without a limit keep a small future.
-            Some(limit) => {
-                let started = Instant::now();
-                let outcome = Box::pin(tokio::time::timeout(limit, guarded)).await;
-                warn_if_blocked(&entry.name, limit, started.elapsed());
-                outcome.map_err(|_| ToolError::Timeout {
-                    tool: entry.name.to_string(),
-                    after: limit,
-                })?
-            }
-            None => guarded.await,
-        };
-        finished.map_err(|payload| panicked(entry, &*payload))?
     }
+}
+
+/// Runs the tool's future with a panic in it turned into the call's error.
+pub(super) async fn guarded(
+    entry: &Entry,
+    tool: Pin<&mut ToolFuture<'_>>,
+) -> Result<ToolOutput, ToolError> {
+    AssertUnwindSafe(tool)
+        .catch_unwind()
+        .await
+        .map_err(|payload| panicked(entry, &*payload))?
 }
 
 /// `Err` when the caller in `ctx` may not call `entry`.

@@ -33,7 +33,7 @@ use serde_json::Value;
 
 pub use self::builder::ToolServerBuilder;
 pub(crate) use self::call::CallArgs;
-pub use self::call::ToolCallRequest;
+pub use self::call::{ToolCallFuture, ToolCallRequest};
 pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
@@ -109,6 +109,9 @@ struct Shared {
     settings: Settings,
     next_call_id: AtomicU64,
     next_hook_id: AtomicU64,
+    /// Times calls: a read of the CPU's time-stamp counter where the OS's clock agrees with
+    /// it (a fraction of the cost of asking the OS), scaled only when a call ends.
+    clock: quanta::Clock,
     /// Counts changes to the tool set, for [`AlephToolServer::watch_tools`].
     changes: tokio::sync::watch::Sender<u64>,
     /// The tools arrays built since the tools or the filter last changed.
@@ -182,8 +185,6 @@ impl AlephToolServer {
     }
 
     fn from_parts(settings: Settings, tools: Table, filter: ActiveFilter) -> Self {
-        // The call clock calibrates on first use; that is here rather than in the first call.
-        let _ = quanta::Instant::now();
         Self {
             shared: Arc::new(Shared {
                 tools: ArcSwap::from_pointee(tools),
@@ -196,6 +197,8 @@ impl AlephToolServer {
                 settings,
                 next_call_id: AtomicU64::new(1),
                 next_hook_id: AtomicU64::new(1),
+                // Calibrates once per process, here rather than in the first call.
+                clock: quanta::Clock::new(),
                 changes: tokio::sync::watch::Sender::new(0),
                 tool_lists: Mutex::default(),
                 attached: Mutex::new(Vec::new()),

@@ -6,7 +6,7 @@ use std::any::Any;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use super::execute::{ToolFuture, contain, until_cancelled};
+use super::execute::{ToolFuture, contain, guarded, until_cancelled};
 use super::progress::Listeners;
 use super::{AlephToolServer, Entry};
 use crate::context::ToolContext;
@@ -25,7 +25,8 @@ pub struct Prepared<'a> {
     /// Whether `ctx` carries the call's id, the tool's name, the server and its defaults.
     /// A tool that never reads its context is spared that.
     pub(super) ctx_ready: bool,
-    pub(super) started: quanta::Instant,
+    /// The server clock's raw reading when the call came in.
+    pub(super) started: u64,
     pub(super) listeners: Option<Arc<Listeners>>,
     /// Boxed: rare, and the call's future moves this struct.
     pub(super) repair: Option<Box<RepairInfo>>,
@@ -58,20 +59,29 @@ impl Prepared<'_> {
         &self,
         tool: Pin<&mut ToolFuture<'_>>,
     ) -> Result<ToolOutput, ToolError> {
-        // Not `cancellable`: its future holds `limited` beside the race, and this one is on
-        // every fast call.
-        match self.ctx.cancellation() {
-            None => {
-                let progress = self.ctx.listened_progress();
-                self.server.limited(&self.entry, progress, tool).await
-            }
-            // Boxed: the race stays out of the common call's future.
-            Some(token) => {
-                let progress = self.ctx.listened_progress();
-                let limited = self.server.limited(&self.entry, progress, tool);
-                Box::pin(until_cancelled(&self.entry.name, token, limited)).await
-            }
+        if self.is_plain() {
+            return guarded(&self.entry, tool).await;
         }
+        let token = self.ctx.cancellation();
+        let progress = self.ctx.listened_progress();
+        // Boxed: the time limit, progress and the cancellation race stay out of the future
+        // of the common call, which this one is part of.
+        Box::pin(async move {
+            let limited = self.server.limited(&self.entry, progress, tool);
+            match token {
+                None => limited.await,
+                Some(token) => until_cancelled(&self.entry.name, token, limited).await,
+            }
+        })
+        .await
+    }
+
+    /// Whether the call runs its tool and nothing around it but the panic guard: it has
+    /// no time limit, no cancellation token and nobody listening to its progress.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.ctx.cancellation().is_none()
+            && !self.ctx.has_progress_listener()
+            && self.server.time_limit(&self.entry).is_none()
     }
 
     /// Gives the context what the server gives every call: its id, the tool's name, the
@@ -100,13 +110,19 @@ impl Prepared<'_> {
         outcome: Result<ToolOutput, ToolError>,
         coercions: Vec<Coercion>,
     ) -> ToolResult {
-        let elapsed = self.started.elapsed();
+        let clock = &self.server.shared.clock;
+        let elapsed = clock.delta(self.started, clock.raw());
         let mut result = match outcome {
             Ok(output) => ToolResult::ok(output, elapsed),
             Err(err) => ToolResult::err(&err, elapsed),
         };
-        result.coercions = coercions;
-        result.repair = self.repair;
+        // Set only when there is something: the common call leaves the result as built.
+        if !coercions.is_empty() {
+            result.coercions = coercions;
+        }
+        if self.repair.is_some() {
+            result.repair = self.repair;
+        }
         let limit = self.entry.definition.output_limit.or(self
             .server
             .shared

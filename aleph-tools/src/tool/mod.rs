@@ -87,6 +87,13 @@ pub trait AlephTool: Send + Sync + 'static {
     /// same when it never looks at its `ctx`.
     const READS_CONTEXT: bool = true;
 
+    /// Whether [`call`](Self::call)'s future is ready the first time it is polled: the tool
+    /// never waits. A call of such a tool with no time limit, cancellation token or progress
+    /// listener runs as its future is made, with nothing allocated for it. `#[tool(inline)]`
+    /// sets this for the sync function it runs in place; a hand-written tool whose call
+    /// waits must leave it `false`, or its calls fail saying so.
+    const INLINE: bool = false;
+
     /// Where the tool comes from.
     fn category(&self) -> ToolCategory {
         ToolCategory::Builtin

@@ -5,16 +5,17 @@
 use std::any::Any;
 use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{AlephTool, BoxFuture};
+use super::AlephTool;
 use crate::error::ToolError;
 use crate::objects_only::ObjectsOnly;
-use crate::result::{IntoToolOutput, ToolResult};
+use crate::result::{IntoToolOutput, ToolOutput};
 use crate::schema;
-use crate::server::Prepared;
+use crate::server::{Prepared, ToolCallFuture};
 
 /// A call's arguments as the caller holds them.
 #[doc(hidden)]
@@ -27,13 +28,12 @@ pub enum RawArguments<'a> {
 }
 
 /// How a typed tool starts a call on the server's fast path: with its arguments read into
-/// its arguments type, the whole call (tool, time limit, result) in one boxed future; or,
-/// when they do not read, the prepared call handed back for the checked path.
+/// its arguments type, the whole call (tool, time limit, result) in one boxed future, or
+/// run at once for an inline tool; or, when they do not read, the prepared call handed back
+/// for the checked path.
 #[doc(hidden)]
-pub type StartTyped = for<'a, 'b> fn(
-    Prepared<'a>,
-    RawArguments<'b>,
-) -> Result<BoxFuture<'a, ToolResult>, Prepared<'a>>;
+pub type StartTyped =
+    for<'a, 'b> fn(Prepared<'a>, RawArguments<'b>) -> Result<ToolCallFuture<'a>, Prepared<'a>>;
 
 /// A tool whose arguments are a serde type. Not public API: the server's fast path.
 #[doc(hidden)]
@@ -85,30 +85,61 @@ impl<T: AlephTool> TypedArguments for T {
 fn start<'a, T: AlephTool>(
     call: Prepared<'a>,
     args: RawArguments<'_>,
-) -> Result<BoxFuture<'a, ToolResult>, Prepared<'a>> {
+) -> Result<ToolCallFuture<'a>, Prepared<'a>> {
     let parsed = match call.contain(|| match args {
         RawArguments::Json(value) => parse_value::<T::Args>(value),
         RawArguments::Text(text) => parse_text::<T::Args>(text),
     }) {
         Ok(Some(parsed)) => parsed,
         Ok(None) => return Err(call),
-        Err(panicked) => return Ok(Box::pin(async move { call.finish(Err(panicked)) })),
+        Err(panicked) => return Ok(ToolCallFuture::ended(call.finish(Err(panicked)))),
     };
-    Ok(Box::pin(async move {
+    if T::INLINE && call.is_plain() {
+        let Some(tool) = call.tool::<T>() else {
+            return Ok(ToolCallFuture::ended(call.finish(Err(another_type::<T>()))));
+        };
+        let outcome = call
+            .contain(|| run_inline(tool, parsed, call.context()))
+            .and_then(|outcome| outcome);
+        return Ok(ToolCallFuture::ended(call.finish(outcome)));
+    }
+    Ok(ToolCallFuture::running(Box::pin(async move {
         let outcome = match call.tool::<T>() {
             Some(tool) => {
                 let ctx = call.context();
                 let running = pin!(async move { tool.call(parsed, ctx).await?.into_tool_output() });
                 call.drive(running).await
             }
-            // Unreachable: the server takes this function from the tool it calls.
-            None => Err(ToolError::execution(format!(
-                "`{}` could not start: the server's fast path met a tool of another type (a bug in aleph-tools; please report it)",
-                T::NAME
-            ))),
+            None => Err(another_type::<T>()),
         };
         call.finish(outcome)
-    }))
+    })))
+}
+
+/// The error of a call whose fast path met a tool that is not a `T`. Never seen: the server
+/// takes the fast path from the tool it calls.
+fn another_type<T: AlephTool>() -> ToolError {
+    ToolError::execution(format!(
+        "`{}` could not start: the server's fast path met a tool of another type (a bug in aleph-tools; please report it)",
+        T::NAME
+    ))
+}
+
+/// Runs an [inline](AlephTool::INLINE) tool's call to its end in place: its future is
+/// polled once, and one that waits fails the call.
+fn run_inline<T: AlephTool>(
+    tool: &T,
+    args: T::Args,
+    ctx: &crate::ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let running = pin!(tool.call(args, ctx));
+    match running.poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(outcome) => outcome?.into_tool_output(),
+        Poll::Pending => Err(ToolError::execution(format!(
+            "`{}` says it is inline (`AlephTool::INLINE`) but its call waited; only a tool whose call never waits may say so",
+            T::NAME
+        ))),
+    }
 }
 
 // Arguments are named, so the arguments are an object, and so is every struct in them: serde

@@ -510,3 +510,101 @@ async fn progress_handlers_hear_every_call_however_it_runs() {
     );
     assert_eq!(heard[5], "progress progress_only 1");
 }
+
+/// Count a call, in place.
+#[tool(register = false, inline)]
+fn tally() -> usize {
+    TALLIES.fetch_add(1, Ordering::SeqCst) + 1
+}
+
+static TALLIES: AtomicUsize = AtomicUsize::new(0);
+
+/// Break, in place.
+#[tool(register = false, inline)]
+fn snap() -> u8 {
+    panic!("snapped in place")
+}
+
+/// Claims to be inline, then waits.
+struct Liar;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoArgs {}
+
+impl AlephTool for Liar {
+    const NAME: &'static str = "liar";
+    const DESCRIPTION: &'static str = "Says it never waits, and waits.";
+    const INLINE: bool = true;
+    type Args = NoArgs;
+    type Output = &'static str;
+
+    async fn call(&self, _args: NoArgs, _ctx: &ToolContext) -> Result<&'static str, ToolError> {
+        tokio::task::yield_now().await;
+        Ok("waited")
+    }
+}
+
+const _: () = assert!(<TallyTool as AlephTool>::INLINE && !<CancellableTool as AlephTool>::INLINE);
+
+/// A plain call of an inline tool (no time limit, cancellation or progress listener) runs
+/// as its future is made, with nothing left to poll for; any other runs when polled.
+#[tokio::test]
+async fn an_inline_tool_runs_as_its_future_is_made() {
+    use std::future::IntoFuture;
+
+    let server = AlephToolServer::builder()
+        .with_tool(TallyTool)
+        .build()
+        .unwrap();
+    let before = TALLIES.load(Ordering::SeqCst);
+    let made = server.call_str("tally", "{}").into_future();
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
+    assert!(format!("{made:?}").contains("ended"), "{made:?}");
+    assert_eq!(made.await.output, json!(before + 1));
+
+    let token = CancellationToken::new();
+    let made = server
+        .call_str("tally", "{}")
+        .context(ToolContext::new().with_cancellation(token))
+        .into_future();
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1, "not run yet");
+    assert!(made.await.success);
+    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 2);
+}
+
+/// A panic in an inline tool fails its call, and a tool that says it is inline but waits
+/// fails its call saying so; the server serves on.
+#[tokio::test]
+async fn inline_tools_that_panic_or_wait_fail_only_their_call() {
+    let server = AlephToolServer::builder()
+        .with_tool(SnapTool)
+        .with_tool(Liar)
+        .with_tool(TallyTool)
+        .build()
+        .unwrap();
+    let snapped = server.call_str("snap", "{}").await;
+    assert_eq!(
+        snapped.error_kind,
+        Some(ToolErrorKind::Panicked),
+        "{snapped:?}"
+    );
+    assert!(snapped.error.unwrap().contains("snapped in place"));
+
+    let lied = server.call("liar", json!({})).await;
+    assert_eq!(lied.error_kind, Some(ToolErrorKind::Execution), "{lied:?}");
+    assert!(
+        lied.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("says it is inline"),
+        "{lied:?}"
+    );
+    // With a cancellation token the call is polled as any other, and waiting is fine.
+    let limited = server
+        .call("liar", json!({}))
+        .context(ToolContext::new().with_cancellation(CancellationToken::new()))
+        .await;
+    assert_eq!(limited.output, json!("waited"), "{limited:?}");
+
+    assert!(server.call_str("tally", "{}").await.success);
+}
