@@ -1,24 +1,25 @@
 //! Instruction counts of the call paths of `benches/call.rs`, for a machine where timings are
 //! too noisy to compare (`layered` runs with no `tracing` subscriber installed). Each run
-//! calls one path on one tool `ITERS` times; under `valgrind --tool=callgrind` the difference
-//! between `ITERS = N` and `ITERS = 0` divided by `N` is that path's instructions per call.
-//! The `server` and `layered` paths take a `Value`, cloned from a kept one each time; the
-//! `clone` path only clones and drops it, so subtract it from those two:
+//! calls one path on one tool `ITERS` times inside `measured`, and callgrind counts only what
+//! runs there (building the servers, which calibrates their clock for a varying time, stays
+//! out), so the count divided by `ITERS` is that path's instructions per call. The `server`
+//! and `layered` paths take a `Value`, cloned from a kept one each time; the `clone` path
+//! only clones and drops it, so subtract it from those two:
 //!
 //! ```sh
 //! cargo bench -p aleph-tools --bench call_instructions --no-run
 //! BIN=$(ls -t target/release/deps/call_instructions-* | grep -v '\.d$' | head -1)
 //! for tool in add distance; do
 //!   for path in floor server_str clone server layered; do
-//!     for iters in 0 100000; do
-//!       ALEPH_BENCH_TOOL=$tool ALEPH_BENCH_PATH=$path ALEPH_BENCH_ITERS=$iters \
-//!         valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN" 2>&1 | grep Collected
-//!     done
+//!     ALEPH_BENCH_TOOL=$tool ALEPH_BENCH_PATH=$path ALEPH_BENCH_ITERS=100000 \
+//!       valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!       '--toggle-collect=call_instructions::measured*' "$BIN" 2>&1 | grep Collected
 //!   done
 //! done
 //! ```
 //!
-//! Without those variables (as `cargo bench` runs it) each path runs once as a smoke test.
+//! Without those variables (as `cargo bench` runs it) each path runs once, outside the count,
+//! as a smoke test.
 
 #![allow(missing_docs)]
 
@@ -42,7 +43,7 @@ fn main() {
     let var = |name: &str| std::env::var(name).ok();
     let iters: usize = var("ALEPH_BENCH_ITERS")
         .and_then(|n| n.parse().ok())
-        .unwrap_or(1);
+        .unwrap_or(0);
     let (server, layered) = servers();
     let tools: Vec<String> = match var("ALEPH_BENCH_TOOL") {
         Some(tool) => vec![tool],
@@ -62,22 +63,30 @@ fn main() {
         };
         let value: Value = serde_json::from_str(text).unwrap();
         for path in &paths {
-            for _ in 0..iters {
-                let out = match path.as_str() {
-                    "floor" => floor(black_box(text)),
-                    "server_str" => output_text(server.call_str(tool, black_box(text))),
-                    "clone" => {
-                        drop(black_box(value.clone()));
-                        String::new()
-                    }
-                    "server" => output_text(server.call(tool, value.clone())),
-                    "layered" => output_text(layered.call(tool, value.clone())),
-                    other => panic!(
-                        "unknown ALEPH_BENCH_PATH `{other}`: use floor, server_str, clone, server or layered"
-                    ),
-                };
-                drop(black_box(out));
-            }
+            let run = || match path.as_str() {
+                "floor" => floor(black_box(text)),
+                "server_str" => output_text(server.call_str(tool, black_box(text))),
+                "clone" => {
+                    drop(black_box(value.clone()));
+                    String::new()
+                }
+                "server" => output_text(server.call(tool, value.clone())),
+                "layered" => output_text(layered.call(tool, value.clone())),
+                other => panic!(
+                    "unknown ALEPH_BENCH_PATH `{other}`: use floor, server_str, clone, server or layered"
+                ),
+            };
+            // Once outside the count: what a first call sets up once is not a call's cost.
+            drop(black_box(run()));
+            measured(iters, run);
         }
+    }
+}
+
+/// Runs `run` `iters` times: the only function callgrind counts.
+#[inline(never)]
+fn measured(iters: usize, run: impl Fn() -> String) {
+    for _ in 0..iters {
+        drop(black_box(run()));
     }
 }

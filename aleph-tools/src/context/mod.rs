@@ -55,7 +55,7 @@ type ProgressFn = dyn Fn(&str, ProgressEvent) + Send + Sync;
 /// The server makes one per call; it is cheap to clone. A `#[tool]` function receives it by
 /// taking a `&ToolContext` parameter, or receives parts of it through [`State`], [`Progress`]
 /// and [`CancellationToken`] parameters.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToolContext {
     call_id: u64,
     caller: Caller,
@@ -92,7 +92,33 @@ impl fmt::Debug for ToolContext {
     }
 }
 
+impl Default for ToolContext {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+/// The context of a call made without one, lent to a tool that never reads its context.
+pub(crate) static EMPTY_CONTEXT: ToolContext = ToolContext::EMPTY;
+
 impl ToolContext {
+    /// Nothing set: what [`new`](Self::new) gives, as a constant.
+    const EMPTY: Self = Self {
+        call_id: 0,
+        caller: Caller::Human,
+        identity: None,
+        tool: None,
+        working_dir: None,
+        allowed_paths: None,
+        state: StateMapHandle(None),
+        progress: None,
+        cancellation: None,
+        capabilities: None,
+        server: None,
+        elicitation: None,
+        sampling: None,
+    };
+
     /// An empty context: human caller, no working directory, no state.
     pub fn new() -> Self {
         Self::default()

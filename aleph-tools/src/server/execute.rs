@@ -18,18 +18,21 @@ use serde_json::{Map, Value};
 use super::progress::Listeners;
 use super::repair;
 use super::{
-    AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry, Prepared, ToolCallFuture,
+    AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry, Prepared, Table,
+    ToolCallFuture,
 };
-use crate::context::{Caller, CancellationToken, Progress, ToolContext, within_call};
+use crate::context::{
+    Caller, CancellationToken, EMPTY_CONTEXT, Progress, ToolContext, within_call,
+};
 use crate::error::{ToolError, panic_message};
 use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
 use crate::schema::{self, Coercion};
-use crate::tool::BoxFuture;
+use crate::tool::{BoxFuture, RunInline};
 
-/// A call the filter let through.
-struct Admitted {
-    entry: Arc<Entry>,
+/// A call the filter let through, to a tool of the table it borrows from.
+struct Admitted<'t> {
+    entry: &'t Arc<Entry>,
     repair: Option<RepairInfo>,
     needs_confirmation: bool,
 }
@@ -62,7 +65,8 @@ impl AlephToolServer {
     ) -> ToolCallFuture<'a> {
         let clock = &self.shared.clock;
         let started = clock.raw();
-        let admitted = match self.admit(name) {
+        let table = self.shared.tools.load();
+        let mut admitted = match self.admit(&table, name) {
             Ok(admitted) => admitted,
             Err(err) => {
                 let result = ToolResult::err(&err, clock.delta(started, clock.raw()));
@@ -75,13 +79,21 @@ impl AlephToolServer {
                 && self.shared.settings.middleware.is_empty()
                 && !self.shared.hooks.is_active()
         });
+        let listeners = Listeners::current(self.shared.settings.progress.as_ref());
+        if listeners.is_none()
+            && let Some(run_inline) = fast.and_then(|fast| fast.run_inline)
+            && let Some(result) =
+                self.run_in_place(&mut admitted, run_inline, &args, ctx.as_ref(), started)
+        {
+            return ToolCallFuture::ended(result);
+        }
         let mut call = Prepared {
             server: self,
-            entry: admitted.entry,
+            entry: Arc::clone(admitted.entry),
             ctx: ctx.unwrap_or_default(),
             ctx_ready: false,
             started,
-            listeners: Listeners::current(self.shared.settings.progress.as_ref()).map(Arc::new),
+            listeners: listeners.map(Arc::new),
             repair: admitted.repair.map(Box::new),
             needs_confirmation: admitted.needs_confirmation,
         };
@@ -104,6 +116,67 @@ impl AlephToolServer {
             }
         }
         ToolCallFuture::running(Box::pin(self.run_checked(call, args)))
+    }
+
+    /// A call of an inline tool that never reads its context, run in place when nothing
+    /// goes around it (no time limit, cancellation token or progress listener), with no
+    /// prepared call. `None` when the call needs more, or serde refused its arguments.
+    fn run_in_place(
+        &self,
+        admitted: &mut Admitted<'_>,
+        run_inline: RunInline,
+        args: &CallArgs<'_>,
+        ctx: Option<&ToolContext>,
+        started: u64,
+    ) -> Option<ToolResult> {
+        let entry = admitted.entry;
+        let ctx = ctx.unwrap_or(&EMPTY_CONTEXT);
+        if !self.runs_plain(entry, ctx) {
+            return None;
+        }
+        let outcome = if let Err(err) = check_caller(entry, ctx) {
+            Err(err)
+        } else {
+            let tool = entry.tool.typed_arguments()?.as_any();
+            match contain(entry, || run_inline(tool, args.raw(), ctx)) {
+                Ok(Some(outcome)) => outcome,
+                // Serde refused the arguments: the checked path says why.
+                Ok(None) => return None,
+                Err(panicked) => Err(panicked),
+            }
+        };
+        let repair = admitted.repair.take().map(Box::new);
+        Some(self.result_of(entry, started, outcome, repair))
+    }
+
+    /// The result of a call of `entry` that came in at `started` (a raw reading of the
+    /// server's clock) and came to `outcome`: timed, with the name repair made, and its text
+    /// within the output limit.
+    pub(super) fn result_of(
+        &self,
+        entry: &Entry,
+        started: u64,
+        outcome: Result<ToolOutput, ToolError>,
+        repair: Option<Box<RepairInfo>>,
+    ) -> ToolResult {
+        let clock = &self.shared.clock;
+        let elapsed = clock.delta(started, clock.raw());
+        let mut result = match outcome {
+            Ok(output) => ToolResult::ok(output, elapsed),
+            Err(err) => ToolResult::err(&err, elapsed),
+        };
+        // Set only when there is something: the common call leaves the result as built.
+        if repair.is_some() {
+            result.repair = repair;
+        }
+        let limit = entry
+            .definition
+            .output_limit
+            .or(self.shared.settings.default_output_limit);
+        if let Some(limit) = limit {
+            result.limit_text(limit);
+        }
+        result
     }
 
     /// The checked path: caller, arguments (repaired, validated), middleware, hooks,
@@ -132,10 +205,9 @@ impl AlephToolServer {
 
     /// Finds the tool (repairing the name if needed) and checks the filter.
     /// Also says whether the call needs confirmation, from the same filter snapshot.
-    fn admit(&self, name: &str) -> Result<Admitted, ToolError> {
-        let table = self.shared.tools.load();
+    fn admit<'t>(&self, table: &'t Table, name: &str) -> Result<Admitted<'t>, ToolError> {
         let Some(filter) = self.shared.filter.load_active() else {
-            let (entry, repair) = repair::resolve(&table, name, |_| true)?;
+            let (entry, repair) = repair::resolve(table, name, |_| true)?;
             let needs_confirmation = entry.definition.requires_confirmation;
             return Ok(Admitted {
                 entry,
@@ -144,7 +216,7 @@ impl AlephToolServer {
             });
         };
         let filter = &filter.compiled;
-        let (entry, repair) = repair::resolve(&table, name, |n| filter.offers(n))?;
+        let (entry, repair) = repair::resolve(table, name, |n| filter.offers(n))?;
         if let Err(reason) = filter.check(&entry.name) {
             return Err(ToolError::permission_denied(&*entry.name, reason));
         }
@@ -339,6 +411,15 @@ impl AlephToolServer {
             tool: entry.name.to_string(),
             after: limit,
         })?
+    }
+
+    /// Whether a call of `entry` with `ctx` runs its tool and nothing around it but the
+    /// panic guard: it has no time limit, no cancellation token and nobody listening to its
+    /// progress.
+    pub(super) fn runs_plain(&self, entry: &Entry, ctx: &ToolContext) -> bool {
+        ctx.cancellation().is_none()
+            && !ctx.has_progress_listener()
+            && self.time_limit(entry).is_none()
     }
 
     /// How long a call of `entry` may run, if it has a limit.

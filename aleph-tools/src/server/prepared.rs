@@ -79,9 +79,7 @@ impl Prepared<'_> {
     /// Whether the call runs its tool and nothing around it but the panic guard: it has
     /// no time limit, no cancellation token and nobody listening to its progress.
     pub(crate) fn is_plain(&self) -> bool {
-        self.ctx.cancellation().is_none()
-            && !self.ctx.has_progress_listener()
-            && self.server.time_limit(&self.entry).is_none()
+        self.server.runs_plain(&self.entry, &self.ctx)
     }
 
     /// Gives the context what the server gives every call: its id, the tool's name, the
@@ -110,26 +108,11 @@ impl Prepared<'_> {
         outcome: Result<ToolOutput, ToolError>,
         coercions: Vec<Coercion>,
     ) -> ToolResult {
-        let clock = &self.server.shared.clock;
-        let elapsed = clock.delta(self.started, clock.raw());
-        let mut result = match outcome {
-            Ok(output) => ToolResult::ok(output, elapsed),
-            Err(err) => ToolResult::err(&err, elapsed),
-        };
-        // Set only when there is something: the common call leaves the result as built.
+        let mut result = self
+            .server
+            .result_of(&self.entry, self.started, outcome, self.repair);
         if !coercions.is_empty() {
             result.coercions = coercions;
-        }
-        if self.repair.is_some() {
-            result.repair = self.repair;
-        }
-        let limit = self.entry.definition.output_limit.or(self
-            .server
-            .shared
-            .settings
-            .default_output_limit);
-        if let Some(limit) = limit {
-            result.limit_text(limit);
         }
         if let Some(listeners) = &self.listeners {
             listeners.result(&self.entry.name, &result);

@@ -15,13 +15,13 @@ use crate::error::ToolError;
 use crate::result::{RepairInfo, RepairStep};
 
 /// Finds the tool `name` refers to among the tools `visible` lets through.
-pub(super) fn resolve(
-    table: &Table,
+pub(super) fn resolve<'t>(
+    table: &'t Table,
     name: &str,
     visible: impl Fn(&str) -> bool,
-) -> Result<(Arc<Entry>, Option<RepairInfo>), ToolError> {
+) -> Result<(&'t Arc<Entry>, Option<RepairInfo>), ToolError> {
     if let Some(entry) = table.get(name) {
-        return Ok((Arc::clone(entry), None));
+        return Ok((entry, None));
     }
     let lower = name.to_lowercase();
     if let Some(entry) = only_match(table, &visible, |served| served.to_lowercase() == lower) {
@@ -62,11 +62,15 @@ fn only_match<'t>(
     }
 }
 
-fn repaired(name: &str, entry: &Arc<Entry>, step: RepairStep) -> (Arc<Entry>, Option<RepairInfo>) {
+fn repaired<'t>(
+    name: &str,
+    entry: &'t Arc<Entry>,
+    step: RepairStep,
+) -> (&'t Arc<Entry>, Option<RepairInfo>) {
     let repair = RepairInfo {
         original_name: name.to_owned(),
         repaired_name: entry.name.to_string(),
         step,
     };
-    (Arc::clone(entry), Some(repair))
+    (entry, Some(repair))
 }

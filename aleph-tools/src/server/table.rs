@@ -10,7 +10,7 @@ use crate::names::check_tool_name;
 use crate::provider::ToolListError;
 use crate::schema::{self, ArgumentValidator};
 use crate::sync::lock;
-use crate::tool::{AlephToolDyn, StartTyped, ToolDefinition};
+use crate::tool::{AlephToolDyn, RunInline, StartTyped, ToolDefinition};
 
 /// One served tool with its definition and compiled input schema, built once when the tool
 /// was added.
@@ -32,6 +32,10 @@ pub(super) struct Entry {
 #[derive(Clone, Copy)]
 pub(super) struct FastPath {
     pub(super) start: StartTyped,
+    /// For an inline tool that never reads its context, how a call with nothing around it
+    /// (no time limit, cancellation token or progress listener) runs in place, with no
+    /// prepared call.
+    pub(super) run_inline: Option<RunInline>,
     /// Whether the tool reads its context, which must then be prepared in full.
     pub(super) reads_context: bool,
 }
@@ -80,6 +84,7 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
         })
         .map(|typed| FastPath {
             start: typed.starter(),
+            run_inline: typed.inline_runner(),
             reads_context: typed.reads_context(),
         });
     Ok(Entry {

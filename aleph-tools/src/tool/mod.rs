@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 pub use self::definition::{Icon, IconTheme, ToolAnnotations, ToolCategory, ToolDefinition};
 pub use self::runtime::{RuntimeTool, ToolHandler};
-pub use self::typed::{RawArguments, StartTyped, TypedArguments};
+pub use self::typed::{RawArguments, RunInline, StartTyped, TypedArguments};
 use crate::context::{Caller, StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::AlephTool;
+use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::objects_only::ObjectsOnly;
 use crate::result::{IntoToolOutput, ToolOutput};
@@ -35,6 +36,14 @@ pub enum RawArguments<'a> {
 pub type StartTyped =
     for<'a, 'b> fn(Prepared<'a>, RawArguments<'b>) -> Result<ToolCallFuture<'a>, Prepared<'a>>;
 
+/// How an [inline](AlephTool::INLINE) typed tool that never reads its context runs a call
+/// in place, on the server's fast path: `tool` is the tool (as [`TypedArguments::as_any`]
+/// gives it), `ctx` the context as the caller gave it. `None` when serde refuses the
+/// arguments, for the checked path to say why.
+#[doc(hidden)]
+pub type RunInline =
+    fn(&dyn Any, RawArguments<'_>, &ToolContext) -> Option<Result<ToolOutput, ToolError>>;
+
 /// A tool whose arguments are a serde type. Not public API: the server's fast path.
 #[doc(hidden)]
 pub trait TypedArguments: Send + Sync {
@@ -50,6 +59,9 @@ pub trait TypedArguments: Send + Sync {
 
     /// How the tool starts a call on the fast path.
     fn starter(&self) -> StartTyped;
+
+    /// How the tool runs a call in place, when it is inline and never reads its context.
+    fn inline_runner(&self) -> Option<RunInline>;
 
     /// The tool, to find its type again.
     fn as_any(&self) -> &dyn Any;
@@ -70,6 +82,10 @@ impl<T: AlephTool> TypedArguments for T {
 
     fn starter(&self) -> StartTyped {
         start::<T>
+    }
+
+    fn inline_runner(&self) -> Option<RunInline> {
+        (T::INLINE && !T::READS_CONTEXT).then_some(run_in_place::<T>)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -116,6 +132,22 @@ fn start<'a, T: AlephTool>(
     })))
 }
 
+/// [`RunInline`] for `T`.
+fn run_in_place<T: AlephTool>(
+    tool: &dyn Any,
+    args: RawArguments<'_>,
+    ctx: &ToolContext,
+) -> Option<Result<ToolOutput, ToolError>> {
+    let args = match args {
+        RawArguments::Json(value) => parse_value::<T::Args>(value),
+        RawArguments::Text(text) => parse_text::<T::Args>(text),
+    }?;
+    Some(match tool.downcast_ref::<T>() {
+        Some(tool) => run_inline(tool, args, ctx),
+        None => Err(another_type::<T>()),
+    })
+}
+
 /// The error of a call whose fast path met a tool that is not a `T`. Never seen: the server
 /// takes the fast path from the tool it calls.
 fn another_type<T: AlephTool>() -> ToolError {
@@ -130,7 +162,7 @@ fn another_type<T: AlephTool>() -> ToolError {
 fn run_inline<T: AlephTool>(
     tool: &T,
     args: T::Args,
-    ctx: &crate::ToolContext,
+    ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     let running = pin!(tool.call(args, ctx));
     match running.poll(&mut Context::from_waker(Waker::noop())) {

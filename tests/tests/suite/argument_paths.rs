@@ -608,3 +608,68 @@ async fn inline_tools_that_panic_or_wait_fail_only_their_call() {
 
     assert!(server.call_str("tally", "{}").await.success);
 }
+
+/// Repeat a word, in place; only code may call it.
+#[tool(register = false, inline, callers = [code_execution])]
+fn echo_word(word: String, times: usize) -> String {
+    word.repeat(times)
+}
+
+/// A plain call of an inline tool that reads nothing of its context runs with nothing
+/// prepared for it, and still keeps every rule of a call: the caller check, name repair,
+/// the output limit, the argument errors of the checked path, and a time limit when the
+/// server sets one.
+#[tokio::test]
+async fn a_call_run_in_place_keeps_every_rule() {
+    let server = AlephToolServer::builder()
+        .with_tool(EchoWordTool)
+        .with_tool(PlainSumTool)
+        .with_output_limit(40)
+        .build()
+        .unwrap();
+    let code = || ToolContext::new().with_caller(Caller::CodeExecution);
+
+    let refused = server
+        .call_str("echo_word", r#"{"word":"a","times":2}"#)
+        .await;
+    assert_eq!(
+        refused.error_kind,
+        Some(ToolErrorKind::PermissionDenied),
+        "{refused:?}"
+    );
+
+    let repaired = server
+        .call_str("EchoWord", r#"{"word":"ab","times":50}"#)
+        .context(code())
+        .await;
+    assert!(repaired.success, "{repaired:?}");
+    let repair = repaired.repair.as_ref().expect("the name was repaired");
+    assert_eq!(repair.original_name, "EchoWord");
+    assert_eq!(
+        repaired.output,
+        json!("ab".repeat(50)),
+        "output stays whole"
+    );
+    let [shown] = &repaired.content[..] else {
+        panic!("one shortened text block: {repaired:?}");
+    };
+    let shown = shown.as_text().expect("a text block");
+    assert!(shown.chars().count() < 100, "{shown}");
+
+    let wrong = server.call_str("plain_sum", r#"{"a":"one","b":2}"#).await;
+    assert_eq!(
+        wrong.error_kind,
+        Some(ToolErrorKind::InvalidArgs),
+        "{wrong:?}"
+    );
+    let said = wrong.error.unwrap();
+    assert!(said.contains("/a") || said.contains("`a`"), "{said}");
+
+    let timed = AlephToolServer::builder()
+        .with_tool(PlainSumTool)
+        .with_default_timeout(std::time::Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let sum = timed.call_str("plain_sum", r#"{"a":40,"b":2}"#).await;
+    assert_eq!(sum.output, json!(42), "{sum:?}");
+}
