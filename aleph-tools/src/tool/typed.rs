@@ -102,10 +102,7 @@ fn start<'a, T: AlephTool>(
     call: Prepared<'a>,
     args: RawArguments<'_>,
 ) -> Result<ToolCallFuture<'a>, Prepared<'a>> {
-    let parsed = match call.contain(|| match args {
-        RawArguments::Json(value) => parse_value::<T::Args>(value),
-        RawArguments::Text(text) => parse_text::<T::Args>(text),
-    }) {
+    let parsed = match call.contain(|| parse::<T::Args>(args)) {
         Ok(Some(parsed)) => parsed,
         Ok(None) => return Err(call),
         Err(panicked) => return Ok(ToolCallFuture::ended(call.finish(Err(panicked)))),
@@ -138,10 +135,7 @@ fn run_in_place<T: AlephTool>(
     args: RawArguments<'_>,
     ctx: &ToolContext,
 ) -> Option<Result<ToolOutput, ToolError>> {
-    let args = match args {
-        RawArguments::Json(value) => parse_value::<T::Args>(value),
-        RawArguments::Text(text) => parse_text::<T::Args>(text),
-    }?;
+    let args = parse::<T::Args>(args)?;
     Some(match tool.downcast_ref::<T>() {
         Some(tool) => run_inline(tool, args, ctx),
         None => Err(another_type::<T>()),
@@ -176,6 +170,13 @@ fn run_inline<T: AlephTool>(
 
 // Arguments are named, so the arguments are an object, and so is every struct in them: serde
 // alone would read a struct from an array, by position.
+
+fn parse<A: DeserializeOwned>(args: RawArguments<'_>) -> Option<A> {
+    match args {
+        RawArguments::Json(value) => parse_value(value),
+        RawArguments::Text(text) => parse_text(text),
+    }
+}
 
 fn parse_value<A: DeserializeOwned>(value: &Value) -> Option<A> {
     if !value.is_object() {
