@@ -76,7 +76,10 @@ const connect = async (token) => {
 await assert.rejects(connect(undefined), /401|Unauthorized/i);
 ok("the SDK client without a token cannot connect");
 
+const names = async (client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+
 const alice = await connect("alice-token");
+const aliceTools = await names(alice);
 assert.equal(textOf(await alice.callTool({ name: "whoami", arguments: {} })), "alice: notes:write tools:call");
 const wrote = await alice.callTool({ name: "write_note", arguments: { text: "hi" } });
 assert.ok(!wrote.isError, JSON.stringify(wrote));
@@ -85,9 +88,14 @@ await alice.close();
 ok("a call with a token runs as its identity, its scopes granted");
 
 const bob = await connect("bob-token");
+const bobTools = await names(bob);
 const denied = await bob.callTool({ name: "write_note", arguments: { text: "hi" } });
 assert.ok(denied.isError && textOf(denied).includes("notes:write"), JSON.stringify(denied));
 await bob.close();
 ok("another token is refused what its scopes do not allow");
+
+assert.ok(aliceTools.includes("write_note"), JSON.stringify(aliceTools));
+assert.deepEqual(bobTools, aliceTools.filter((name) => name !== "write_note"));
+ok("each identity is listed only the tools its scopes let it call");
 
 console.log(`passed: ${checks.length}`);

@@ -5,7 +5,7 @@
 The server (`tests/tests/mcp_auth.rs`) knows the tokens `alice-token` (scopes `tools:call`
 and `notes:write`), `bob-token` (`tools:call`) and `carol-token` (no scope), requires
 `tools:call`, names `https://auth.example.com` as its authorization server, and serves
-`whoami` and `write_note`, which needs `notes:write`. Prints `ok: …` for each check and
+`whoami` and `write_note`, which needs `notes:write` (and is listed only to who has it). Prints `ok: …` for each check and
 `passed: N` at the end; exits non-zero at the first failure.
 """
 
@@ -87,6 +87,7 @@ async def run(url, mode):
         ok("a token without the required scope gets 403 naming it")
 
     async with connect(url, mode, "alice-token") as alice:
+        alice_tools = sorted(tool.name for tool in (await alice.list_tools()).tools)
         who = await alice.call_tool("whoami", {})
         assert not who.is_error and text_of(who) == "alice: notes:write tools:call", who
         wrote = await alice.call_tool("write_note", {"text": "hello"})
@@ -94,11 +95,16 @@ async def run(url, mode):
         ok("a call with a token runs as its identity, its scopes granted")
 
     async with connect(url, mode, "bob-token") as bob:
+        bob_tools = sorted(tool.name for tool in (await bob.list_tools()).tools)
         who = await bob.call_tool("whoami", {})
         assert text_of(who) == "bob: tools:call", who
         refused = await bob.call_tool("write_note", {"text": "hello"})
         assert refused.is_error and "notes:write" in text_of(refused), refused
         ok("another token is another identity, refused what its scopes do not allow")
+
+    assert "write_note" in alice_tools, alice_tools
+    assert bob_tools == [name for name in alice_tools if name != "write_note"], bob_tools
+    ok("each identity is listed only the tools its scopes let it call")
 
     print(f"passed: {len(CHECKS)}", flush=True)
 

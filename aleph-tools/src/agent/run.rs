@@ -207,8 +207,10 @@ impl Agent {
         self
     }
 
-    /// The context each tool call gets a copy of: caller, state, allowed directories, and
-    /// the cancellation token, which also stops the loop between and during rounds.
+    /// The context each tool call gets a copy of: caller, identity, state, allowed
+    /// directories, and the cancellation token, which also stops the loop between and
+    /// during rounds. The model is offered only the tools this context is
+    /// ([`tools_for_context`](AlephToolServer::tools_for_context)).
     pub fn with_context(mut self, ctx: ToolContext) -> Self {
         self.context = Some(ctx);
         self
@@ -251,7 +253,10 @@ impl Agent {
                 return Err(AgentError::Cancelled { round });
             }
             emit(&AgentEvent::RoundStarted { round });
-            let tools = server.tools_for(provider);
+            let tools = match &self.context {
+                Some(context) => server.tools_for_context(provider, context),
+                None => server.tools_for(provider),
+            };
             let mut request = ModelRequest::new(conversation, &tools);
             if self.on_event.is_some() {
                 request = request.with_delta_handler(&on_delta);

@@ -88,7 +88,7 @@ pub(crate) fn list_tools(
 ) -> Result<ToolList, ToolError> {
     let server = server(ctx)?;
     let tools = server
-        .list_tools()
+        .list_tools_for_context(ctx)
         .iter()
         .filter(|d| category.is_none_or(|c| d.category == c))
         .filter(|d| {
@@ -119,9 +119,13 @@ pub(crate) fn get_tool_schema(
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
     let server = server(ctx)?;
-    let Some(definition) = server.definition(&name) else {
-        let names = server.tool_names();
-        let closest = crate::names::closest(&name, names.iter().map(String::as_str), 1);
+    let Some(definition) = server
+        .definition(&name)
+        .filter(|_| server.offers(&name, ctx))
+    else {
+        let offered = server.list_tools_for_context(ctx);
+        let names = offered.iter().map(|definition| definition.name.as_str());
+        let closest = crate::names::closest(&name, names, 1);
         let hint = closest
             .first()
             .map_or_else(String::new, |c| format!("; did you mean `{c}`?"));

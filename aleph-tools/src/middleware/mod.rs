@@ -145,6 +145,19 @@ pub trait Middleware: Send + Sync + 'static {
         call: ToolCall,
         next: Next,
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+
+    /// Whether a caller with `context` is offered `tool` where tools are listed: MCP
+    /// `tools/list`, [`tools_for_context`](crate::AlephToolServer::tools_for_context), the
+    /// agent loop's tools array and the `list_tools` meta tool. Every tool, unless a layer
+    /// says otherwise.
+    ///
+    /// A layer that refuses some callers a tool says so here as well, so that they are not
+    /// shown what they cannot call ([`Permission`] does). Leaving a tool out of listings
+    /// does not refuse calls to it: [`handle`](Self::handle) still must.
+    fn offers(&self, tool: &ToolDefinition, context: &ToolContext) -> bool {
+        let _ = (tool, context);
+        true
+    }
 }
 
 /// [`Middleware`] behind a pointer: one boxed future per layer per call.
@@ -154,6 +167,8 @@ pub(crate) trait DynMiddleware: Send + Sync + 'static {
         call: ToolCall,
         next: Next,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+
+    fn offers_dyn(&self, tool: &ToolDefinition, context: &ToolContext) -> bool;
 }
 
 impl<M: Middleware> DynMiddleware for M {
@@ -163,6 +178,10 @@ impl<M: Middleware> DynMiddleware for M {
         next: Next,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(self.handle(call, next))
+    }
+
+    fn offers_dyn(&self, tool: &ToolDefinition, context: &ToolContext) -> bool {
+        self.offers(tool, context)
     }
 }
 

@@ -4,9 +4,11 @@
 use std::fmt;
 
 use super::{Middleware, Next, ToolCall};
+use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::patterns::{PatternError, Patterns};
 use crate::result::ToolOutput;
+use crate::tool::ToolDefinition;
 
 /// Middleware that lets a call through only when its context holds every capability the
 /// tool requires.
@@ -14,7 +16,8 @@ use crate::result::ToolOutput;
 /// Which tools require what is set here, by tool-name pattern or by tag; the caller grants
 /// capabilities per call with
 /// [`ToolContext::with_capabilities`](crate::ToolContext::with_capabilities). Tools no rule
-/// names need nothing. (Which callers may call a tool at all — `#[tool(callers = [...])]` —
+/// names need nothing. A caller is not offered, in listings, a tool it lacks a capability
+/// for. (Which callers may call a tool at all — `#[tool(callers = [...])]` —
 /// the server checks itself, with or without this layer.)
 ///
 /// ```
@@ -78,28 +81,33 @@ impl Permission {
         self
     }
 
-    /// The first capability `call` needs and lacks.
-    fn missing<'a>(&'a self, call: &ToolCall) -> Option<&'a str> {
+    /// The first capability a call of `tool` with `context` needs and lacks.
+    fn missing<'a>(&'a self, tool: &ToolDefinition, context: &ToolContext) -> Option<&'a str> {
         self.rules
             .iter()
             .filter(|rule| match &rule.applies_to {
-                AppliesTo::Tools(patterns) => patterns.is_match(call.name()),
-                AppliesTo::Tag(tag) => call.definition().tags.iter().any(|t| t == tag),
+                AppliesTo::Tools(patterns) => patterns.is_match(&tool.name),
+                AppliesTo::Tag(tag) => tool.tags.iter().any(|t| t == tag),
             })
             .map(|rule| rule.capability.as_str())
-            .find(|capability| !call.context().has_capability(capability))
+            .find(|capability| !context.has_capability(capability))
     }
 }
 
 impl Middleware for Permission {
     async fn handle(&self, call: ToolCall, next: Next) -> Result<ToolOutput, ToolError> {
-        if let Some(capability) = self.missing(&call) {
+        if let Some(capability) = self.missing(call.definition(), call.context()) {
             return Err(ToolError::permission_denied(
                 call.name(),
                 format!("it needs the capability `{capability}`, which this call was not granted"),
             ));
         }
         next.run(call).await
+    }
+
+    /// A tool is offered to a caller that holds every capability it needs.
+    fn offers(&self, tool: &ToolDefinition, context: &ToolContext) -> bool {
+        self.missing(tool, context).is_none()
     }
 }
 

@@ -16,6 +16,7 @@ mod execute;
 mod filter;
 mod gated;
 mod hooks;
+mod offered;
 mod prepared;
 mod progress;
 mod providers;

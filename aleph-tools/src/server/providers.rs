@@ -19,6 +19,7 @@ use crate::provider::{
 };
 use crate::result::ToolResult;
 use crate::sync::lock;
+use crate::tool::ToolDefinition;
 
 /// The tools arrays built for one version of the tools and filter, per provider.
 #[derive(Default)]
@@ -127,20 +128,24 @@ impl AlephToolServer {
         if let Some(list) = lock(&self.shared.tool_lists).get(version, provider) {
             return list;
         }
-        let list = Arc::new(self.build_tools_for(provider));
+        let list = Arc::new(self.build_tools_for(provider, &self.list_tools()));
         lock(&self.shared.tool_lists).put(version, provider, Arc::clone(&list));
         list
     }
 
-    fn build_tools_for(&self, provider: Provider) -> Value {
+    /// The `tools` array of `tools` for `provider`.
+    pub(super) fn build_tools_for(
+        &self,
+        provider: Provider,
+        tools: &[Arc<ToolDefinition>],
+    ) -> Value {
         let configured = self
             .shared
             .settings
             .quarantine
             .providers
             .contains(&provider);
-        let entries: Vec<Value> = self
-            .list_tools()
+        let entries: Vec<Value> = tools
             .iter()
             .filter_map(|definition| match provider.tool_entry(definition, provider.dialect()) {
                 Ok(entry) => Some(entry),

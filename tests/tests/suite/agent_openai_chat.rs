@@ -543,3 +543,40 @@ async fn an_unreachable_api_is_a_connection_error() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn the_model_is_offered_only_the_tools_the_context_may_call() {
+    let server = AlephToolServer::builder()
+        .with_tool(GetWeatherTool)
+        .with_tool(AddTool)
+        .with_middleware(
+            aleph_tools::middleware::Permission::new()
+                .require("weather", ["get_weather"])
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let offered = |bodies: Vec<Value>| -> Vec<String> {
+        bodies[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for (context, expected) in [
+        (ToolContext::new(), vec!["add"]),
+        (
+            ToolContext::new().with_capabilities(["weather"]),
+            vec!["add", "get_weather"],
+        ),
+    ] {
+        let api = ModelApi::start(vec![Reply::stream(streamed_text(&["Hi."]))]).await;
+        Agent::new()
+            .with_context(context)
+            .run(&server, &model(&api), &mut conversation())
+            .await
+            .unwrap();
+        assert_eq!(offered(api.bodies()), expected);
+    }
+}

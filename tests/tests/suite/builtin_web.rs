@@ -528,3 +528,44 @@ async fn meta_tools_list_what_the_filter_offers_and_give_schemas_per_provider() 
     assert_eq!(entry.output["type"], "function");
     assert_eq!(entry.output["function"]["name"], "add");
 }
+
+#[tokio::test]
+async fn meta_tools_list_and_describe_only_what_the_caller_may_call() {
+    let server = AlephToolServer::builder()
+        .with_tool(AddTool)
+        .with_tool(WipeTool)
+        .with_meta_tools()
+        .with_middleware(
+            aleph_tools::middleware::Permission::new().require_for_tag("admin", "danger"),
+        )
+        .build()
+        .unwrap();
+    let names = |listed: &ToolResult| -> Vec<String> {
+        listed.output["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let guest = server.call("list_tools", json!({})).await;
+    assert_eq!(names(&guest), ["add", "get_tool_schema", "list_tools"]);
+    let admin = ToolContext::new().with_capabilities(["admin"]);
+    let listed = server
+        .call("list_tools", json!({}))
+        .context(admin.clone())
+        .await;
+    assert_eq!(
+        names(&listed),
+        ["add", "get_tool_schema", "list_tools", "wipe"]
+    );
+    let hidden = server
+        .call("get_tool_schema", json!({ "name": "wipe" }))
+        .await;
+    assert!(!hidden.success, "{hidden:?}");
+    let shown = server
+        .call("get_tool_schema", json!({ "name": "wipe" }))
+        .context(admin)
+        .await;
+    assert_eq!(shown.output["name"], "wipe", "{shown:?}");
+}

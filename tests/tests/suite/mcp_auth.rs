@@ -103,7 +103,7 @@ async fn python(mode: &str) {
         .output()
         .await
         .unwrap();
-    assert_client_passed(&output, "Python", 6);
+    assert_client_passed(&output, "Python", 7);
     http.shutdown().await.unwrap();
 }
 
@@ -127,7 +127,7 @@ async fn typescript_sdk() {
         .output()
         .await
         .unwrap();
-    assert_client_passed(&output, "TypeScript", 6);
+    assert_client_passed(&output, "TypeScript", 7);
     http.shutdown().await.unwrap();
 }
 
@@ -208,6 +208,61 @@ async fn a_session_answers_only_the_identity_that_opened_it() {
         3,
         "{listed}"
     );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_identity_pages_through_only_the_tools_it_may_call() {
+    let server = McpServer::new(&tools())
+        .with_auth(McpAuth::new(tokens()))
+        .with_page_size(1)
+        .serve_http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = server.url();
+    let http = reqwest::Client::new();
+    let list_all = |token: &'static str| {
+        let (http, url) = (&http, &url);
+        async move {
+            let mut names = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let mut params = json!({
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    }
+                });
+                if let Some(cursor) = &cursor {
+                    params["cursor"] = json!(cursor);
+                }
+                let body =
+                    json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": params });
+                let page = post(http, url, token, &body)
+                    .header("mcp-protocol-version", "2026-07-28")
+                    .header("mcp-method", "tools/list")
+                    .send()
+                    .await
+                    .unwrap();
+                let page = message_of(page).await;
+                let tools = page["result"]["tools"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{page}"));
+                assert_eq!(tools.len(), 1, "{page}");
+                names.push(tools[0]["name"].as_str().unwrap().to_owned());
+                match page["result"]["nextCursor"].as_str() {
+                    Some(next) => cursor = Some(next.to_owned()),
+                    None => return names,
+                }
+            }
+        }
+    };
+    assert_eq!(
+        list_all("alice-token").await,
+        ["ask_first", "whoami", "write_note"]
+    );
+    assert_eq!(list_all("bob-token").await, ["ask_first", "whoami"]);
+    assert_eq!(list_all("carol-token").await, ["ask_first", "whoami"]);
     server.shutdown().await.unwrap();
 }
 
@@ -623,4 +678,42 @@ async fn in_process_the_identity_comes_from_the_context() {
         .context(scoped_only)
         .await;
     assert!(refused.error.unwrap().contains("anonymous"));
+}
+
+#[test]
+fn in_process_listings_leave_out_what_the_context_may_not_call() {
+    let tools = tools();
+    let names = |listed: Vec<std::sync::Arc<ToolDefinition>>| -> Vec<String> {
+        listed.into_iter().map(|d| d.name.clone()).collect()
+    };
+    let guest = ToolContext::new();
+    let writer =
+        ToolContext::new().with_identity(Identity::new("ann").with_scopes(["notes:write"]));
+    assert_eq!(
+        names(tools.list_tools_for_context(&guest)),
+        ["ask_first", "whoami"]
+    );
+    assert_eq!(
+        names(tools.list_tools_for_context(&writer)),
+        names(tools.list_tools())
+    );
+    assert!(!tools.offers("write_note", &guest));
+    assert!(tools.offers("write_note", &writer));
+    assert!(!tools.offers("no_such_tool", &writer));
+    for provider in [
+        aleph_tools::provider::Provider::Anthropic,
+        aleph_tools::provider::Provider::OpenAiChat,
+        aleph_tools::provider::Provider::Gemini,
+    ] {
+        let everything = tools.tools_for(provider);
+        // Nothing left out: the shared array itself.
+        assert!(std::sync::Arc::ptr_eq(
+            &everything,
+            &tools.tools_for_context(provider, &writer)
+        ));
+        let for_guest = tools.tools_for_context(provider, &guest).to_string();
+        assert!(everything.to_string().contains("write_note"));
+        assert!(!for_guest.contains("write_note"), "{for_guest}");
+        assert!(for_guest.contains("whoami"), "{for_guest}");
+    }
 }

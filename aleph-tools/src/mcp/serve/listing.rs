@@ -1,5 +1,6 @@
 //! `tools/list`: the answer built once per version of the tools and shared by every
-//! session, given out in pages in name order.
+//! session, less what middleware leaves out for the caller, given out in pages in name
+//! order.
 
 use std::sync::Arc;
 
@@ -7,6 +8,7 @@ use rmcp::ErrorData;
 use rmcp::model::{ListToolsResult, Tool};
 
 use super::Session;
+use crate::context::ToolContext;
 use crate::mcp::convert::{OutputShape, tool_to_mcp};
 use crate::sync::lock;
 
@@ -89,15 +91,25 @@ impl Session {
         lock(&self.served.listing).put(version, shape, Arc::clone(&tools));
         tools
     }
-    /// One page of the `tools/list` answer in `shape`: the first, or the one after `cursor`.
+    /// One page of the `tools/list` answer in `shape` for a caller with `context`: the
+    /// first, or the one after `cursor`.
     pub(super) fn tools_page(
         &self,
         cursor: Option<String>,
         shape: OutputShape,
+        context: &ToolContext,
     ) -> Result<ListToolsResult, ErrorData> {
         let version = self.served.tools.tools_version();
         let cached = lock(&self.served.listing).get(version, shape);
-        let tools = cached.unwrap_or_else(|| self.build_listing(version, shape));
+        let mut tools = cached.unwrap_or_else(|| self.build_listing(version, shape));
+        if let Some(hidden) = self.served.tools.hidden_from(context) {
+            // Middleware leaves some tools out for this caller: its own list, in the same order.
+            tools = tools
+                .iter()
+                .filter(|tool| !hidden.contains(&*tool.name))
+                .cloned()
+                .collect();
+        }
         let start = match cursor {
             None => 0,
             Some(cursor) => {

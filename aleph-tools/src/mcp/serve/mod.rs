@@ -246,9 +246,14 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let mut caller = ToolContext::new();
+        if let Some(identity) = identity_of(&context) {
+            caller = caller.with_shared_identity(identity);
+        }
         self.tools_page(
             request.and_then(|request| request.cursor),
             OutputShape::of(&context.meta),
+            &caller,
         )
     }
 

@@ -1,6 +1,6 @@
 //! MCP over HTTP behind bearer tokens: a request without a token is refused with `401` and
 //! a challenge that points to the protected-resource metadata document; tools see who is
-//! calling, and a token's scopes decide what it may call. A second server wraps the first,
+//! calling, and a token's scopes decide what it is listed and may call. A second server wraps the first,
 //! sending its token.
 //!
 //! Run with `cargo run -p guide-examples --bin mcp_auth`.
@@ -86,23 +86,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("the metadata document: {body}");
     assert!(body.contains("https://auth.example.com"));
 
-    // Another server wraps these tools, sending a token with every request.
-    for (token, expect) in [("ops-token", "ops deleted"), ("bot-token", "notes:delete")] {
+    // Another server wraps these tools, sending a token with every request. Each token is
+    // listed only what its scopes let it call.
+    for (token, listed) in [
+        (
+            "ops-token",
+            ["notes_delete_note", "notes_whoami"].as_slice(),
+        ),
+        ("bot-token", ["notes_whoami"].as_slice()),
+    ] {
         let host = AlephToolServer::new();
         let _remote = McpConnection::builder(McpEndpoint::url(http.url()).bearer_token(token))
             .prefix("notes")
             .connect(&host)
             .await?;
         let who = host.call("notes_whoami", serde_json::json!({})).await;
-        let deleted = host
-            .call("notes_delete_note", serde_json::json!({ "title": "draft" }))
-            .await;
         println!(
-            "as {token}: whoami -> {}; delete_note -> {}",
-            who.model_text(),
-            deleted.model_text()
+            "as {token}: listed {:?}; whoami -> {}",
+            host.tool_names(),
+            who.model_text()
         );
-        assert!(deleted.model_text().contains(expect));
+        assert_eq!(host.tool_names(), listed);
+        if host.contains("notes_delete_note") {
+            let deleted = host
+                .call("notes_delete_note", serde_json::json!({ "title": "draft" }))
+                .await;
+            println!("as {token}: delete_note -> {}", deleted.model_text());
+            assert!(deleted.model_text().contains("ops deleted"));
+        }
     }
     http.shutdown().await?;
     Ok(())
