@@ -33,7 +33,7 @@ use crate::tool::{BoxFuture, RunInline};
 /// A call the filter let through, to a tool of the table it borrows from.
 struct Admitted<'t> {
     entry: &'t Arc<Entry>,
-    repair: Option<RepairInfo>,
+    repair: Option<Box<RepairInfo>>,
     needs_confirmation: bool,
 }
 
@@ -94,7 +94,7 @@ impl AlephToolServer {
             ctx_ready: false,
             started,
             listeners: listeners.map(Arc::new),
-            repair: admitted.repair.map(Box::new),
+            repair: admitted.repair,
             needs_confirmation: admitted.needs_confirmation,
         };
         // Progress handlers hear the tool's log messages, which a tool that reads nothing
@@ -145,7 +145,7 @@ impl AlephToolServer {
                 Err(panicked) => Err(panicked),
             }
         };
-        let repair = admitted.repair.take().map(Box::new);
+        let repair = admitted.repair.take();
         Some(self.result_of(entry, started, outcome, repair))
     }
 
@@ -161,22 +161,19 @@ impl AlephToolServer {
     ) -> ToolResult {
         let clock = &self.shared.clock;
         let elapsed = clock.delta(started, clock.raw());
-        let mut result = match outcome {
+        let result = match outcome {
             Ok(output) => ToolResult::ok(output, elapsed),
             Err(err) => ToolResult::err(&err, elapsed),
         };
-        // Set only when there is something: the common call leaves the result as built.
-        if repair.is_some() {
-            result.repair = repair;
-        }
         let limit = entry
             .definition
             .output_limit
             .or(self.shared.settings.default_output_limit);
-        if let Some(limit) = limit {
-            result.limit_text(limit);
+        if repair.is_none() && limit.is_none() {
+            // The common call: the result as built, never borrowed on the way out.
+            return result;
         }
-        result
+        amended(result, repair, limit)
     }
 
     /// The checked path: caller, arguments (repaired, validated), middleware, hooks,
@@ -431,6 +428,20 @@ impl AlephToolServer {
     }
 }
 
+/// `result` with the name repair made, and its text within `limit`.
+#[inline(never)]
+fn amended(
+    mut result: ToolResult,
+    repair: Option<Box<RepairInfo>>,
+    limit: Option<usize>,
+) -> ToolResult {
+    result.repair = repair;
+    if let Some(limit) = limit {
+        result.limit_text(limit);
+    }
+    result
+}
+
 /// Runs the tool's future with a panic in it turned into the call's error.
 pub(super) async fn guarded(
     entry: &Entry,
@@ -458,6 +469,12 @@ fn check_caller(entry: &Entry, ctx: &ToolContext) -> Result<(), ToolError> {
 }
 
 /// Runs `f`, a piece of the tool's own code, with a panic in it turned into the call's error.
+#[expect(
+    clippy::inline_always,
+    reason = "left out of line, its result is copied back wider than it was written, which \
+              stalls the common call on store forwarding"
+)]
+#[inline(always)]
 pub(super) fn contain<R>(entry: &Entry, f: impl FnOnce() -> R) -> Result<R, ToolError> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panicked(entry, &*payload))
 }

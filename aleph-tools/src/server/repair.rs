@@ -15,14 +15,29 @@ use crate::error::ToolError;
 use crate::result::{RepairInfo, RepairStep};
 
 /// Finds the tool `name` refers to among the tools `visible` lets through.
+///
+/// The exact name is looked up here, in the caller; the repairs are a call of their own, so
+/// that the common call does not pass their large result through memory.
+#[inline]
 pub(super) fn resolve<'t>(
     table: &'t Table,
     name: &str,
     visible: impl Fn(&str) -> bool,
-) -> Result<(&'t Arc<Entry>, Option<RepairInfo>), ToolError> {
-    if let Some(entry) = table.get(name) {
-        return Ok((entry, None));
+) -> Result<(&'t Arc<Entry>, Option<Box<RepairInfo>>), ToolError> {
+    match table.get(name) {
+        Some(entry) => Ok((entry, None)),
+        None => repair(table, name, visible),
     }
+}
+
+/// Finds the tool a name that is not served exactly refers to.
+#[cold]
+#[inline(never)]
+fn repair<'t>(
+    table: &'t Table,
+    name: &str,
+    visible: impl Fn(&str) -> bool,
+) -> Result<(&'t Arc<Entry>, Option<Box<RepairInfo>>), ToolError> {
     let lower = name.to_lowercase();
     if let Some(entry) = only_match(table, &visible, |served| served.to_lowercase() == lower) {
         return Ok(repaired(name, entry, RepairStep::CaseInsensitive));
@@ -66,11 +81,11 @@ fn repaired<'t>(
     name: &str,
     entry: &'t Arc<Entry>,
     step: RepairStep,
-) -> (&'t Arc<Entry>, Option<RepairInfo>) {
+) -> (&'t Arc<Entry>, Option<Box<RepairInfo>>) {
     let repair = RepairInfo {
         original_name: name.to_owned(),
         repaired_name: entry.name.to_string(),
         step,
     };
-    (entry, Some(repair))
+    (entry, Some(Box::new(repair)))
 }
