@@ -65,24 +65,14 @@ impl AlephToolServer {
     /// When no layer leaves a tool out for this caller it is the shared array
     /// `tools_for` keeps; otherwise it is built for this call.
     pub fn tools_for_context(&self, provider: Provider, context: &ToolContext) -> Arc<Value> {
-        if self.shared.settings.middleware.is_empty() {
+        if self.hidden_from(context).is_none() {
             return self.tools_for(provider);
         }
-        let tools = self.list_tools();
-        let offered: Vec<Arc<ToolDefinition>> = tools
-            .iter()
-            .filter(|definition| self.layers_offer(definition, context))
-            .cloned()
-            .collect();
-        if offered.len() == tools.len() {
-            return self.tools_for(provider);
-        }
-        Arc::new(self.build_tools_for(provider, &offered))
+        Arc::new(self.build_tools_for(provider, &self.list_tools_for_context(context)))
     }
 
     /// The names of the tools the filter offers that a layer leaves out for a caller with
     /// `context`; `None` when it is none of them (always, for a server without middleware).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn hidden_from(&self, context: &ToolContext) -> Option<HashSet<String>> {
         if self.shared.settings.middleware.is_empty() {
             return None;
