@@ -57,5 +57,6 @@ mod progress;
 mod providers;
 mod repair;
 mod schemas;
+mod security;
 mod state;
 mod validation;

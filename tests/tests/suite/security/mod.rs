@@ -1,0 +1,9 @@
+//! The security suite: every promise the threat model makes (`book/src/threat-model.md`),
+//! tried as an attacker would, through the public API, the built command and real processes.
+//! Run it alone with `cargo test -p aleph-tools-tests --all-features --test suite security::`.
+
+mod files;
+mod hosts;
+mod mcp_transport;
+mod outside_parties;
+mod plugin_links;
