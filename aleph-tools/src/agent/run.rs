@@ -9,7 +9,7 @@ use super::turn::{ModelTurn, Usage};
 use futures_util::future::{Either, select};
 
 use crate::context::ToolContext;
-use crate::provider::{Provider, ProviderCall};
+use crate::provider::{Provider, ProviderCall, RoundLimits};
 use crate::result::ToolResult;
 use crate::server::AlephToolServer;
 
@@ -165,6 +165,7 @@ pub enum AgentError {
 #[must_use = "an agent does nothing until `run` is awaited"]
 pub struct Agent {
     max_rounds: usize,
+    limits: RoundLimits,
     on_event: Option<EventHandler>,
     context: Option<ToolContext>,
 }
@@ -179,16 +180,19 @@ impl fmt::Debug for Agent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Agent")
             .field("max_rounds", &self.max_rounds)
+            .field("max_calls_per_round", &self.limits.per_round)
+            .field("max_concurrent_calls", &self.limits.concurrent)
             .finish_non_exhaustive()
     }
 }
 
 impl Agent {
-    /// A loop of at most 16 rounds, reporting to nobody, calling tools with the server's
-    /// defaults.
+    /// A loop of at most 16 rounds, running at most 32 of a turn's tool calls, 8 at once,
+    /// reporting to nobody, calling tools with the server's defaults.
     pub fn new() -> Self {
         Self {
             max_rounds: DEFAULT_MAX_ROUNDS,
+            limits: RoundLimits::default(),
             on_event: None,
             context: None,
         }
@@ -198,6 +202,21 @@ impl Agent {
     /// [`AgentError::MaxRounds`].
     pub fn max_rounds(mut self, rounds: usize) -> Self {
         self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// The most tool calls of one model turn that run (32 unless set). A model that asks for
+    /// more in one turn gets the rest answered with an error saying the limit, so it can make
+    /// them in its next turn; nothing past the limit runs.
+    pub fn max_calls_per_round(mut self, calls: usize) -> Self {
+        self.limits.per_round = calls.max(1);
+        self
+    }
+
+    /// The most tool calls that run at the same time (8 unless set); a turn's other calls
+    /// wait for one of them to finish.
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.limits.concurrent = calls.max(1);
         self
     }
 
@@ -284,7 +303,12 @@ impl Agent {
             }
             tool_calls += turn.tool_calls.len();
             let answered = server
-                .answer_calls(provider, turn.tool_calls, self.context.as_ref())
+                .answer_calls(
+                    provider,
+                    turn.tool_calls,
+                    self.context.as_ref(),
+                    self.limits,
+                )
                 .await;
             for (call, result) in answered.calls.iter().zip(&answered.results) {
                 emit(&AgentEvent::ToolFinished {

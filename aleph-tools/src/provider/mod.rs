@@ -51,6 +51,7 @@ mod tools;
 pub(crate) use self::calls::arguments_text;
 pub(crate) use self::calls::parse_arguments_text;
 pub use self::calls::{BadArguments, ProviderCall, ProviderError};
+pub(crate) use self::round::RoundLimits;
 pub use self::round::ToolRound;
 pub use self::size::{SizeReport, estimate_tokens};
 pub use self::tools::ToolListError;

@@ -25,3 +25,22 @@ impl ToolRound {
         self.calls.is_empty()
     }
 }
+
+/// How many of one model turn's tool calls run, and how many at once: a model can ask for
+/// any number of calls in one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RoundLimits {
+    /// The most calls of one turn that run; the rest are answered with an error.
+    pub(crate) per_round: usize,
+    /// The most calls that run at the same time.
+    pub(crate) concurrent: usize,
+}
+
+impl Default for RoundLimits {
+    fn default() -> Self {
+        Self {
+            per_round: 32,
+            concurrent: 8,
+        }
+    }
+}

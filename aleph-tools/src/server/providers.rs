@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::join_all;
+use futures_util::stream::{self, StreamExt as _};
 use serde_json::Value;
 
 use super::table::Entry;
@@ -15,7 +15,8 @@ use super::{AlephToolServer, CallArgs};
 use crate::context::ToolContext;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
 use crate::provider::{
-    Provider, ProviderCall, ProviderError, SizeReport, ToolListError, ToolRound, output_is_wrapped,
+    Provider, ProviderCall, ProviderError, RoundLimits, SizeReport, ToolListError, ToolRound,
+    output_is_wrapped,
 };
 use crate::result::ToolResult;
 use crate::sync::lock;
@@ -189,7 +190,9 @@ impl AlephToolServer {
     }
 
     /// Runs every tool call in a provider's response through the server, concurrently,
-    /// and builds the messages that answer them, in call order.
+    /// and builds the messages that answer them, in call order. At most 32 calls of one
+    /// response run, 8 at once; each call past the 32nd is answered with an error saying the
+    /// limit ([`Agent`](crate::agent::Agent) sets both).
     ///
     /// Each call goes the whole way a [`call`](Self::call) goes: name repair, filter,
     /// validation (and argument repair if on), confirmation, middleware, time limits. A
@@ -205,22 +208,38 @@ impl AlephToolServer {
         response: &Value,
     ) -> Result<ToolRound, ProviderError> {
         let calls = provider.parse_calls(response)?;
-        Ok(self.answer_calls(provider, calls, None).await)
+        Ok(self
+            .answer_calls(provider, calls, None, RoundLimits::default())
+            .await)
     }
 
-    /// Runs `calls` concurrently, each with its own copy of `ctx` (or the server's
-    /// defaults), and builds the messages that answer them.
+    /// Runs `calls`, at most `limits.concurrent` at once, each with its own copy of `ctx` (or
+    /// the server's defaults), and builds the messages that answer them. Calls past
+    /// `limits.per_round` do not run: each is answered with an error saying the limit.
     pub(crate) async fn answer_calls(
         &self,
         provider: Provider,
         calls: Vec<ProviderCall>,
         ctx: Option<&ToolContext>,
+        limits: RoundLimits,
     ) -> ToolRound {
-        let (results, tools): (Vec<ToolResult>, Vec<Option<String>>) =
-            join_all(calls.iter().map(|call| self.run_one(call, ctx.cloned())))
-                .await
-                .into_iter()
-                .unzip();
+        let total = calls.len();
+        let running = calls.len().min(limits.per_round);
+        let mut answered: Vec<(ToolResult, Option<String>)> = stream::iter(&calls[..running])
+            .map(|call| self.run_one(call, ctx.cloned()))
+            .buffered(limits.concurrent)
+            .collect()
+            .await;
+        answered.extend(calls[running..].iter().map(|call| {
+            let error = ToolError::execution(format_args!(
+                "`{name}` was not run: the turn made {total} tool calls and at most {max} run in \
+                 one turn; make the calls still needed in the next turn",
+                name = call.name,
+                max = limits.per_round,
+            ));
+            (ToolResult::err(&error, Duration::ZERO), None)
+        }));
+        let (results, tools): (Vec<ToolResult>, Vec<Option<String>>) = answered.into_iter().unzip();
         let messages = if provider == Provider::Mcp {
             // MCP's structured content follows the tool's output schema, so it needs the
             // tool that ran (after name repair), not the name as called.
