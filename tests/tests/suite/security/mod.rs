@@ -5,5 +5,6 @@
 mod files;
 mod hosts;
 mod mcp_transport;
+mod model_calls;
 mod outside_parties;
 mod plugin_links;
