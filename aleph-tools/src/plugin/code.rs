@@ -91,6 +91,22 @@ impl Code {
 
     /// Runs `handler` with `input`, within the runtime's time limit, and reads its JSON
     /// answer. The error is a sentence saying what went wrong.
+    pub(super) async fn invoke(
+        &self,
+        handler: &str,
+        purpose: Purpose<'_>,
+        input: &Value,
+    ) -> Result<Value, String> {
+        self.invoke_handler(handler, purpose, input)
+            .await
+            .map_err(|failure| match failure {
+                Failure::Raised(message) | Failure::Broke(message) => message,
+            })
+    }
+
+    /// As [`invoke`](Self::invoke), telling an error the handler raised itself (a thrown
+    /// error, an error returned by a WebAssembly export) from a call that broke (a crash, a
+    /// timeout, an answer that is not JSON).
     #[cfg_attr(
         not(any(feature = "wasm", feature = "node")),
         allow(clippy::unused_async, reason = "no runtime without features")
@@ -102,21 +118,25 @@ impl Code {
             reason = "only a Node.js plugin is told what a handler runs for"
         )
     )]
-    pub(super) async fn invoke(
+    pub(super) async fn invoke_handler(
         &self,
         handler: &str,
         purpose: Purpose<'_>,
         input: &Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, Failure> {
         match *self {
             #[cfg(feature = "wasm")]
             Self::Wasm(ref code) => {
-                let bytes = serde_json::to_vec(input).map_err(|e| e.to_string())?;
+                let bytes = serde_json::to_vec(input).map_err(|e| Failure::Broke(e.to_string()))?;
                 let output = code
                     .call(handler, bytes, &crate::CancellationToken::new())
                     .await
-                    .map_err(|e| e.to_string())?;
-                super::tool::parse_output(code.id(), &output).map_err(|e| e.to_string())
+                    .map_err(|error| match error {
+                        super::wasm::WasmCallError::Plugin(message) => Failure::Raised(message),
+                        other => Failure::Broke(other.to_string()),
+                    })?;
+                super::tool::parse_output(code.id(), &output)
+                    .map_err(|e| Failure::Broke(e.to_string()))
             }
             #[cfg(feature = "node")]
             Self::Node(ref code) => match purpose {
@@ -126,7 +146,20 @@ impl Code {
                 #[cfg(feature = "routes")]
                 Purpose::Route => code.run_route(handler, input).await,
             }
-            .map_err(|e| e.to_string()),
+            .map_err(|error| match error {
+                super::node::NodeCallError::Handler(message) => Failure::Raised(message),
+                other => Failure::Broke(other.to_string()),
+            }),
         }
     }
+}
+
+/// Why a handler gave no answer.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// The handler raised the error itself (a JavaScript `throw`, an error a WebAssembly
+    /// export returned): its message.
+    Raised(String),
+    /// The call broke: the plugin crashed, timed out, or answered outside the protocol.
+    Broke(String),
 }

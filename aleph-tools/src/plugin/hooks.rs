@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::code::{Code, Purpose};
+use super::code::{Code, Failure, Purpose};
 use super::error::PluginError;
 use super::manifest::{HookEvent, HookKind, LoadedManifest};
 use super::messages::MessageHook;
@@ -153,20 +153,45 @@ fn after(event: HookEvent, call: &ObservedCall) -> Value {
     })
 }
 
+/// An interceptor of calls about to run. Its handler answers in one of these ways:
+///
+/// - nothing (`null`): the call runs as it is;
+/// - the context it was given, changed or not: the call runs with the context's
+///   `arguments`;
+/// - `{"arguments": {…}}`: the call runs with these arguments;
+/// - `{"block": "why"}`, or an error it raises (a JavaScript `throw`): the call is refused
+///   with that reason.
+///
+/// A handler that breaks (a crash, a timeout, an answer of another shape) refuses the call
+/// too: an interceptor is a guard, and a guard that fails keeps the door shut.
 struct Intercept(Arc<Target>);
+
+/// The keys of the context an interceptor is given, by which a returned context is known.
+const CONTEXT_KEYS: [&str; 4] = ["event", "tool", "call_id", "caller"];
 
 impl Interceptor for Intercept {
     async fn intercept(&self, mut call: ToolCall) -> Result<ToolCall, ToolError> {
         let target = &self.0;
-        let answer = target.run(&before(&call)).await.map_err(|error| {
-            ToolError::Execution(format!(
-                "{} failed, so the call was not run: {error}",
-                target.describe()
-            ))
-        })?;
+        let event = name(&target.event);
+        let answer = match target
+            .code
+            .invoke_handler(&target.handler, Purpose::Hook(&event), &before(&call))
+            .await
+        {
+            Ok(answer) => answer,
+            Err(Failure::Raised(reason)) => return Err(blocked(&call, target, &reason)),
+            Err(Failure::Broke(error)) => {
+                return Err(ToolError::Execution(format!(
+                    "{} failed, so the call was not run: {error}",
+                    target.describe()
+                )));
+            }
+        };
         let bad = |what: &str| {
             ToolError::Execution(format!(
-                "{} answered {what}; an interceptor answers `null`, `{{\"arguments\": {{…}}}}` or `{{\"block\": \"why\"}}`",
+                "{} answered {what}; an interceptor answers nothing (`null`), the context it was \
+                 given (changed or not), `{{\"arguments\": {{…}}}}` or `{{\"block\": \"why\"}}`, \
+                 or throws to block the call",
                 target.describe()
             ))
         };
@@ -175,17 +200,25 @@ impl Interceptor for Intercept {
             Value::Object(answer) => answer,
             other => return Err(bad(&format!("`{other}`"))),
         };
-        if let Some(key) = answer.keys().find(|k| *k != "arguments" && *k != "block") {
+        let is_context = CONTEXT_KEYS.iter().any(|key| answer.contains_key(*key));
+        if is_context {
+            if let Some(tool) = answer.get("tool")
+                && tool.as_str() != Some(call.name())
+            {
+                return Err(bad(&format!(
+                    "a context for the tool {tool} (an interceptor cannot change which tool runs; \
+                     the call is to `{}`)",
+                    call.name()
+                )));
+            }
+        } else if let Some(key) = answer.keys().find(|k| *k != "arguments" && *k != "block") {
             return Err(bad(&format!("an object with `{key}`")));
         }
-        if let Some(reason) = answer.get("block") {
+        if let Some(reason) = answer.get("block").filter(|reason| !reason.is_null()) {
             let reason = reason
                 .as_str()
                 .map_or_else(|| reason.to_string(), str::to_owned);
-            return Err(ToolError::permission_denied(
-                call.name(),
-                format!("plugin `{}` blocked it: {reason}", target.plugin),
-            ));
+            return Err(blocked(&call, target, &reason));
         }
         match answer.get("arguments") {
             Some(Value::Object(arguments)) => {
@@ -198,6 +231,14 @@ impl Interceptor for Intercept {
             None => Ok(call),
         }
     }
+}
+
+/// The refusal of a call an interceptor blocked, with its reason.
+fn blocked(call: &ToolCall, target: &Target, reason: &str) -> ToolError {
+    ToolError::permission_denied(
+        call.name(),
+        format!("plugin `{}` blocked it: {reason}", target.plugin),
+    )
 }
 
 /// An observer of calls about to run: told on its own task, changes nothing.

@@ -75,6 +75,52 @@ export type Handler<Args = any, Result = unknown> = (
   context: CallContext,
 ) => Result | Promise<Result>;
 
+/**
+ * What a hook handler is given about a tool call. `after_tool_call` and `on_error` hooks also
+ * get the outcome.
+ */
+export interface HookContext {
+  /** `before_tool_call`, `after_tool_call` or `on_error`. */
+  readonly event: string;
+  /** The tool called. */
+  readonly tool: string;
+  /** The host's id of the call. */
+  readonly call_id: number;
+  /** Who calls: `human`, `code_execution`, … */
+  readonly caller: string;
+  /** The call's arguments; an interceptor may change them and return the context. */
+  arguments: Record<string, unknown>;
+  /** Whether the call succeeded (after the call). */
+  readonly success?: boolean;
+  /** The tool's output, or `null` (after the call). */
+  readonly result?: unknown;
+  /** The error's message, or `null` (after the call). */
+  readonly error?: string | null;
+  /** How long the call took (after the call). */
+  readonly duration_ms?: number;
+}
+
+/**
+ * What a `before_tool_call` interceptor answers: nothing to let the call run as it is; the
+ * context it was given, changed or not, to run it with the context's `arguments`;
+ * `{ arguments }` to run it with these; `{ block }` to refuse it with that reason. Throwing
+ * refuses it too, with the thrown error's message.
+ */
+export type InterceptorAnswer =
+  | HookContext
+  | { arguments: Record<string, unknown> }
+  | { block: string }
+  | null
+  | undefined
+  | void;
+
+/**
+ * A hook: an interceptor, resolver or observer of tool calls, by the manifest's `kind`. An
+ * interceptor answers an {@link InterceptorAnswer}; a resolver `null` or the call's output;
+ * an observer's answer is ignored.
+ */
+export type HookHandler = Handler<HookContext, unknown>;
+
 /** A tool with an input schema, for a manifest that gives none. */
 export interface ToolSpec<Args = any, Result = unknown> {
   /** JSON Schema of the arguments: an object schema. */
@@ -169,7 +215,7 @@ export interface ServerOptions {
   /** Direct commands, keyed by the manifest's `handler` or the command's name. */
   commands?: Record<string, Handler>;
   /** Hooks, keyed by the manifest's `handler`. */
-  hooks?: Record<string, Handler>;
+  hooks?: Record<string, HookHandler>;
   /** Background services, keyed by the service's name. */
   services?: Record<string, Service>;
   /** HTTP route handlers, keyed by the manifest's `handler` for the route. */

@@ -288,19 +288,83 @@ async fn a_failing_or_wrong_interceptor_refuses_only_its_call_and_bad_combinatio
     );
     assert!(server.definition("echo_args").is_some());
 
+    // A thrown error blocks the call with its message.
     let thrown = server.call("echo_args", json!({ "mode": "throw" })).await;
     let message = thrown.error.unwrap();
+    assert!(
+        message.contains("plugin `flaky` blocked it: the policy service is down"),
+        "{message}"
+    );
+    assert_eq!(thrown.error_kind, Some(ToolErrorKind::PermissionDenied));
+    let odd = server.call("echo_args", json!({ "mode": "odd" })).await;
+    assert!(odd.error.unwrap().contains("an object with `allow`"));
+    // One that breaks refuses the call too, saying it failed.
+    let hung = server.call("echo_args", json!({ "mode": "hang" })).await;
+    let message = hung.error.unwrap();
     assert!(
         message.contains("the `check` hook of plugin `flaky` failed, so the call was not run"),
         "{message}"
     );
-    assert!(message.contains("the policy service is down"), "{message}");
-    let odd = server.call("echo_args", json!({ "mode": "odd" })).await;
-    assert!(odd.error.unwrap().contains("an object with `allow`"));
-    let hung = server.call("echo_args", json!({ "mode": "hang" })).await;
-    assert!(hung.error.unwrap().contains("within 300ms"));
+    assert!(message.contains("within 300ms"), "{message}");
     let fine = server.call("echo_args", json!({ "mode": "fine" })).await;
     assert_eq!(fine.output, json!({ "mode": "fine" }));
+}
+
+/// The interceptor of the source documents, as they write it: it changes the context it is
+/// given and returns it, and throws to block.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interceptor_returns_its_context_changed_or_throws_to_block() {
+    let root = tempfile::tempdir().unwrap();
+    node_plugin(
+        root.path(),
+        "stamp",
+        "[plugin]\nid = \"stamp\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n\n[[hooks]]\nevent = \"before_tool_call\"\nkind = \"interceptor\"\nhandler = \"onBeforeTool\"\n",
+        r#"require("@aleph/plugin-sdk").createServer({ name: "stamp", hooks: {
+             onBeforeTool: async (context) => {
+               if (context.tool === "dangerous_delete") {
+                 throw new Error("Tool blocked by security policy");
+               }
+               if (context.arguments.keep) return context;
+               if (context.arguments.other) return { ...context, tool: "dangerous_delete" };
+               if (context.arguments.quiet) return undefined;
+               context.arguments.timestamp = 1700000000;
+               return context;
+             },
+           } }).start();"#,
+    );
+    let server = server();
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
+    assert_eq!(manager.load_all().loaded, ["stamp"]);
+
+    let stamped = server.call("echo_args", json!({ "x": 1 })).await;
+    assert_eq!(
+        stamped.output,
+        json!({ "x": 1, "timestamp": 1_700_000_000 })
+    );
+    let kept = server.call("echo_args", json!({ "keep": true })).await;
+    assert_eq!(kept.output, json!({ "keep": true }));
+    let quiet = server.call("echo_args", json!({ "quiet": true })).await;
+    assert_eq!(quiet.output, json!({ "quiet": true }));
+
+    let blocked = server.call("dangerous_delete", json!({})).await;
+    assert_eq!(blocked.error_kind, Some(ToolErrorKind::PermissionDenied));
+    assert!(
+        blocked
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("plugin `stamp` blocked it: Tool blocked by security policy"),
+        "{:?}",
+        blocked.error
+    );
+
+    // A context for another tool is refused: an interceptor does not choose the tool.
+    let swapped = server.call("echo_args", json!({ "other": true })).await;
+    let message = swapped.error.unwrap();
+    assert!(
+        message.contains("cannot change which tool runs"),
+        "{message}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
