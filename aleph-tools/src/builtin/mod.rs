@@ -40,7 +40,7 @@ pub use fetch::WebFetch;
 pub use files::FileOps;
 pub use meta::MetaTools;
 pub use search::{SearchBackend, SearchHit, SearchQuery, SearxNg};
-pub use skills::{Skill, SkillArgument, SkillError, Skills};
+pub use skills::{Skill, SkillArgument, SkillError, SkillScan, Skills};
 
 use crate::server::ToolServerBuilder;
 

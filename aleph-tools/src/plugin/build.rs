@@ -105,9 +105,7 @@ fn plugin_tools<'a>(
         }
         let mut description = section.description.clone();
         if let Some(file) = &section.instruction_file {
-            let path = loaded.resolve(file);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| fail(format!("cannot read `{}`: {e}", path.display())))?;
+            let text = loaded.read_text(file).map_err(fail)?;
             description.push_str("\n\n");
             description.push_str(text.trim());
         }

@@ -1,18 +1,14 @@
 //! Installing a plugin from a directory or an archive into the first search path, and
 //! uninstalling one.
 
-use std::fs::File;
-use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::archive::{MAX_UNPACKED, clamped_mode, set_mode, unpack_tar, unpack_zip};
 use super::error::PluginError;
 use super::manager::{PluginInfo, PluginManager, has_manifest};
 use super::manifest::PluginManifest;
-
-/// The most an archive may unpack to. A plugin is code and a few assets; a larger archive
-/// is refused before it fills the disk.
-const MAX_UNPACKED: u64 = 1 << 30;
+use super::tree::{MAX_DEPTH, MAX_ENTRIES};
 
 impl PluginManager {
     /// Installs the plugin at `source` (a plugin directory, or a `.tar.gz`, `.tgz` or `.zip`
@@ -23,11 +19,19 @@ impl PluginManager {
     /// permission policy allows it; a plugin that then fails to load is removed again, so an
     /// install either serves the plugin or leaves no trace.
     ///
+    /// An archive is judged whole before anything is written: an entry with an absolute
+    /// name or `..`, a link or hard link that leads out of the plugin, a device file or named
+    /// pipe, more than 50,000 entries or more than 1 GiB unpacked refuses the install,
+    /// naming the entry or the limit. Files get mode `0644`, or `0755` when marked
+    /// executable: no set-id bits, nothing writable by others. Whatever the source, the
+    /// unpacked plugin holds no link that leads out of its directory.
+    ///
     /// # Errors
     ///
-    /// [`PluginError::Install`] when the source cannot be read or unpacked, holds no plugin,
-    /// or its id is installed already; [`PluginError::Manifest`] or [`PluginError::Policy`]
-    /// for a plugin that may not load; the load error of one that cannot.
+    /// [`PluginError::Install`] when the source cannot be read or unpacked, is refused as
+    /// above, holds no plugin, or its id is installed already; [`PluginError::Manifest`] or
+    /// [`PluginError::Policy`] for a plugin that may not load; the load error of one that
+    /// cannot.
     pub fn install(&self, source: &Path) -> Result<PluginInfo, PluginError> {
         let fail = |message: String| PluginError::Install {
             path: source.to_path_buf(),
@@ -49,6 +53,8 @@ impl PluginManager {
         })?;
         unpack(source, &staging.0).map_err(fail)?;
         let found = plugin_root(&staging.0).map_err(fail)?;
+        // Links are judged where they lead once unpacked, before the manifest is read.
+        super::tree::check(&found).map_err(|problem| fail(problem.to_string()))?;
         // A broken manifest is reported where it is in the source, not in the staging area.
         let loaded = PluginManifest::read_dir(&found).map_err(|mut error| {
             if let Ok(inner) = error.file.strip_prefix(&staging.0) {
@@ -167,87 +173,92 @@ impl Drop for Staging {
 fn unpack(source: &Path, into: &Path) -> Result<(), String> {
     let meta = std::fs::metadata(source).map_err(|e| format!("cannot read it: {e}"))?;
     if meta.is_dir() {
-        return copy_tree(source, into).map_err(|e| format!("cannot copy it: {e}"));
+        return Copy::default().tree(source, into, 0);
     }
     let name = source
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    let file = File::open(source).map_err(|e| format!("cannot open it: {e}"))?;
     if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
-        unpack_tar(BufReader::new(file), into)
+        unpack_tar(source, into)
     } else if name.ends_with(".zip") {
-        unpack_zip(file, into)
+        unpack_zip(source, into)
     } else {
         Err("it is neither a directory nor a `.tar.gz`, `.tgz` or `.zip` archive".into())
     }
 }
 
-fn unpack_tar(file: impl Read, into: &Path) -> Result<(), String> {
-    let broken = |e: std::io::Error| format!("it is not a readable .tar.gz archive: {e}");
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    archive.set_preserve_permissions(false);
-    let mut total = 0u64;
-    for entry in archive.entries().map_err(broken)? {
-        let mut entry = entry.map_err(broken)?;
-        total = total.saturating_add(entry.header().size().map_err(broken)?);
-        if total > MAX_UNPACKED {
-            return Err(too_large());
-        }
-        // `unpack_in` refuses entries that would land outside `into`.
-        let inside = entry.unpack_in(into).map_err(broken)?;
-        if !inside {
-            let path = entry.path().map(|p| p.display().to_string());
+/// Copies a directory tree within the limits an archive has: links copied as links (judged
+/// once copied, with the rest of the plugin), files with clamped modes, anything else
+/// (a named pipe, a socket, a device) refused.
+#[derive(Default)]
+struct Copy {
+    entries: usize,
+    bytes: u64,
+}
+
+impl Copy {
+    fn tree(&mut self, from: &Path, to: &Path, depth: usize) -> Result<(), String> {
+        let failed =
+            |path: &Path, e: std::io::Error| format!("cannot copy `{}`: {e}", path.display());
+        if depth > MAX_DEPTH {
             return Err(format!(
-                "its entry `{}` would land outside the plugin's directory",
-                path.unwrap_or_default()
+                "`{}` nests more than {MAX_DEPTH} directories deep, deeper than a plugin may",
+                from.display()
             ));
         }
-    }
-    Ok(())
-}
-
-fn unpack_zip(file: File, into: &Path) -> Result<(), String> {
-    let broken = |e: zip::result::ZipError| format!("it is not a readable .zip archive: {e}");
-    let mut archive = zip::ZipArchive::new(BufReader::new(file)).map_err(broken)?;
-    let mut total = 0u64;
-    for i in 0..archive.len() {
-        total = total.saturating_add(archive.by_index_raw(i).map_err(broken)?.size());
-    }
-    if total > MAX_UNPACKED {
-        return Err(too_large());
-    }
-    // `extract` refuses names and links that lead outside `into`.
-    archive.extract(into).map_err(broken)
-}
-
-fn too_large() -> String {
-    format!(
-        "it unpacks to more than {} MB, more than a plugin may be",
-        MAX_UNPACKED >> 20
-    )
-}
-
-/// Copies the directory tree `from` into `to`; symbolic links are copied as links.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            std::fs::create_dir(&target)?;
-            copy_tree(&entry.path(), &target)?;
-        } else if kind.is_symlink() {
-            let link = std::fs::read_link(entry.path())?;
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(link, &target)?;
-            #[cfg(not(unix))]
-            let _ = link;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
+        for entry in std::fs::read_dir(from).map_err(|e| failed(from, e))? {
+            let entry = entry.map_err(|e| failed(from, e))?;
+            let path = entry.path();
+            self.entries += 1;
+            if self.entries > MAX_ENTRIES {
+                return Err(format!(
+                    "it holds more than {MAX_ENTRIES} files, directories and links, more than a plugin may"
+                ));
+            }
+            let target = to.join(entry.file_name());
+            // The entry's own type: a link is not followed.
+            let kind = entry.file_type().map_err(|e| failed(&path, e))?;
+            if kind.is_dir() {
+                std::fs::create_dir(&target).map_err(|e| failed(&path, e))?;
+                self.tree(&path, &target, depth + 1)?;
+            } else if kind.is_symlink() {
+                let link = std::fs::read_link(&path).map_err(|e| failed(&path, e))?;
+                #[cfg(unix)]
+                std::os::unix::fs::symlink(link, &target).map_err(|e| failed(&path, e))?;
+                #[cfg(not(unix))]
+                let _ = link;
+            } else if kind.is_file() {
+                let meta = entry.metadata().map_err(|e| failed(&path, e))?;
+                self.bytes = self.bytes.saturating_add(meta.len());
+                if self.bytes > MAX_UNPACKED {
+                    return Err(format!(
+                        "it holds more than {} MB, more than a plugin may be",
+                        MAX_UNPACKED >> 20
+                    ));
+                }
+                std::fs::copy(&path, &target).map_err(|e| failed(&path, e))?;
+                set_mode(&target, clamped_mode(mode_of(&meta))).map_err(|e| failed(&path, e))?;
+            } else {
+                return Err(format!(
+                    "`{}` is not a file, directory or link (a named pipe, socket or device); a plugin cannot hold it",
+                    path.display()
+                ));
+            }
         }
+        Ok(())
     }
-    Ok(())
+}
+
+#[cfg(unix)]
+fn mode_of(meta: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode()
+}
+
+#[cfg(not(unix))]
+fn mode_of(_: &std::fs::Metadata) -> u32 {
+    0o644
 }
 
 /// The plugin's directory among what was unpacked into `staging`: `staging` itself, or its

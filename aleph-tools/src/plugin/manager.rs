@@ -12,12 +12,13 @@ use serde_json::Value;
 use super::code::{Code, Purpose};
 use super::config::PluginsConfig;
 use super::error::PluginError;
-use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest};
+use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest, read_small};
 use super::messages::MessageHook;
 #[cfg(feature = "node")]
 use super::node::NodejsRuntime;
 use super::prompts::{PluginPrompt, read_prompt};
 use super::services::Services;
+use super::tree::TreeError;
 #[cfg(feature = "wasm")]
 use super::wasm::WasmRuntime;
 use crate::middleware::{Hook, HookId};
@@ -229,17 +230,36 @@ impl PluginManager {
     /// Loads the plugin in `dir`, or reloads it when it is loaded already. Its tools are
     /// served once this returns.
     ///
+    /// First the directory's tree is walked, without following links: a plugin holding a
+    /// symbolic link that leads out of its directory (or a device file, or more than 50,000
+    /// entries or 64 levels) is refused, with the link and where it leads, because its
+    /// sandbox allows paths as written and the system follows the link. Links that stay
+    /// inside are fine.
+    ///
     /// # Errors
     ///
     /// [`PluginError`] saying what to fix. The failure is also kept as the plugin's status;
-    /// when a previous version was serving, it keeps serving.
+    /// when a previous version was serving, it keeps serving, unless the failure is such a
+    /// link, which stops it.
     pub fn load(&self, dir: &Path) -> Result<PluginInfo, PluginError> {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        // Walked before the lock, so a large tree holds up no other plugin.
+        let tree = super::tree::check(&dir);
         let mut slots = self.slots();
-        let manifest = PluginManifest::read_dir(&dir).map(Arc::new);
+        let escaped = matches!(tree, Err(TreeError::Escape { .. } | TreeError::Device(_)));
+        let manifest = match tree {
+            Ok(()) => PluginManifest::read_dir(&dir)
+                .map(Arc::new)
+                .map_err(PluginError::from),
+            Err(problem) => Err(PluginError::Load {
+                plugin: slots
+                    .get(&dir)
+                    .map_or_else(|| dir_name(&dir), |slot| slot.id.clone()),
+                message: problem.to_string(),
+            }),
+        };
         let read_id = manifest.as_ref().ok().map(|m| m.manifest.plugin.id.clone());
         let result = manifest
-            .map_err(PluginError::from)
             .and_then(|manifest| self.inner.prepare(manifest, &dir, &slots))
             .and_then(|prepared| {
                 let old = slots.get(&dir).and_then(|slot| slot.serving.as_ref());
@@ -266,6 +286,12 @@ impl PluginManager {
                     && !matches!(error, PluginError::DuplicateId { .. })
                 {
                     slot.id = id;
+                }
+                // The running version works in the same directory: it would reach what the
+                // link reaches, so it stops too.
+                if escaped && let Some(serving) = slot.serving.take() {
+                    self.inner.withdraw(&serving);
+                    tracing::warn!(plugin = %slot.id, "plugin stopped: its directory holds a link that leads out of it");
                 }
                 let message = match &slot.serving {
                     Some(serving) => format!(
@@ -838,7 +864,7 @@ pub(super) fn has_manifest(dir: &Path) -> bool {
     MANIFEST_FILES.iter().any(|name| {
         let file = dir.join(name);
         if *name == "package.json" {
-            std::fs::read_to_string(file).is_ok_and(|text| text.contains("\"alephPlugin\""))
+            read_small(&file).is_ok_and(|text| text.is_some_and(|t| t.contains("\"alephPlugin\"")))
         } else {
             file.is_file()
         }

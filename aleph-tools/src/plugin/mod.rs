@@ -17,6 +17,7 @@
 //! Needs the `plugins` feature; the WebAssembly runtime needs `wasm`, the Node.js runtime
 //! `node`.
 
+mod archive;
 mod channels;
 mod config;
 mod error;
@@ -30,6 +31,7 @@ mod providers;
 #[cfg(feature = "routes")]
 mod routes;
 mod services;
+mod tree;
 mod watcher;
 
 #[cfg(any(feature = "wasm", feature = "node"))]

@@ -72,11 +72,12 @@ pub(super) fn read_prompt(loaded: &LoadedManifest) -> Result<Option<PluginPrompt
     let Some(section) = &loaded.manifest.prompt else {
         return Ok(None);
     };
-    let path = loaded.resolve(&section.file);
-    let text = std::fs::read_to_string(&path).map_err(|e| PluginError::Load {
-        plugin: loaded.manifest.plugin.id.clone(),
-        message: format!("cannot read the prompt file `{}`: {e}", path.display()),
-    })?;
+    let text = loaded
+        .read_text(&section.file)
+        .map_err(|message| PluginError::Load {
+            plugin: loaded.manifest.plugin.id.clone(),
+            message: format!("its prompt file: {message}"),
+        })?;
     Ok(Some(PluginPrompt {
         plugin: loaded.manifest.plugin.id.clone(),
         scope: section.scope,

@@ -166,7 +166,7 @@ async fn arguments_are_checked_like_any_tool() {
 type Case<'a> = (&'a str, &'a dyn Fn(&Path), &'a str);
 
 #[test]
-fn bad_skills_fail_the_build_naming_the_file_and_the_fix() {
+fn bad_skills_are_skipped_naming_the_file_and_the_fix_and_the_others_served() {
     let cases: [Case<'_>; 7] = [
         (
             "no description",
@@ -217,14 +217,24 @@ fn bad_skills_fail_the_build_naming_the_file_and_the_fix() {
     for (case, make, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         make(dir.path());
-        let error = build(Skills::new(dir.path())).map(|_| ()).unwrap_err();
-        let message = error.to_string();
-        assert!(
-            matches!(error, RegistryError::Skill(_)),
-            "{case}: {error:?}"
-        );
+        write_skill(dir.path(), "fine", &skill("A good neighbour.", "fine"));
+        let server = build(Skills::new(dir.path()).hot_reload(false))
+            .unwrap_or_else(|e| panic!("{case}: one bad skill stops the others: {e}"));
+        assert!(server.contains("fine"), "{case}");
+        assert!(!server.contains("a"), "{case}");
+        let scan = Skills::new(dir.path()).scan().unwrap();
+        assert_eq!(scan.skipped.len(), 1, "{case}: {:?}", scan.skipped);
+        let message = scan.skipped[0].to_string();
         assert!(message.contains(expected), "{case}: {message}");
         assert!(message.contains("SKILL.md"), "{case}: {message}");
+        assert!(
+            Skills::new(dir.path())
+                .load()
+                .unwrap()
+                .iter()
+                .any(|s| s.name() == "fine"),
+            "{case}"
+        );
     }
 
     let missing = tempfile::tempdir().unwrap().path().join("nowhere");

@@ -36,6 +36,20 @@ pub enum SkillError {
         /// What to fix.
         problem: String,
     },
+    /// A skill whose `SKILL.md` (or whose directory) is a link leading out of the skills
+    /// directory: not served, so a link cannot publish a file from elsewhere.
+    #[error(
+        "the skill `{}` leads to `{}`, outside the skills directory; copy the skill into the \
+         directory instead of linking to it",
+        path.display(),
+        target.display()
+    )]
+    Outside {
+        /// The `SKILL.md`, as found in the skills directory.
+        path: PathBuf,
+        /// Where it leads.
+        target: PathBuf,
+    },
     /// Two skills with one name.
     #[error(
         "two skills are named `{name}`: `{}` and `{}`; rename one (its `name:`, else its directory)",
@@ -73,12 +87,18 @@ pub enum SkillError {
 /// files and directories (a skill's scripts and references, hidden directories) are left
 /// alone.
 ///
+/// A skill that cannot be used is skipped, with a `tracing` warning saying which file and
+/// what to fix, and every other skill is served: one that cannot be read or is malformed,
+/// one whose `SKILL.md` or directory is a link leading out of the skills directory (a link
+/// inside it is fine), one whose name a skill before it (by directory name) has.
+/// [`scan`](Self::scan) lists them. Only a skills directory that cannot be read fails
+/// [`build`](ToolServerBuilder::build).
+///
 /// With hot reload (on by default) the directory is watched for the server's life: once its
 /// files have been quiet for the debounce (300 ms), an edited skill is served anew, a new one
 /// added, a removed one withdrawn. An edit that breaks a skill keeps its previous version
 /// serving and logs why (a `tracing` warning); a skill that takes another skill's name waits
-/// until that name is free. A bad skill at build time fails
-/// [`build`](ToolServerBuilder::build), saying which file and what to fix.
+/// until that name is free.
 ///
 /// ```
 /// use aleph_tools::builtin::Skills;
@@ -135,60 +155,124 @@ impl Skills {
         &self.dir
     }
 
-    /// Reads every skill in the directory, sorted by directory name.
+    /// Reads every skill in the directory that can be used, sorted by directory name; each
+    /// one skipped is logged as a `tracing` warning (see [`scan`](Self::scan)).
     ///
     /// # Errors
     ///
-    /// [`SkillError::Read`] when the directory cannot be read, the first skill that cannot
-    /// be used ([`Skill::read`]), or [`SkillError::Duplicate`] for two skills of one name.
+    /// [`SkillError::Read`] when the directory itself cannot be read.
     pub fn load(&self) -> Result<Vec<Skill>, SkillError> {
-        let (_, skills) = self.read_all()?;
-        Ok(skills.into_values().collect())
+        let scan = self.scan()?;
+        for problem in &scan.skipped {
+            tracing::warn!("{problem}; the skill is skipped");
+        }
+        Ok(scan.skills)
     }
 
-    /// The directory made absolute, and its skills by their directory.
-    fn read_all(&self) -> Result<(PathBuf, BTreeMap<PathBuf, Skill>), SkillError> {
-        let read_error = |path: &Path, e: std::io::Error| SkillError::Read {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
-        let root = std::fs::canonicalize(&self.dir).map_err(|e| read_error(&self.dir, e))?;
-        let mut skills = BTreeMap::new();
-        for dir in entries(&root).map_err(|e| read_error(&root, e))? {
-            if dir.join(SKILL_FILE).is_file() {
-                skills.insert(dir.clone(), Skill::read(&dir)?);
-            }
-        }
-        let mut names: BTreeMap<&str, &Path> = BTreeMap::new();
-        for skill in skills.values() {
-            if let Some(first) = names.insert(skill.name(), skill.path()) {
-                return Err(SkillError::Duplicate {
-                    name: skill.name().to_owned(),
-                    first: first.to_path_buf(),
-                    second: skill.path().to_path_buf(),
-                });
-            }
-        }
-        Ok((root, skills))
+    /// Reads every skill in the directory: those that can be served, sorted by directory
+    /// name, and those skipped, each with why ([`SkillError::Read`], [`SkillError::Invalid`],
+    /// [`SkillError::Outside`], [`SkillError::Duplicate`]). Logs nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`SkillError::Read`] when the directory itself cannot be read.
+    pub fn scan(&self) -> Result<SkillScan, SkillError> {
+        let read = self.read_all()?;
+        Ok(SkillScan {
+            skills: read.skills.into_values().collect(),
+            skipped: read.skipped.into_iter().map(|(_, error)| error).collect(),
+        })
     }
+
+    /// The directory made absolute, its skills by their directory, and the skill directories
+    /// skipped with why.
+    fn read_all(&self) -> Result<ReadAll, SkillError> {
+        let root = std::fs::canonicalize(&self.dir).map_err(|e| SkillError::Read {
+            path: self.dir.clone(),
+            message: e.to_string(),
+        })?;
+        let found = entries(&root).map_err(|e| SkillError::Read {
+            path: root.clone(),
+            message: e.to_string(),
+        })?;
+        let mut skills: BTreeMap<PathBuf, Skill> = BTreeMap::new();
+        let mut skipped = Vec::new();
+        let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for dir in found {
+            if !holds_skill(&dir) {
+                continue;
+            }
+            match Skill::read_within(&dir, Some(&root)) {
+                Ok(skill) => {
+                    if let Some(first) = names.get(skill.name()) {
+                        let error = SkillError::Duplicate {
+                            name: skill.name().to_owned(),
+                            first: first.clone(),
+                            second: skill.path().to_path_buf(),
+                        };
+                        skipped.push((dir, error));
+                        continue;
+                    }
+                    names.insert(skill.name().to_owned(), skill.path().to_path_buf());
+                    skills.insert(dir, skill);
+                }
+                Err(error) => skipped.push((dir, error)),
+            }
+        }
+        Ok(ReadAll {
+            root,
+            skills,
+            skipped,
+        })
+    }
+}
+
+/// What [`Skills::scan`] found.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SkillScan {
+    /// The skills that can be served, sorted by directory name.
+    pub skills: Vec<Skill>,
+    /// The skills skipped, each with why and which file.
+    pub skipped: Vec<SkillError>,
+}
+
+/// A skills directory read.
+struct ReadAll {
+    root: PathBuf,
+    skills: BTreeMap<PathBuf, Skill>,
+    skipped: Vec<(PathBuf, SkillError)>,
 }
 
 impl Builtin for Skills {
     fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder {
-        let (root, skills) = match self.read_all() {
+        let ReadAll {
+            root,
+            skills,
+            skipped,
+        } = match self.read_all() {
             Ok(read) => read,
             Err(error) => return builder.with_problem(error.into()),
         };
+        let mut waiting = BTreeSet::new();
+        for (dir, problem) in skipped {
+            if matches!(problem, SkillError::Duplicate { .. }) {
+                tracing::warn!(
+                    "{problem}; `{}` waits until the name is free",
+                    dir.display()
+                );
+                waiting.insert(dir);
+            } else {
+                tracing::warn!("{problem}; the skill is skipped");
+            }
+        }
         let builder = skills.values().fold(builder, |builder, skill| {
             builder.with_dyn_tool(skill.clone().into_tool())
         });
         if !self.hot_reload {
             return builder;
         }
-        let state = Arc::new(Mutex::new(Served {
-            skills,
-            waiting: BTreeSet::new(),
-        }));
+        let state = Arc::new(Mutex::new(Served { skills, waiting }));
         let debounce = self.debounce;
         builder.after_build(move |server| {
             let weak = server.downgrade();
@@ -255,7 +339,7 @@ fn sync(server: &AlephToolServer, skills: &Mutex<Served>, dir: &Path) {
 fn sync_one(server: &AlephToolServer, state: &mut Served, dir: &Path) -> bool {
     state.waiting.remove(dir);
     let old = state.skills.get(dir).map(|skill| skill.name().to_owned());
-    if !dir.join(SKILL_FILE).is_file() {
+    if !holds_skill(dir) {
         let Some(name) = old else {
             return false;
         };
@@ -264,7 +348,10 @@ fn sync_one(server: &AlephToolServer, state: &mut Served, dir: &Path) -> bool {
         tracing::info!(skill = %name, "skill withdrawn: `{}` is gone", dir.display());
         return true;
     }
-    let skill = match Skill::read(dir) {
+    let Some(root) = dir.parent() else {
+        return false;
+    };
+    let skill = match Skill::read_within(dir, Some(root)) {
         Ok(skill) => skill,
         Err(error) => {
             tracing::warn!("{error}; the skill's previous version, if any, keeps serving");
@@ -302,6 +389,13 @@ fn sync_one(server: &AlephToolServer, state: &mut Served, dir: &Path) -> bool {
             false
         }
     }
+}
+
+/// Whether `dir` is a directory holding a `SKILL.md` (of any kind, even a link: whether it can
+/// be used is [`Skill::read_within`]'s to say).
+fn holds_skill(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_ok_and(|meta| meta.is_dir())
+        && std::fs::symlink_metadata(dir.join(SKILL_FILE)).is_ok()
 }
 
 /// The entries of `root` that are not hidden: the places a skill may be.

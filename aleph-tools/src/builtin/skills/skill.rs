@@ -2,6 +2,7 @@
 //! `{{argument}}` placeholders.
 
 use std::fmt::Write as _;
+use std::io::Read as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -109,9 +110,16 @@ impl Skill {
     /// # Errors
     ///
     /// [`SkillError::Read`] when the file cannot be read; [`SkillError::Invalid`] when it is
-    /// over 1 MiB or not UTF-8, has no front matter or front matter that is not valid YAML,
-    /// lacks a description, or has a name, argument or tag that cannot be used.
+    /// not a regular file, is over 1 MiB or not UTF-8, has no front matter or front matter
+    /// that is not valid YAML, lacks a description, or has a name, argument or tag that
+    /// cannot be used.
     pub fn read(dir: &Path) -> Result<Self, SkillError> {
+        Self::read_within(dir, None)
+    }
+
+    /// Reads the skill in `dir`, which must lead inside `root` (canonical) when given: the
+    /// file actually opened is judged, so a link swapped in after a check is caught too.
+    pub(super) fn read_within(dir: &Path, root: Option<&Path>) -> Result<Self, SkillError> {
         let path = dir.join(SKILL_FILE);
         let invalid = |problem: String| SkillError::Invalid {
             path: path.clone(),
@@ -121,14 +129,45 @@ impl Skill {
             path: path.clone(),
             message: e.to_string(),
         };
-        let size = std::fs::metadata(&path).map_err(read_error)?.len();
+        let not_a_file = || {
+            invalid(
+                "it is not a regular file (a directory, pipe or device); a skill's SKILL.md is a Markdown file".to_owned(),
+            )
+        };
+        // Looked at before it is opened: opening a named pipe would wait for a writer.
+        if !std::fs::metadata(&path).map_err(read_error)?.is_file() {
+            return Err(not_a_file());
+        }
+        let file = std::fs::File::open(&path).map_err(read_error)?;
+        let meta = file.metadata().map_err(read_error)?;
+        if !meta.is_file() {
+            return Err(not_a_file());
+        }
+        if let Some(root) = root {
+            let real = opened_path(&file, &path).map_err(read_error)?;
+            if !real.starts_with(root) {
+                return Err(SkillError::Outside {
+                    path: path.clone(),
+                    target: real,
+                });
+            }
+        }
+        let size = meta.len();
         if size > MAX_SKILL_BYTES {
             return Err(invalid(format!(
                 "it is {size} bytes; a skill is at most 1 MiB (move reference material into \
                  other files of the skill's directory)"
             )));
         }
-        let bytes = std::fs::read(&path).map_err(read_error)?;
+        let mut bytes = Vec::new();
+        file.take(MAX_SKILL_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(read_error)?;
+        if bytes.len() as u64 > MAX_SKILL_BYTES {
+            return Err(invalid(
+                "it grew past 1 MiB as it was read; a skill is at most 1 MiB".to_owned(),
+            ));
+        }
         let text =
             String::from_utf8(bytes).map_err(|e| invalid(format!("it is not UTF-8 text ({e})")))?;
         let default_name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -294,6 +333,20 @@ impl ToolHandler for SkillHandler {
         };
         Box::pin(std::future::ready(Ok(ToolOutput::text(text))))
     }
+}
+
+/// Where the file `file`, opened from `path`, really is: as the system names the open file
+/// (Linux), else `path` with every link followed.
+fn opened_path(file: &std::fs::File, path: &Path) -> std::io::Result<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            return Ok(real);
+        }
+    }
+    let _ = file;
+    std::fs::canonicalize(path)
 }
 
 /// Splits `text` into its front matter (from a first line `---` up to the next line `---`)

@@ -15,6 +15,7 @@ pub use self::error::{ManifestError, ManifestProblem};
 pub(in crate::plugin) use self::permissions::parse_filesystem;
 pub use self::permissions::{Mount, Permissions};
 pub use self::read::LoadedManifest;
+pub(in crate::plugin) use self::read::read_small;
 pub use self::sections::{
     ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,
     IconSection, PluginInfoSection, PluginKind, PluginManifest, PromptScope, PromptSection,

@@ -35,6 +35,24 @@ impl LoadedManifest {
             .map(|e| self.resolve(e))
     }
 
+    /// Reads the text file `relative` (to the plugin's directory): a regular file only (a
+    /// named pipe would never end), of at most 4 MiB.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the file when it cannot be read, is not a regular file, or is larger.
+    pub(in crate::plugin) fn read_text(&self, relative: &Path) -> Result<String, String> {
+        let full = self.resolve(relative);
+        match read_small(&full) {
+            Ok(Some(text)) => Ok(text),
+            Ok(None) => Err(format!(
+                "cannot read `{}`: it does not exist",
+                full.display()
+            )),
+            Err(why) => Err(format!("cannot read `{}`: {why}", full.display())),
+        }
+    }
+
     /// Reads a schema written inline or in a file.
     ///
     /// # Errors
@@ -51,8 +69,7 @@ impl LoadedManifest {
                     )
                 })?;
                 let full = self.dir.join(relative);
-                let text = std::fs::read_to_string(&full)
-                    .map_err(|e| format!("cannot read `{}`: {e}", full.display()))?;
+                let text = self.read_text(path)?;
                 serde_json::from_str(&text)
                     .map_err(|e| format!("`{}` is not JSON: {e}", full.display()))
             }
@@ -73,14 +90,14 @@ impl PluginManifest {
         let dir = dir.to_path_buf();
         for name in MANIFEST_FILES {
             let file = dir.join(name);
-            let text = match std::fs::read_to_string(&file) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => {
+            let text = match read_small(&file) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(why) => {
                     return Err(ManifestError::single(
                         &file,
                         "",
-                        format!("cannot read: {e}"),
+                        format!("cannot read: {why}"),
                     ));
                 }
             };
@@ -165,6 +182,36 @@ impl PluginManifest {
             .map(Some)
             .map_err(|e| format!("in `alephPlugin`: {e}"))
     }
+}
+
+/// The most a manifest or schema file may hold.
+const MAX_FILE: u64 = 4 * 1024 * 1024;
+
+/// The text of `file`, `None` when it does not exist, else why it cannot be read. Only a
+/// regular file is read (a named pipe would never end, a device never stop), and at most
+/// [`MAX_FILE`] bytes.
+pub(in crate::plugin) fn read_small(file: &Path) -> Result<Option<String>, String> {
+    use std::io::Read as _;
+    let meta = match std::fs::metadata(file) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    if !meta.is_file() {
+        return Err("it is not a regular file".to_owned());
+    }
+    if meta.len() > MAX_FILE {
+        return Err(format!(
+            "it is {} bytes, over the {} MiB a plugin's text file may be",
+            meta.len(),
+            MAX_FILE >> 20
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_FILE).read_to_string(&mut text))
+        .map_err(|e| e.to_string())?;
+    Ok(Some(text))
 }
 
 pub(super) fn line_column(text: &str, offset: usize) -> (usize, usize) {
