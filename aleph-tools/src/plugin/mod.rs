@@ -45,6 +45,8 @@ mod node;
 mod tool;
 #[cfg(feature = "wasm")]
 mod wasm;
+#[cfg(feature = "wasm")]
+mod wasm_http;
 
 #[cfg(feature = "wasm")]
 pub use build::DESCRIBE_EXPORT;

@@ -6,6 +6,10 @@
 //! call running beside it. An instance whose call did not return normally (a trap, a timeout,
 //! memory or fuel used up, a cancellation) is dropped and a fresh one is built for the next
 //! call, so nothing a failed call left in memory is seen again.
+//!
+//! A plugin's HTTP goes through the host under the library's one host rule
+//! ([`wasm_http`](super::wasm_http)): every redirect hop checked, no private address reached
+//! unless the manifest names it.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +23,7 @@ use tokio::sync::Semaphore;
 use super::config::{ByteSize, WasmConfig};
 use super::error::PluginError;
 use super::manifest::{LoadedManifest, Permissions};
+use super::wasm_http::{self, PluginHttp};
 use crate::context::CancellationToken;
 
 /// The most bytes of a plugin's error message that are kept.
@@ -110,6 +115,8 @@ impl WasmRuntime {
         let pool = Pool {
             id: id.to_owned(),
             manifest,
+            // Extism's default, which plugins were built against: no response headers.
+            http: Arc::new(PluginHttp::new(permissions.allowed_hosts(), false)),
             wasi: needs_wasi,
             fuel: self.config.fuel,
             timeout: self.config.timeout(),
@@ -175,11 +182,16 @@ pub enum WasmCallError {
         limit: ByteSize,
     },
     /// The plugin asked for something its permissions do not grant, such as an HTTP request
-    /// to a host its manifest does not list.
+    /// to a host its manifest does not list, or to a private address (loopback, private,
+    /// link-local, …) that no rule names, a redirect hop included.
     #[error(
         "the plugin was refused: {0}; the plugin's manifest must list it under `[permissions]`"
     )]
     Denied(String),
+    /// An HTTP request the plugin sent got no answer: no such host, no connection, more than
+    /// ten redirects, or an answer larger than the plugin may receive.
+    #[error("the plugin's HTTP request failed: {0}")]
+    Http(String),
     /// The plugin does not export the function.
     #[error("the plugin exports no function `{0}`")]
     MissingExport(String),
@@ -274,6 +286,7 @@ impl WasmPlugin {
 struct Pool {
     id: String,
     manifest: Manifest,
+    http: Arc<PluginHttp>,
     wasi: bool,
     fuel: u64,
     timeout: Duration,
@@ -290,10 +303,13 @@ impl Pool {
             plugin: self.id.clone(),
             message,
         };
-        let mut plugin = PluginBuilder::new(self.manifest.clone())
+        let builder = PluginBuilder::new(self.manifest.clone())
             .with_wasi(self.wasi)
             .with_fuel_limit(self.fuel)
-            .with_cache_disabled()
+            .with_cache_disabled();
+        let mut plugin = self
+            .http
+            .link(builder)
             .build()
             .map_err(|e| match self.classify(&e) {
                 // Compiling failed: the bytes are not a module Extism can run.
@@ -373,6 +389,10 @@ impl Pool {
             WasmCallError::Timeout(self.timeout)
         } else if cause == "oom" {
             WasmCallError::OutOfMemory(self.memory_limit)
+        } else if let Some(why) = after(&cause, wasm_http::REFUSED) {
+            WasmCallError::Denied(truncate(why))
+        } else if let Some(why) = after(&cause, wasm_http::FAILED) {
+            WasmCallError::Http(truncate(why))
         } else if cause.contains("fuel") {
             WasmCallError::OutOfFuel
         } else if cause.contains("is not allowed") {
@@ -390,6 +410,11 @@ fn root_cause(error: &extism::Error) -> String {
     } else {
         text
     }
+}
+
+/// What follows `marker` in `text`, if it is there.
+fn after<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
+    text.find(marker).map(|at| &text[at + marker.len()..])
 }
 
 fn truncate(text: &str) -> String {

@@ -316,7 +316,7 @@ async fn redirects_are_followed_and_checked_again() {
             .error
             .as_deref()
             .unwrap()
-            .contains("private or reserved address 169.254.169.254")
+            .contains("`169.254.169.254` is a link-local address")
     );
 }
 

@@ -250,7 +250,7 @@ async fn network_is_granted_per_host() {
             .error
             .as_deref()
             .unwrap()
-            .contains("the plugin was refused: HTTP request to http://localhost:9/ is not allowed"),
+            .contains("the plugin was refused: the host `localhost` is not among the allowed hosts (`127.0.0.1`)"),
         "{denied:?}"
     );
 
@@ -261,7 +261,14 @@ async fn network_is_granted_per_host() {
     manager.reload("http-fetch").unwrap();
     let (url, _requests) = one_shot_server();
     let refused = server.call("fetch", json!({ "url": url })).await;
-    assert!(refused.error.as_deref().unwrap().contains("not allowed"));
+    assert!(
+        refused
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("is not among the allowed hosts (none)"),
+        "{refused:?}"
+    );
 }
 
 /// Environment variables reach a plugin only when its manifest lists them. The variable is

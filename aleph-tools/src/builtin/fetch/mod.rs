@@ -11,10 +11,11 @@ use reqwest::Url;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use serde::Serialize;
 
-use self::guard::{GuardedResolver, Rules};
+use self::guard::GuardedResolver;
 use super::Builtin;
 use crate::context::State;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
+use crate::hosts::{HostRule, Refusal};
 use crate::result::ToolOutput;
 use crate::server::ToolServerBuilder;
 use crate::tool;
@@ -23,10 +24,13 @@ use crate::tool;
 /// with the defaults.
 ///
 /// Hosts are allowed with the rules plugins are granted the network with
-/// (`connect:*.example.com`, `connect:https://api.example.com`, `connect:*`, the default).
-/// Redirects are followed (10 at most) and each is checked again. Addresses that are
-/// loopback, private, link-local (where cloud metadata services answer) or otherwise not on
-/// the public internet are refused, whatever name leads to them, unless
+/// (`connect:*.example.com`, `connect:https://api.example.com`, `connect:*`, the default),
+/// and follow the same host rule as WebAssembly plugins' HTTP. Redirects are followed (10 at
+/// most) and each is checked again. Addresses that are loopback, private, link-local (where
+/// cloud metadata services answer) or otherwise not on the public internet are refused,
+/// whatever name leads to them, and so is every IPv6 form that carries such an IPv4 address
+/// (mapped, compatible, translated, NAT64, 6to4, Teredo, ISATAP), unless a rule names the
+/// address (`connect:127.0.0.1`, `connect:[::1]`, `connect:localhost` for loopback) or
 /// [`allow_private_addresses`](Self::allow_private_addresses) is set. A body is read up to
 /// [`max_bytes`](Self::max_bytes) and the whole fetch, redirects included, within
 /// [`timeout`](Self::timeout).
@@ -86,7 +90,9 @@ impl WebFetch {
     }
 
     /// Lets fetches reach loopback, private and link-local addresses (a service on the same
-    /// machine or network). Off by default: a model could otherwise read internal services.
+    /// machine or network) through every allowed host, names included. Off by default: a
+    /// model could otherwise read internal services. To open one address only, name it in a
+    /// rule instead (`connect:127.0.0.1`, `connect:localhost`).
     #[must_use]
     pub fn allow_private_addresses(mut self, allow: bool) -> Self {
         self.allow_private = allow;
@@ -133,7 +139,7 @@ impl Builtin for WebFetch {
 
 /// What `web_fetch` runs with: the settings, read, and one HTTP client.
 pub(crate) struct Fetcher {
-    rules: Rules,
+    rule: HostRule,
     client: reqwest::Client,
     settings: WebFetch,
 }
@@ -150,21 +156,17 @@ impl Fetcher {
             .map(|rule| crate::hosts::parse_rule(rule))
             .collect::<Result<Vec<_>, _>>()
             .map_err(invalid)?;
+        let rule = HostRule::new(hosts).allowing_private(settings.allow_private);
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
-            .dns_resolver(GuardedResolver {
-                allow_private: settings.allow_private,
-            })
+            .dns_resolver(GuardedResolver { rule: rule.clone() })
             .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
             .user_agent(settings.user_agent.clone())
             .build()
             .map_err(|e| invalid(format!("the HTTP client cannot be made: {e}")))?;
         Ok(Self {
-            rules: Rules {
-                hosts,
-                allow_private: settings.allow_private,
-            },
+            rule,
             client,
             settings,
         })
@@ -236,7 +238,7 @@ pub(crate) async fn web_fetch(
 async fn fetch(fetcher: &Fetcher, mut url: Url, raw: bool) -> Result<Page, ToolError> {
     let mut hops = 0;
     let response = loop {
-        if let Some(why) = fetcher.rules.refuse(&url) {
+        if let Some(why) = guard::refuse(&fetcher.rule, &url) {
             let why = if hops > 0 {
                 format!("redirected to `{url}`: {why}")
             } else {
@@ -249,7 +251,7 @@ async fn fetch(fetcher: &Fetcher, mut url: Url, raw: bool) -> Result<Page, ToolE
             .get(url.clone())
             .send()
             .await
-            .map_err(|e| request_error(&url, &e))?;
+            .map_err(|e| request_error(&url, &e, hops > 0))?;
         if !response.status().is_redirection() {
             break response;
         }
@@ -298,7 +300,7 @@ async fn read(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| request_error(&response.url().clone(), &e))?
+        .map_err(|e| request_error(&response.url().clone(), &e, false))?
     {
         let room = max - body.len();
         if chunk.len() > room {
@@ -391,13 +393,20 @@ fn looks_like_html(body: &[u8]) -> bool {
     head.starts_with("<!doctype html") || head.starts_with("<html")
 }
 
-/// A failed request as the model should read it: what was refused, or what went wrong.
-fn request_error(url: &Url, err: &reqwest::Error) -> ToolError {
+/// A failed request as the model should read it: what was refused (and that a redirect led
+/// there), or what went wrong.
+fn request_error(url: &Url, err: &reqwest::Error, redirected: bool) -> ToolError {
     let mut source: Option<&dyn std::error::Error> = Some(err);
     let mut deepest = err.to_string();
     while let Some(current) = source {
-        if let Some(refused) = current.downcast_ref::<guard::Refused>() {
-            return ToolError::permission_denied("web_fetch", refused.0.clone());
+        if let Some(refused) = current.downcast_ref::<Refusal>() {
+            let why = guard::explain(refused);
+            let why = if redirected {
+                format!("redirected to `{url}`: {why}")
+            } else {
+                why
+            };
+            return ToolError::permission_denied("web_fetch", why);
         }
         deepest = current.to_string();
         source = current.source();
