@@ -42,11 +42,11 @@ fn chat(dir: &std::path::Path, api: &ModelApi, args: &[&str], stdin: Option<&str
     let mut child = Command::new(env!("CARGO_BIN_EXE_aleph-tools"))
         .current_dir(dir)
         .env("HOME", dir)
+        // The key goes to the base URL the environment names beside it.
         .env("OPENAI_API_KEY", "sk-loopback")
-        .env_remove("OPENAI_BASE_URL")
+        .env("OPENAI_BASE_URL", format!("{}/v1", api.url))
         .env_remove("ALEPH_TOOLS_CONFIG")
-        .args(["--builtin", "chat", "--model", "m", "--base-url"])
-        .arg(format!("{}/v1", api.url))
+        .args(["--builtin", "chat", "--model", "m"])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -187,7 +187,8 @@ fn chat_speaks_anthropic_when_asked() {
     assert_eq!(text(&output.stdout), "Bonjour.\n");
     let request = &api.received()[0];
     assert_eq!(request.path, "/v1/messages");
-    assert_eq!(request.header("x-api-key"), Some("sk-ant-loopback"));
+    // A base URL given on the command line gets no key from the environment.
+    assert_eq!(request.header("x-api-key"), None);
     assert_eq!(
         request.body["messages"][0]["content"],
         "Say hello in French."

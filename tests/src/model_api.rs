@@ -35,6 +35,14 @@ pub enum Reply {
     },
     /// Nothing for this long, then a `200` with an empty JSON object.
     Silence(Duration),
+    /// `200` with `text/event-stream`: `head`, then `again` over and over until the client
+    /// hangs up (`again` with no line end makes one line that never ends).
+    Endless {
+        /// Written once, first.
+        head: String,
+        /// Written again and again.
+        again: String,
+    },
 }
 
 impl Reply {
@@ -182,6 +190,12 @@ async fn answer(
         body,
     });
     let reply = script.lock().expect("the script").next();
+    write_reply(&mut stream, reply).await?;
+    stream.shutdown().await
+}
+
+/// Writes `reply`, or a `500` saying none was scripted.
+async fn write_reply(stream: &mut TcpStream, reply: Option<Reply>) -> io::Result<()> {
     match reply {
         Some(Reply::Json {
             status,
@@ -221,6 +235,17 @@ async fn answer(
                 tokio::time::sleep(pause).await;
             }
         }
+        Some(Reply::Endless { head, again }) => {
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+                .await?;
+            stream.write_all(head.as_bytes()).await?;
+            let block = again.repeat((64 << 10) / again.len().max(1) + 1);
+            // Until the write fails: the client hung up.
+            loop {
+                stream.write_all(block.as_bytes()).await?;
+            }
+        }
         Some(Reply::Silence(wait)) => {
             tokio::time::sleep(wait).await;
             stream
@@ -240,5 +265,5 @@ async fn answer(
                 .await?;
         }
     }
-    stream.shutdown().await
+    Ok(())
 }

@@ -1,5 +1,7 @@
 //! [`Anthropic`]: Anthropic's Messages API.
 
+use std::collections::HashMap;
+
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
@@ -78,38 +80,42 @@ impl Anthropic {
             headers.insert("x-api-key", value);
         }
         let body = self.body(&request);
-        let response = self
-            .settings
-            .transport
-            .post(PROVIDER, &url, headers, &body)
-            .await?;
+        let response = self.settings.post(PROVIDER, &url, headers, &body).await?;
         let response = if self.settings.stream {
             let mut message = Assembled::default();
-            let done =
-                read_events(response, &url, |event| message.take(&event.data, &request)).await?;
+            let done = read_events(
+                response,
+                &url,
+                PROVIDER,
+                self.settings.transport.limits,
+                |event| message.take(&event.data, &request),
+            )
+            .await?;
             if !done {
                 return Err(stream_error(PROVIDER, "broke off before `message_stop`"));
             }
             message.into_response()
         } else {
-            read_json(response, &url, PROVIDER).await?
+            read_json(response, &url, PROVIDER, self.settings.transport.limits).await?
         };
         let mut turn = ModelTurn::from_response(PROVIDER, &response)?;
         // Tool input that was cut short is an error for the model on its call (read as the
         // text it is); the turn that goes back must still hold an object, as the API
         // requires.
+        let mut by_id: HashMap<String, usize> = HashMap::new();
+        for (index, call) in turn.tool_calls.iter().enumerate() {
+            if let Some(id) = &call.id {
+                by_id.entry(id.clone()).or_insert(index);
+            }
+        }
         for item in &mut turn.items {
             for block in item["content"].as_array_mut().into_iter().flatten() {
                 if block["type"] != "tool_use" || block["input"].is_object() {
                     continue;
                 }
                 let raw = std::mem::replace(&mut block["input"], json!({}));
-                if let Some(call) = turn
-                    .tool_calls
-                    .iter_mut()
-                    .find(|call| call.id.as_deref() == block["id"].as_str())
-                {
-                    call.arguments = arguments_text(Some(&raw));
+                if let Some(&index) = block["id"].as_str().and_then(|id| by_id.get(id)) {
+                    turn.tool_calls[index].arguments = arguments_text(Some(&raw));
                 }
             }
         }
@@ -124,8 +130,10 @@ struct Assembled {
     blocks: Vec<Value>,
     /// The input JSON text of each `tool_use` block, by block index.
     inputs: Vec<Option<String>>,
+    /// The call number of each block, by block index (`None`: not a tool-use block).
+    calls: Vec<Option<usize>>,
     /// Tool-use blocks seen, to number their deltas as calls.
-    calls: Vec<usize>,
+    tool_uses: usize,
 }
 
 impl Assembled {
@@ -150,12 +158,15 @@ impl Assembled {
                 let tool_use = block["type"] == "tool_use";
                 if tool_use {
                     request.delta(StreamDelta::ToolCall {
-                        index: self.calls.len(),
+                        index: self.tool_uses,
                         id: block["id"].as_str().map(str::to_owned),
                         name: block["name"].as_str().map(str::to_owned),
                         arguments: String::new(),
                     });
-                    self.calls.push(index);
+                    self.calls.push(Some(self.tool_uses));
+                    self.tool_uses += 1;
+                } else {
+                    self.calls.push(None);
                 }
                 self.blocks.push(block);
                 self.inputs.push(tool_use.then(String::new));
@@ -209,7 +220,7 @@ impl Assembled {
                 if let Some(Some(input)) = self.inputs.get_mut(index) {
                     input.push_str(piece("partial_json"));
                 }
-                let call = self.calls.iter().position(|&i| i == index).unwrap_or(0);
+                let call = self.calls.get(index).copied().flatten().unwrap_or(0);
                 request.delta(StreamDelta::ToolCall {
                     index: call,
                     id: None,

@@ -70,21 +70,23 @@ impl Gemini {
         }
         // The model is in the URL.
         let body = Value::Object(self.settings.body(&request, false));
-        let response = self
-            .settings
-            .transport
-            .post(PROVIDER, &url, headers, &body)
-            .await?;
+        let response = self.settings.post(PROVIDER, &url, headers, &body).await?;
         let response = if self.settings.stream {
             let mut answer = Assembled::default();
-            read_events(response, &url, |event| {
-                answer.take(&event.data, &request)?;
-                Ok(false)
-            })
+            read_events(
+                response,
+                &url,
+                PROVIDER,
+                self.settings.transport.limits,
+                |event| {
+                    answer.take(&event.data, &request)?;
+                    Ok(false)
+                },
+            )
             .await?;
             answer.into_response()?
         } else {
-            read_json(response, &url, PROVIDER).await?
+            read_json(response, &url, PROVIDER, self.settings.transport.limits).await?
         };
         Ok(ModelTurn::from_response(PROVIDER, &response)?)
     }
@@ -98,6 +100,8 @@ struct Assembled {
     usage: Option<Value>,
     blocked: Option<Value>,
     chunks: usize,
+    /// The function-call parts so far.
+    calls: usize,
 }
 
 impl Assembled {
@@ -139,11 +143,8 @@ impl Assembled {
     fn push(&mut self, part: &Value, request: &ModelRequest<'_>) {
         let Some(text) = part.get("text").and_then(Value::as_str) else {
             if let Some(call) = part.get("functionCall") {
-                let index = self
-                    .parts
-                    .iter()
-                    .filter(|p| p.get("functionCall").is_some())
-                    .count();
+                let index = self.calls;
+                self.calls += 1;
                 request.delta(StreamDelta::ToolCall {
                     index,
                     id: call.get("id").and_then(Value::as_str).map(str::to_owned),

@@ -1,6 +1,11 @@
 //! HTTP clients for the model APIs (feature `clients`): each is a [`ChatModel`] the agent
 //! loop drives, with streaming, retries and time limits.
 //!
+//! A model server is an outside party: what it sends is read in linear time and within
+//! limits (one event, one answer), its `retry-after` is obeyed only within bounds, and an API
+//! key read from the environment goes only where the environment says, never to a base URL
+//! set in code.
+//!
 //! [`ChatModel`]: super::ChatModel
 
 mod anthropic;
@@ -15,7 +20,9 @@ pub use gemini::Gemini;
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
 
-use reqwest::header::HeaderValue;
+use std::fmt;
+
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use self::http::Transport;
@@ -23,28 +30,132 @@ use super::{ModelError, ModelRequest};
 use crate::provider::Provider;
 
 /// What every client is configured with.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct Settings {
     model: String,
     base_url: String,
-    api_key: Option<String>,
+    api_key: Option<ApiKey>,
     params: Map<String, Value>,
     stream: bool,
     transport: Transport,
 }
 
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("params", &self.params)
+            .field("stream", &self.stream)
+            .field("transport", &self.transport)
+            .finish()
+    }
+}
+
+/// An API key, and where it may be sent.
+#[derive(Clone)]
+struct ApiKey {
+    value: String,
+    /// Read from this environment variable: sent only to [`origin`](Self::origin).
+    /// `None`: given in code, sent to whatever base URL the client uses.
+    variable: Option<&'static str>,
+    /// The origin (`https://api.openai.com`) a key from the environment may go to: the
+    /// provider's own, or the base URL the environment names beside the key.
+    origin: Option<String>,
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"<redacted>\"")
+    }
+}
+
+impl ApiKey {
+    /// A key given in code.
+    fn given(value: String) -> Self {
+        Self {
+            value,
+            variable: None,
+            origin: None,
+        }
+    }
+}
+
+/// The origin (scheme, host, port) of `url`, when it has one.
+fn origin(url: &str) -> Option<String> {
+    let origin = reqwest::Url::parse(url).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
+}
+
 impl Settings {
     /// `model`, with the base URL from `base_env` (else `default_base`) and the key from
-    /// `key_env`, streaming.
-    fn from_env(model: String, base_env: &str, default_base: &str, key_env: &str) -> Self {
+    /// `key_env`, streaming. The key is bound to that base URL's origin: moved elsewhere
+    /// with `base_url`, the client sends no key until one is given with `api_key`.
+    fn from_env(model: String, base_env: &str, default_base: &str, key_env: &'static str) -> Self {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let base_url = env(base_env).unwrap_or_else(|| default_base.to_owned());
+        let api_key = env(key_env).map(|value| ApiKey {
+            value,
+            variable: Some(key_env),
+            origin: origin(&base_url),
+        });
         Self {
             model,
-            base_url: env(base_env).unwrap_or_else(|| default_base.to_owned()),
-            api_key: env(key_env),
+            base_url,
+            api_key,
             params: Map::new(),
             stream: true,
             transport: Transport::default(),
+        }
+    }
+
+    /// The key to send to the base URL: one given in code, or one from the environment
+    /// when the base URL is where the environment meant it for.
+    fn key(&self) -> Option<&str> {
+        let key = self.api_key.as_ref()?;
+        match key.variable {
+            None => Some(&key.value),
+            Some(_) => (key.origin.is_some() && key.origin == origin(&self.base_url))
+                .then_some(key.value.as_str()),
+        }
+    }
+
+    /// POSTs `body` to `url` (see [`Transport::post`]); a refusal for want of a key says
+    /// which key was held back and why.
+    async fn post(
+        &self,
+        provider: Provider,
+        url: &str,
+        headers: HeaderMap,
+        body: &Value,
+    ) -> Result<reqwest::Response, ModelError> {
+        let error = match self.transport.post(provider, url, headers, body).await {
+            Ok(response) => return Ok(response),
+            Err(error) => error,
+        };
+        let held_back = self
+            .api_key
+            .as_ref()
+            .filter(|_| self.key().is_none())
+            .and_then(|key| Some((key.variable?, key.origin.as_deref()?)));
+        match (error, held_back) {
+            (
+                ModelError::Status {
+                    provider,
+                    status: status @ (401 | 403),
+                    message,
+                },
+                Some((variable, origin)),
+            ) => Err(ModelError::Status {
+                provider,
+                status,
+                message: format!(
+                    "{message} (no key was sent: `{variable}` goes only to {origin}, where \
+                     the environment meant it for; give a key for this server with `api_key`)"
+                ),
+            }),
+            (error, _) => Err(error),
         }
     }
 
@@ -69,9 +180,10 @@ impl Settings {
         body
     }
 
-    /// The API key as a header value, `prefix` first (`Bearer `); `None` without a key.
+    /// The API key as a header value, `prefix` first (`Bearer `); `None` without a key, or
+    /// when the key from the environment is not meant for this base URL.
     fn key_header(&self, prefix: &str) -> Result<Option<HeaderValue>, ModelError> {
-        let Some(key) = &self.api_key else {
+        let Some(key) = self.key() else {
             return Ok(None);
         };
         HeaderValue::from_str(&format!("{prefix}{key}"))
@@ -130,16 +242,23 @@ macro_rules! client {
 
         impl $client {
             /// Sends requests to `url` (the client adds the API's path to it).
+            ///
+            /// A key the client read from the environment is not sent to a URL set here,
+            /// unless it has the same origin (scheme, host and port) as the one the key was
+            /// meant for: the provider's own, or the base URL the environment names beside
+            /// it. A local server needs no key; any other server gets one given with
+            /// [`api_key`](Self::api_key).
             #[must_use]
             pub fn base_url(mut self, url: impl Into<String>) -> Self {
                 self.settings.base_url = url.into();
                 self
             }
 
-            /// Sends `key` as the API key.
+            /// Sends `key` as the API key, to whatever base URL the client uses. It never
+            /// appears in `Debug` output.
             #[must_use]
             pub fn api_key(mut self, key: impl Into<String>) -> Self {
-                self.settings.api_key = Some(key.into());
+                self.settings.api_key = Some(crate::agent::clients::ApiKey::given(key.into()));
                 self
             }
 
@@ -176,10 +295,31 @@ macro_rules! client {
             }
 
             /// The first wait between retries when the API does not say (`retry-after`);
-            /// it doubles each time (0.5 s by default).
+            /// it doubles each time, up to 60 s (0.5 s by default). A `retry-after` over
+            /// 60 s fails the request at once; one that is negative or not a number is
+            /// ignored.
             #[must_use]
             pub fn backoff(mut self, first: std::time::Duration) -> Self {
                 self.settings.transport.backoff = first;
+                self
+            }
+
+            /// The most one streamed event (or one line of the stream) may hold, in bytes
+            /// (16 MiB by default). A longer one fails the request with an error naming
+            /// this limit.
+            #[must_use]
+            pub fn max_event_bytes(mut self, bytes: usize) -> Self {
+                self.settings.transport.limits.event = bytes;
+                self
+            }
+
+            /// The most one answer may hold, in bytes, streamed or not (64 MiB by
+            /// default): text, tool calls and everything around them. A longer answer fails
+            /// the request with an error naming this limit, so a server that never stops
+            /// costs this much memory at most.
+            #[must_use]
+            pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+                self.settings.transport.limits.response = bytes;
                 self
             }
         }

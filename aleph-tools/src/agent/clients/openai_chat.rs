@@ -75,15 +75,11 @@ impl OpenAiChat {
             headers.insert(AUTHORIZATION, value);
         }
         let body = self.body(&request);
-        let response = self
-            .settings
-            .transport
-            .post(PROVIDER, &url, headers, &body)
-            .await?;
+        let response = self.settings.post(PROVIDER, &url, headers, &body).await?;
         let response = if self.settings.stream {
-            read_stream(response, &url, &request).await?
+            read_stream(response, &url, self.settings.transport.limits, &request).await?
         } else {
-            read_json(response, &url, PROVIDER).await?
+            read_json(response, &url, PROVIDER, self.settings.transport.limits).await?
         };
         Ok(ModelTurn::from_response(PROVIDER, &response)?)
     }
@@ -93,10 +89,11 @@ impl OpenAiChat {
 async fn read_stream(
     response: reqwest::Response,
     url: &str,
+    limits: super::sse::Limits,
     request: &ModelRequest<'_>,
 ) -> Result<Value, ModelError> {
     let mut answer = Assembled::default();
-    let done = read_events(response, url, |event| {
+    let done = read_events(response, url, PROVIDER, limits, |event| {
         if event.data.trim() == "[DONE]" {
             return Ok(true);
         }

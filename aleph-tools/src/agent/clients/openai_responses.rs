@@ -1,5 +1,7 @@
 //! [`OpenAiResponses`]: OpenAI's Responses API.
 
+use std::collections::HashMap;
+
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
 
@@ -68,17 +70,17 @@ impl OpenAiResponses {
             headers.insert(AUTHORIZATION, value);
         }
         let body = self.body(&request);
-        let response = self
-            .settings
-            .transport
-            .post(PROVIDER, &url, headers, &body)
-            .await?;
+        let response = self.settings.post(PROVIDER, &url, headers, &body).await?;
         let response = if self.settings.stream {
             let mut finished = None;
-            let mut calls: Vec<String> = Vec::new();
-            let done = read_events(response, &url, |event| {
-                take(&event.data, &request, &mut calls, &mut finished)
-            })
+            let mut calls: HashMap<String, usize> = HashMap::new();
+            let done = read_events(
+                response,
+                &url,
+                PROVIDER,
+                self.settings.transport.limits,
+                |event| take(&event.data, &request, &mut calls, &mut finished),
+            )
             .await?;
             match finished {
                 Some(response) if done => response,
@@ -90,7 +92,7 @@ impl OpenAiResponses {
                 }
             }
         } else {
-            read_json(response, &url, PROVIDER).await?
+            read_json(response, &url, PROVIDER, self.settings.transport.limits).await?
         };
         Ok(ModelTurn::from_response(PROVIDER, &response)?)
     }
@@ -101,7 +103,7 @@ impl OpenAiResponses {
 fn take(
     data: &str,
     request: &ModelRequest<'_>,
-    calls: &mut Vec<String>,
+    calls: &mut HashMap<String, usize>,
     finished: &mut Option<Value>,
 ) -> Result<bool, ModelError> {
     let event = parse_event(PROVIDER, data)?;
@@ -110,9 +112,12 @@ fn take(
         "response.output_text.delta" => request.delta(StreamDelta::Text(text("delta"))),
         "response.output_item.added" if event["item"]["type"] == "function_call" => {
             let item = &event["item"];
-            calls.push(item["id"].as_str().unwrap_or_default().to_owned());
+            let index = calls.len();
+            calls
+                .entry(item["id"].as_str().unwrap_or_default().to_owned())
+                .or_insert(index);
             request.delta(StreamDelta::ToolCall {
-                index: calls.len() - 1,
+                index,
                 id: item["call_id"].as_str().map(str::to_owned),
                 name: item["name"].as_str().map(str::to_owned),
                 arguments: String::new(),
@@ -120,7 +125,7 @@ fn take(
         }
         "response.function_call_arguments.delta" => {
             let item = text("item_id");
-            let index = calls.iter().position(|id| *id == item).unwrap_or(0);
+            let index = calls.get(&item).copied().unwrap_or(0);
             request.delta(StreamDelta::ToolCall {
                 index,
                 id: None,
