@@ -133,18 +133,30 @@ impl Host {
         }
         let mut connections = Vec::new();
         if wrap {
-            for section in &config.mcp_servers {
-                match connect(section, &server).await {
+            // Every server at once, each within its own time limits (the library's connect
+            // timeout): one that hangs delays the start by that limit at most, never by the
+            // sum of them, and is left out while the rest are served.
+            let mut attempts = tokio::task::JoinSet::new();
+            for (index, section) in config.mcp_servers.iter().cloned().enumerate() {
+                let server = server.clone();
+                attempts.spawn(async move {
+                    let outcome = connect(&section, &server).await;
+                    (index, section.name, outcome)
+                });
+            }
+            let mut outcomes = attempts.join_all().await;
+            outcomes.sort_by_key(|(index, ..)| *index);
+            for (_, name, outcome) in outcomes {
+                match outcome {
                     Ok(connection) => {
                         for skipped in connection.skipped() {
                             eprintln!("warning: {skipped}");
                         }
                         connections.push(connection);
                     }
-                    Err(error) => eprintln!(
-                        "warning: the MCP server `{}` is left out: {error:#}",
-                        section.name
-                    ),
+                    Err(error) => {
+                        eprintln!("warning: the MCP server `{name}` is left out: {error:#}");
+                    }
                 }
             }
         }

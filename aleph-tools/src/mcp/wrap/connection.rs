@@ -2,75 +2,29 @@
 //! held, refreshed when the server's list changes, reconnected on demand.
 
 use std::fmt;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use crate::sync::{self, lock};
 
 use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::builder::{Bounds, McpConnectionBuilder};
 use super::endpoint::{EndpointKind, McpEndpoint};
 use super::link::{Client, Link, Remote};
+use super::listing::{ListingBounds, duration, list_tools};
+use super::stdio::CommandTransport;
 use super::tool::{McpRemoteTool, McpToolWrapper};
 use crate::mcp::McpError;
 use crate::mcp::convert::definition_from_mcp;
 use crate::mcp::names::local_names;
 use crate::tool::AlephToolDyn;
 use crate::{AlephToolServer, RegistryError};
-
-/// Settings for a connection; from [`McpConnection::builder`].
-#[derive(Debug, Clone)]
-#[must_use]
-pub struct McpConnectionBuilder {
-    pub(super) endpoint: McpEndpoint,
-    pub(super) prefix: Option<String>,
-}
-
-impl McpConnectionBuilder {
-    /// Serves the tools as `{prefix}_{name}`, so that two servers' `search` tools can live
-    /// side by side. Without a prefix the tools keep their (cleaned) names.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = Some(prefix.into());
-        self
-    }
-
-    /// Connects, lists the server's tools and serves them on `server`.
-    ///
-    /// # Errors
-    ///
-    /// [`McpError::Spawn`] when the command does not start, [`McpError::Connect`] when the
-    /// handshake fails, [`McpError::ListTools`] when the tools cannot be listed. A tool that
-    /// cannot be served (its name taken by another tool, its schema unusable) is skipped
-    /// and reported by [`McpConnection::skipped`], not an error.
-    pub async fn connect(self, server: &AlephToolServer) -> Result<McpConnection, McpError> {
-        let label = self
-            .prefix
-            .clone()
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| self.endpoint.to_string());
-        let inner = Arc::new(Inner {
-            remote: Arc::new(Remote {
-                label,
-                link: RwLock::new(None),
-                calls: Arc::default(),
-                askers: Mutex::default(),
-            }),
-            endpoint: self.endpoint,
-            prefix: self.prefix,
-            server: server.clone(),
-            served: Mutex::new(Served::default()),
-            refreshing: tokio::sync::Mutex::new(()),
-            refresh_queued: AtomicBool::new(false),
-        });
-        inner.open().await?;
-        inner.refresh().await?;
-        Ok(McpConnection { inner })
-    }
-}
 
 /// A connection to an MCP server whose tools are served beside the others.
 ///
@@ -120,10 +74,7 @@ impl McpConnection {
     /// Starts a connection to `endpoint`; finish with
     /// [`connect`](McpConnectionBuilder::connect).
     pub fn builder(endpoint: McpEndpoint) -> McpConnectionBuilder {
-        McpConnectionBuilder {
-            endpoint,
-            prefix: None,
-        }
+        McpConnectionBuilder::new(endpoint)
     }
 
     /// The server's label in messages: the prefix, else the command or URL.
@@ -175,17 +126,21 @@ impl McpConnection {
     }
 
     /// Lists the remote tools again and serves the new set in one change. It happens by
-    /// itself when the server sends `notifications/tools/list_changed`.
+    /// itself when the server sends `notifications/tools/list_changed` (at most once per
+    /// [`refresh_interval`](McpConnectionBuilder::refresh_interval)).
     ///
     /// # Errors
     ///
-    /// [`McpError::ListTools`] when the server is gone or refuses; the tools served stay.
+    /// [`McpError::ListTools`] when the server is gone, refuses, does not answer within
+    /// [`list_timeout`](McpConnectionBuilder::list_timeout) or lists more than
+    /// [`max_tools`](McpConnectionBuilder::max_tools); the tools served stay.
     pub async fn refresh(&self) -> Result<(), McpError> {
-        self.inner.refresh().await
+        self.inner.refresh(self.inner.bounds.list_timeout).await
     }
 
-    /// Connects again (starting the command again), then lists and serves the tools. The
-    /// tools stay served meanwhile and answer with an error until the server is back.
+    /// Connects again (starting the command again), then lists and serves the tools, all
+    /// within [`connect_timeout`](McpConnectionBuilder::connect_timeout). The tools stay
+    /// served meanwhile and answer with an error until the server is back.
     ///
     /// # Errors
     ///
@@ -194,8 +149,7 @@ impl McpConnection {
         if let Some(old) = self.inner.remote.current() {
             old.stop.cancel();
         }
-        self.inner.open().await?;
-        self.inner.refresh().await
+        self.inner.open_and_list().await
     }
 
     /// Removes the tools, closes the connection and waits until the server it started has
@@ -234,9 +188,11 @@ pub(super) struct Inner {
     pub(super) remote: Arc<Remote>,
     pub(super) endpoint: McpEndpoint,
     pub(super) prefix: Option<String>,
+    pub(super) bounds: Bounds,
     pub(super) server: AlephToolServer,
     pub(super) served: Mutex<Served>,
-    pub(super) refreshing: tokio::sync::Mutex<()>,
+    /// Held while a listing runs; holds when the last one started.
+    pub(super) refreshing: tokio::sync::Mutex<Option<Instant>>,
     /// Set while a refresh after a `list_changed` waits to start: the changes that arrive
     /// meanwhile are covered by that one listing, so a burst of them costs one refresh, not
     /// one task each.
@@ -257,8 +213,29 @@ impl Inner {
         lock(&self.served)
     }
 
+    /// Connects (or connects again) and lists the tools, within the connect timeout.
+    pub(super) async fn open_and_list(self: &Arc<Self>) -> Result<(), McpError> {
+        let within = self.bounds.connect_timeout;
+        let started = Instant::now();
+        match tokio::time::timeout(within, self.open()).await {
+            Ok(opened) => opened?,
+            Err(_) => {
+                return Err(McpError::Connect {
+                    server: self.remote.label.clone(),
+                    message: format!(
+                        "it did not finish the MCP handshake within {} \
+                         (`McpConnectionBuilder::connect_timeout`)",
+                        duration(within)
+                    ),
+                });
+            }
+        }
+        let left = within.saturating_sub(started.elapsed());
+        self.refresh(left.max(Duration::from_millis(1))).await
+    }
+
     /// Connects (or connects again) and makes the new link current.
-    pub(super) async fn open(self: &Arc<Self>) -> Result<(), McpError> {
+    async fn open(self: &Arc<Self>) -> Result<(), McpError> {
         let label = self.remote.label.clone();
         let handler = Client {
             connection: Arc::downgrade(self),
@@ -280,9 +257,7 @@ impl Inner {
                 if let Some(dir) = dir {
                     command.current_dir(dir);
                 }
-                let (transport, _) = TokioChildProcess::builder(command)
-                    .stderr(Stdio::inherit())
-                    .spawn()
+                let transport = CommandTransport::spawn(command, self.bounds.max_message_bytes)
                     .map_err(|source| McpError::Spawn {
                         command: self.endpoint.to_string(),
                         source,
@@ -296,6 +271,7 @@ impl Inner {
             }
             EndpointKind::Url { url, token } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                config.max_sse_event_size = self.bounds.max_message_bytes;
                 if let Some(token) = token {
                     config = config.auth_header(token.0.as_str());
                 }
@@ -344,30 +320,39 @@ impl Inner {
     }
 
     /// Refreshes after the server said its tools changed, unless a refresh is already
-    /// waiting to start (it will list after this change too).
+    /// waiting to start (it will list after this change too). A refresh starts no sooner
+    /// than the refresh interval after the one before.
     pub(super) fn refresh_after_change(self: Arc<Self>) {
         if self.refresh_queued.swap(true, Ordering::AcqRel) {
             return;
         }
         // Not inline: listing is a request, whose answer the client handler's loop delivers.
         tokio::spawn(async move {
-            let _one_at_a_time = self.refreshing.lock().await;
+            let mut last = self.refreshing.lock().await;
+            if let Some(last) = *last {
+                tokio::time::sleep_until(last + self.bounds.refresh_interval).await;
+            }
+            if self.served().closed {
+                return;
+            }
             // From here on a change needs a listing that starts after it: queue another.
             self.refresh_queued.store(false, Ordering::Release);
-            if let Err(err) = self.list_and_serve().await {
+            *last = Some(Instant::now());
+            if let Err(err) = self.list_and_serve(self.bounds.list_timeout).await {
                 tracing::warn!("{err}");
             }
         });
     }
 
-    /// Lists the remote tools and serves them in place of the previous set.
-    pub(super) async fn refresh(&self) -> Result<(), McpError> {
-        let _one_at_a_time = self.refreshing.lock().await;
-        self.list_and_serve().await
+    /// Lists the remote tools within `within` and serves them in place of the previous set.
+    pub(super) async fn refresh(&self, within: Duration) -> Result<(), McpError> {
+        let mut last = self.refreshing.lock().await;
+        *last = Some(Instant::now());
+        self.list_and_serve(within).await
     }
 
     /// [`refresh`](Self::refresh) with the refresh lock held.
-    async fn list_and_serve(&self) -> Result<(), McpError> {
+    async fn list_and_serve(&self, within: Duration) -> Result<(), McpError> {
         let list_error = |message: String| McpError::ListTools {
             server: self.remote.label.clone(),
             message,
@@ -376,10 +361,12 @@ impl Inner {
             .remote
             .current()
             .ok_or_else(|| list_error("not connected".into()))?;
-        let listed = tokio::select! {
-            listed = link.peer.list_all_tools() => listed.map_err(|err| list_error(err.to_string()))?,
-            () = link.ended.cancelled() => return Err(list_error(link.why_ended())),
+        let bounds = ListingBounds {
+            within,
+            max_tools: self.bounds.max_tools,
+            max_bytes: self.bounds.max_message_bytes.saturating_mul(4),
         };
+        let listed = list_tools(&link, &bounds).await.map_err(list_error)?;
         let names = local_names(
             self.prefix.as_deref(),
             listed.iter().map(|t| t.name.as_ref()),

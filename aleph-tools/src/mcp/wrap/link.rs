@@ -33,6 +33,8 @@ pub(super) struct Remote {
     pub(super) calls: Arc<Mutex<HashMap<String, Progress>>>,
     /// The calls in flight whose callers can answer questions, by a number of their own.
     pub(super) askers: Mutex<HashMap<u64, Askers>>,
+    /// How long a call waits for the server's answer.
+    pub(super) call_timeout: std::time::Duration,
 }
 
 /// Who answers for one call in flight: its context's handlers, or its server's.

@@ -16,6 +16,7 @@ use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 
 use super::link::{Askers, Remote, token_key};
+use super::stdio::is_unreadable;
 use crate::mcp::convert::output_from_mcp;
 use crate::tool::{BoxFuture, RuntimeTool, ToolDefinition, ToolHandler};
 use crate::{ToolContext, ToolError, ToolOutput};
@@ -108,11 +109,16 @@ impl McpRemoteTool {
             request: Some(handle.id.clone()),
         };
         let cancel = ctx.cancellation_token();
+        let limit = self.remote.call_timeout;
         let outcome = tokio::select! {
             outcome = handle.await_response() => outcome,
             () = cancel.cancelled() => return Err(ToolError::Cancelled { tool: tool.to_owned() }),
             () = link.ended.cancelled() => {
                 return Err(self.down(tool, &format!("{} during the call", link.why_ended())));
+            }
+            // `abandon` tells the server the call was given up.
+            () = tokio::time::sleep(limit) => {
+                return Err(ToolError::Timeout { tool: tool.to_owned(), after: limit });
             }
         };
         abandon.request = None;
@@ -123,6 +129,13 @@ impl McpRemoteTool {
                  (a request for more input, or a task), which wrapped tools do not take",
                 self.remote.label, self.remote_name
             ))),
+            Err(ServiceError::McpError(error)) if is_unreadable(error.data.as_ref()) => {
+                Err(ToolError::Execution(format!(
+                    "the MCP server `{}` answered the call to `{}` with a message that is not \
+                     taken: {}",
+                    self.remote.label, self.remote_name, error.message
+                )))
+            }
             Err(ServiceError::McpError(error)) => Err(ToolError::Execution(format!(
                 "the MCP server `{}` refused the call to `{}`: {}",
                 self.remote.label, self.remote_name, error.message

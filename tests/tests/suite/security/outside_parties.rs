@@ -5,3 +5,4 @@
 //! not echoed). Each is tried for real: loopback servers, real processes, real plugins.
 
 mod model_servers;
+mod wrapped_servers;
