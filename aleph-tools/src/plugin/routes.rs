@@ -1,5 +1,10 @@
 //! `[[http_routes]]`: an axum [`Router`] serving each running plugin's HTTP routes under
 //! `/plugins/{id}/…`, through the same runtime-neutral handler call as hooks and commands.
+//!
+//! A plugin is untrusted: what it is given leaves out the client's credentials (the
+//! server's bearer token, cookies, the MCP session), and what it answers reaches the client
+//! only as a well-formed response; a failure is a 502 that says what kind of failure it was,
+//! with the plugin's own words in the server's log, never in the answer.
 
 use std::collections::BTreeMap;
 
@@ -30,9 +35,13 @@ impl PluginManager {
     ///
     /// The handler gets the request as JSON (`method`, `path`, `route`, `params`, `query`,
     /// `headers`, `body` or `body_base64`, and `json` when the body is JSON) and answers
-    /// `{ "status": 200, "headers": {…}, "body": … }`. Bodies over
-    /// `[plugins.routes] max_body` are refused with 413; a handler that fails, times out or
-    /// answers in another shape is a 502 naming the plugin and the route.
+    /// `{ "status": 200, "headers": {…}, "body": … }`. The headers it gets leave out the
+    /// client's credentials: `Authorization` (which holds the server's own bearer token),
+    /// `Proxy-Authorization`, `Cookie` and `Mcp-Session-Id`, so a plugin cannot replay
+    /// them. Bodies over `[plugins.routes] max_body` are refused with 413; a handler that
+    /// fails, times out or answers in another shape is a 502 naming the plugin, the route
+    /// and the kind of failure, without the handler's answer or error text (those go to
+    /// the log, at `warn`).
     pub fn router(&self) -> Router {
         Router::new()
             .route("/plugins/{id}", any(serve))
@@ -128,14 +137,29 @@ async fn answer(
         .await
     {
         Ok(answer) => response_from(&answer).unwrap_or_else(|problem| {
+            tracing::warn!("{what} answered {problem}: `{}`", short(&answer));
             plain(
                 StatusCode::BAD_GATEWAY,
                 format!("{what} answered {problem}; a route handler returns {{ \"status\": 200, \"headers\": {{…}}, \"body\": … }}"),
             )
         }),
-        Err(message) => plain(StatusCode::BAD_GATEWAY, format!("{what}: {message}")),
+        Err(message) => {
+            tracing::warn!("{what} failed: {message}");
+            plain(
+                StatusCode::BAD_GATEWAY,
+                format!("{what} failed (it threw, crashed or did not answer in time); the server's log says why"),
+            )
+        }
     }
 }
+
+/// Request headers a plugin is never given: the client's credentials for this server.
+const CREDENTIALS: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "mcp-session-id",
+];
 
 /// The parameters of `path` under the manifest's `pattern`, or `None` when it does not match.
 fn match_path(pattern: &str, path: &str) -> Option<Map<String, Value>> {
@@ -184,6 +208,9 @@ fn request_json(
     }
     let mut names: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (name, value) in headers {
+        if CREDENTIALS.contains(&name.as_str()) {
+            continue;
+        }
         names
             .entry(name.as_str().to_owned())
             .or_default()
@@ -221,7 +248,7 @@ fn request_json(
 /// The HTTP response a handler's answer describes, or what is wrong with the answer.
 fn response_from(answer: &Value) -> Result<Response, String> {
     let Some(fields) = answer.as_object() else {
-        return Err(format!("`{}`", short(answer)));
+        return Err(format!("{}, not an object", kind(answer)));
     };
     let status = fields
         .get("status")
@@ -238,11 +265,11 @@ fn response_from(answer: &Value) -> Result<Response, String> {
         for (name, value) in given {
             let value = value
                 .as_str()
-                .ok_or_else(|| format!("header `{name}` that is not a string"))?;
+                .ok_or("a header whose value is not a string")?;
             let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("`{name}`, which is not a header name"))?;
-            let value = HeaderValue::from_str(value)
-                .map_err(|_| format!("header `{name}` with a value that cannot be sent"))?;
+                .map_err(|_| "a header name that is not one")?;
+            let value =
+                HeaderValue::from_str(value).map_err(|_| "a header value that cannot be sent")?;
             headers.append(name, value);
         }
     }
@@ -250,7 +277,7 @@ fn response_from(answer: &Value) -> Result<Response, String> {
         (Some(Value::String(encoded)), _) => (
             BASE64
                 .decode(encoded)
-                .map_err(|e| format!("a `body_base64` that is not base64 ({e})"))?,
+                .map_err(|_| "a `body_base64` that is not base64")?,
             "application/octet-stream",
         ),
         (Some(_), _) => return Err("a `body_base64` that is not a string".into()),
@@ -259,7 +286,7 @@ fn response_from(answer: &Value) -> Result<Response, String> {
             (text.clone().into_bytes(), "text/plain; charset=utf-8")
         }
         (None, Some(value)) => (
-            serde_json::to_vec(value).map_err(|e| e.to_string())?,
+            serde_json::to_vec(value).map_err(|_| "a body that cannot be sent")?,
             "application/json",
         ),
     };
@@ -276,6 +303,18 @@ fn plain(status: StatusCode, message: String) -> Response {
         message,
     )
         .into_response()
+}
+
+/// What kind of JSON value `value` is, for a message that must not hold the value.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 fn short(value: &Value) -> String {
@@ -311,6 +350,38 @@ mod tests {
     }
 
     #[test]
+    fn credentials_never_reach_the_plugin() {
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            ("authorization", "Bearer t0k3n"),
+            ("proxy-authorization", "Basic cHJveHk="),
+            ("cookie", "session=s3cr3t"),
+            ("mcp-session-id", "abc"),
+            ("x-request-id", "r1"),
+            ("content-type", "text/plain"),
+        ] {
+            headers.append(name, HeaderValue::from_static(value));
+        }
+        let route: HttpRouteSection =
+            serde_json::from_value(json!({ "method": "GET", "path": "/", "handler": "h" }))
+                .unwrap();
+        let uri = "/plugins/p/".parse::<Uri>().unwrap();
+        let request = request_json(
+            &Method::GET,
+            "/",
+            &route,
+            Map::new(),
+            &uri,
+            &headers,
+            &Bytes::new(),
+        );
+        assert_eq!(
+            request["headers"],
+            json!({ "x-request-id": "r1", "content-type": "text/plain" })
+        );
+    }
+
+    #[test]
     fn answers_become_responses() {
         let response = response_from(&json!({ "status": 201, "body": { "ok": true } })).unwrap();
         assert_eq!(response.status(), StatusCode::CREATED);
@@ -321,22 +392,30 @@ mod tests {
         .unwrap();
         assert_eq!(response.headers()[header::CONTENT_TYPE], "text/html");
         for (answer, problem) in [
-            (json!("hi"), "`\"hi\"`"),
+            (json!("secret"), "a string, not an object"),
             (json!({ "body": 1 }), "without a `status`"),
             (json!({ "status": 99 }), "without a `status`"),
             (json!({ "status": 200, "headers": [] }), "`headers`"),
             (
-                json!({ "status": 200, "headers": { "a b": "x" } }),
-                "not a header name",
+                json!({ "status": 200, "headers": { "secret name": "x" } }),
+                "a header name that is not one",
             ),
             (
-                json!({ "status": 200, "headers": { "x": 1 } }),
+                json!({ "status": 200, "headers": { "secret": 1 } }),
                 "not a string",
             ),
-            (json!({ "status": 200, "body_base64": "***" }), "not base64"),
+            (
+                json!({ "status": 200, "headers": { "x": "secret\n" } }),
+                "a header value that cannot be sent",
+            ),
+            (
+                json!({ "status": 200, "body_base64": "secret*" }),
+                "not base64",
+            ),
         ] {
             let error = response_from(&answer).unwrap_err();
             assert!(error.contains(problem), "{answer}: {error}");
+            assert!(!error.contains("secret"), "{answer}: {error}");
         }
     }
 }

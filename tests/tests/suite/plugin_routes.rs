@@ -238,27 +238,26 @@ async fn a_handler_that_fails_costs_only_its_request() {
         |config| config.runtimes.nodejs.timeout_ms = 500,
     )
     .await;
+    // The 502 says what kind of failure; the handler's own words go to the log.
     let (status, _, body) = site.get("/plugins/faulty/boom").await;
     assert_eq!(status, StatusCode::BAD_GATEWAY);
-    assert!(
-        body.starts_with("plugin `faulty`, route `GET /boom`: "),
-        "{body}"
+    assert_eq!(
+        body,
+        "plugin `faulty`, route `GET /boom` failed (it threw, crashed or did not answer in time); the server's log says why"
     );
-    assert!(body.contains("the database is down"), "{body}");
     let (status, _, body) = site.get("/plugins/faulty/bad-header").await;
     assert_eq!(status, StatusCode::BAD_GATEWAY);
     assert!(
-        body.contains("`bad header`, which is not a header name"),
+        body.contains("answered a header name that is not one") && !body.contains("bad header"),
         "{body}"
     );
     // The runtime's limit ends a handler that never answers.
     let (status, _, body) = site.get("/plugins/faulty/slow").await;
     assert_eq!(status, StatusCode::BAD_GATEWAY);
     assert!(
-        body.starts_with("plugin `faulty`, route `GET /slow`: "),
+        body.starts_with("plugin `faulty`, route `GET /slow` failed"),
         "{body}"
     );
-    assert!(body.contains("within 500ms"), "{body}");
     // And the neighbours keep answering.
     let (status, _, _) = site
         .send(

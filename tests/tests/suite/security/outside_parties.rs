@@ -5,4 +5,5 @@
 //! not echoed). Each is tried for real: loopback servers, real processes, real plugins.
 
 mod model_servers;
+mod plugin_routes;
 mod wrapped_servers;
