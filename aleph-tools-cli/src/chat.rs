@@ -10,8 +10,9 @@ use aleph_tools::agent::clients::{Anthropic, Gemini, OpenAiChat, OpenAiResponses
 use aleph_tools::agent::{Agent, AgentEvent, ChatModel, Conversation, StreamDelta};
 use anyhow::{Context as _, bail};
 
+use crate::approval::Approval;
 use crate::config::Config;
-use crate::host::{Host, Plugins};
+use crate::host::{Host, Plugins, secret_from};
 
 /// The model APIs `chat` speaks.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -38,14 +39,16 @@ pub struct Chat {
     pub model: String,
     /// The API's base URL, when not the environment's or OpenAI's.
     pub base_url: Option<String>,
+    /// The environment variable holding the key for `base_url`.
+    pub api_key_env: Option<String>,
     /// Instructions for the model.
     pub system: Option<String>,
     /// The prompt; read from standard input when `None`.
     pub prompt: Option<String>,
     /// The most rounds.
     pub max_rounds: usize,
-    /// Approve calls that need confirmation.
-    pub approve: bool,
+    /// The tools whose calls are approved without asking (names or `prefix*` patterns).
+    pub approve: Vec<String>,
 }
 
 /// Runs the loop once: the answer streams to standard output, each tool call and its result
@@ -55,8 +58,16 @@ pub async fn run(config: &Config, chat: Chat) -> anyhow::Result<()> {
         Some(prompt) => prompt,
         None => read_prompt()?,
     };
-    let host = Host::start(config, Plugins::All, true, chat.approve).await?;
-    let model = model(chat.api, &chat.model, chat.base_url.as_deref());
+    // A model's shell or program reaches past the allowed directories: the person decides.
+    let mut config = config.clone();
+    if config.builtin.is_some() {
+        for tool in ["bash", "code_exec"] {
+            config.tools.require_confirmation.insert(tool.to_owned());
+        }
+    }
+    let host = Host::start(&config, Plugins::All, true, Approval::Named(chat.approve)).await?;
+    let key = chat.api_key_env.as_deref().map(secret_from).transpose()?;
+    let model = model(chat.api, &chat.model, chat.base_url.as_deref(), key);
     let mut conversation = Conversation::new(model.provider());
     if let Some(system) = chat.system {
         conversation = conversation.with_system(system);
@@ -106,15 +117,18 @@ pub async fn run(config: &Config, chat: Chat) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The client for `api`, at `base_url` when given.
-fn model(api: Api, name: &str, base_url: Option<&str>) -> Box<dyn ChatModel> {
+/// The client for `api`, at `base_url` with `key` when given.
+fn model(api: Api, name: &str, base_url: Option<&str>, key: Option<String>) -> Box<dyn ChatModel> {
     macro_rules! client {
         ($client:ty) => {{
-            let client = <$client>::new(name);
-            match base_url {
-                Some(url) => Box::new(client.base_url(url)),
-                None => Box::new(client),
+            let mut client = <$client>::new(name);
+            if let Some(url) = base_url {
+                client = client.base_url(url);
             }
+            if let Some(key) = key {
+                client = client.api_key(key);
+            }
+            Box::new(client)
         }};
     }
     match api {

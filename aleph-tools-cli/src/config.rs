@@ -9,8 +9,11 @@ use aleph_tools::plugin::PluginsConfig;
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
-/// The file name looked for in the current directory.
+/// The config file a project may hold; read only when named.
 pub const LOCAL_FILE: &str = "aleph-tools.toml";
+
+/// The plugin directory a project may hold; searched only when named.
+const LOCAL_PLUGINS: &str = "plugins";
 
 /// Everything the command reads from its configuration file.
 #[derive(Debug, Clone, Default)]
@@ -56,6 +59,12 @@ pub struct ServerSection {
     pub tokens: Vec<TokenSection>,
     /// Origins of web pages that may call the server from a browser (`"*"` for any).
     pub cors_origins: Option<Vec<String>>,
+    /// Seconds an HTTP session may go unused before it ends (300 when left out).
+    pub session_idle_timeout_secs: Option<u64>,
+    /// The most HTTP sessions open at once (1024 when left out).
+    pub max_sessions: Option<usize>,
+    /// The most HTTP sessions one token's identity holds at once (64 when left out).
+    pub max_sessions_per_identity: Option<usize>,
 }
 
 /// One `[[server.tokens]]` entry: a token, read from the environment, and whom it stands for.
@@ -107,11 +116,19 @@ struct FileShape {
 
 impl Config {
     /// Reads the configuration: `explicit` when given (it must exist), else the file named
-    /// by `ALEPH_TOOLS_CONFIG`, else `./aleph-tools.toml`, else `~/.aleph/config.toml`; the
-    /// defaults when there is none.
+    /// by `ALEPH_TOOLS_CONFIG`, else the user's `~/.aleph/config.toml`; the defaults when
+    /// there is none. A file in the working directory is read only when named: a cloned
+    /// repository's `aleph-tools.toml` could start any program through `[[mcp_servers]]`.
     pub fn load(explicit: Option<&Path>) -> anyhow::Result<Self> {
         let Some(file) = locate(explicit) else {
-            return Ok(Self::default());
+            let mut config = Self::default();
+            // Without a file, the plugins come from the user's and the system's directories,
+            // never from one relative to wherever the command runs.
+            config
+                .plugins
+                .search_paths
+                .retain(|path| path.is_absolute() || path.starts_with("~"));
+            return Ok(config);
         };
         if !file.is_file() {
             bail!("the config file `{}` does not exist", file.display());
@@ -119,6 +136,40 @@ impl Config {
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("cannot read `{}`", file.display()))?;
         Self::parse(&text, &file)
+    }
+
+    /// One line saying where the configuration came from, and what in the working directory
+    /// was left alone, for standard error.
+    pub fn origin(&self, plugins_named: bool) -> String {
+        let mut line = match &self.file {
+            Some(file) => format!("aleph-tools: config `{}`", file.display()),
+            None => "aleph-tools: no config file (defaults)".to_owned(),
+        };
+        let unread = Path::new(LOCAL_FILE);
+        if unread.is_file()
+            && !self
+                .file
+                .as_deref()
+                .is_some_and(|file| same_file(file, unread))
+        {
+            line.push_str(&format!(
+                "; `./{LOCAL_FILE}` is not read unless named (`--config {LOCAL_FILE}`)"
+            ));
+        }
+        let local = Path::new(LOCAL_PLUGINS);
+        if !plugins_named
+            && local.is_dir()
+            && !self
+                .plugins
+                .resolved_search_paths()
+                .iter()
+                .any(|path| same_file(path, local))
+        {
+            line.push_str(&format!(
+                "; `./{LOCAL_PLUGINS}` is not searched unless named (`--plugins {LOCAL_PLUGINS}`)"
+            ));
+        }
+        line
     }
 
     /// Reads the configuration from `text`, the contents of `file`.
@@ -168,12 +219,16 @@ pub fn locate(explicit: Option<&Path>) -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("ALEPH_TOOLS_CONFIG") {
         return Some(PathBuf::from(path));
     }
-    let local = PathBuf::from(LOCAL_FILE);
-    if local.is_file() {
-        return Some(local);
-    }
     let home = user_file()?;
     home.is_file().then_some(home)
+}
+
+/// Whether two paths lead to the same file or directory.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// `~/.aleph/config.toml`.
@@ -248,6 +303,9 @@ require_confirmation = ["note_*"]
 
 [server]
 name = "mine"
+session_idle_timeout_secs = 120
+max_sessions = 200
+max_sessions_per_identity = 8
 
 [[mcp_servers]]
 name = "everything"
@@ -264,6 +322,9 @@ args = ["-y", "server"]
         assert!(config.tools.blocked.contains("dangerous_*"));
         assert!(config.tools.require_confirmation.contains("note_*"));
         assert_eq!(config.server.name.as_deref(), Some("mine"));
+        assert_eq!(config.server.session_idle_timeout_secs, Some(120));
+        assert_eq!(config.server.max_sessions, Some(200));
+        assert_eq!(config.server.max_sessions_per_identity, Some(8));
         assert_eq!(config.mcp_servers[0].args, ["-y", "server"]);
     }
 

@@ -4,9 +4,10 @@
 use aleph_tools::builtin::{SearxNg, Skills};
 use aleph_tools::mcp::{McpConnection, McpEndpoint};
 use aleph_tools::plugin::{PluginInfo, PluginManager, PluginManifest};
-use aleph_tools::{AlephToolServer, Confirmation, ConfirmationRequest, ToolServerBuilder};
+use aleph_tools::{AlephToolServer, ToolServerBuilder};
 use anyhow::{Context as _, bail};
 
+use crate::approval::Approval;
 use crate::config::{BuiltinTools, Config, McpServerSection};
 
 /// The variable that counts how deep `aleph-tools` runs inside `[[mcp_servers]]` entries
@@ -88,24 +89,20 @@ pub struct Host {
 impl Host {
     /// Builds the server, loads `plugins` and, when `wrap` is set, connects to the configured
     /// MCP servers. A plugin or MCP server that fails is reported on standard error and
-    /// left out; the rest are served. `approve` approves every call that needs confirmation.
+    /// left out; the rest are served. `approval` decides the calls that need confirmation.
     pub async fn start(
         config: &Config,
         plugins: Plugins<'_>,
         wrap: bool,
-        approve: bool,
+        approval: Approval,
     ) -> anyhow::Result<Self> {
         if wrap && !config.mcp_servers.is_empty() && depth() >= MAX_DEPTH {
             bail!(
                 "aleph-tools is running {MAX_DEPTH} deep inside its own `[[mcp_servers]]`: an entry starts aleph-tools with a config that wraps it again; give that entry its own `--config`"
             );
         }
-        let mut builder = AlephToolServer::builder().with_filter(config.tools.clone());
-        if approve {
-            builder = builder.with_confirmation_handler(|_: ConfirmationRequest| async {
-                Confirmation::Approve
-            });
-        }
+        let mut builder =
+            approval.install(AlephToolServer::builder().with_filter(config.tools.clone()));
         if let Some(builtin) = &config.builtin {
             builder = with_builtin(builder, builtin)?;
         }

@@ -8,10 +8,12 @@
 //! aleph-tools tools list [--provider P] | call NAME [JSON]
 //! ```
 //!
-//! The configuration file (`--config`, else `ALEPH_TOOLS_CONFIG`, else `./aleph-tools.toml`,
-//! else `~/.aleph/config.toml`) holds `[plugins]` (or `[extensions]`), `[tools]` (the
-//! filter), `[server]` and `[[mcp_servers]]`.
+//! The configuration file (`--config`, else `ALEPH_TOOLS_CONFIG`, else
+//! `~/.aleph/config.toml`; one in the working directory only when named) holds `[plugins]`
+//! (or `[extensions]`), `[tools]` (the filter), `[server]` and `[[mcp_servers]]`. The
+//! command says on standard error which file it read.
 
+mod approval;
 mod chat;
 mod config;
 mod host;
@@ -45,11 +47,13 @@ struct Cli {
     reason = "doc comments here are --help text, shown as written"
 )]
 struct Global {
-    /// The configuration file [default: $ALEPH_TOOLS_CONFIG, ./aleph-tools.toml or
-    /// ~/.aleph/config.toml, the first that exists]
+    /// The configuration file [default: $ALEPH_TOOLS_CONFIG, else ~/.aleph/config.toml if
+    /// it exists; ./aleph-tools.toml is read only when named here]
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
     /// A directory of plugins; repeat for more. Replaces the configured search paths
+    /// [default: the config's, else ~/.aleph/plugins and /usr/local/share/aleph/plugins;
+    /// ./plugins only when named here]
     #[arg(long = "plugins", global = true, value_name = "DIR")]
     plugin_dirs: Vec<PathBuf>,
     /// Serve the built-in tools as well: file_* tools, bash, code_exec, web_fetch,
@@ -114,9 +118,15 @@ enum Command {
         #[arg(long, value_enum, default_value = "openai")]
         provider: chat::Api,
         /// The API's base URL, such as http://localhost:11434/v1 for Ollama [default:
-        /// $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GEMINI_BASE_URL, else the provider's]
+        /// $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GEMINI_BASE_URL, else the provider's].
+        /// The provider's key variable is sent only to the provider's own URL or the one its
+        /// *_BASE_URL variable names; a --base-url server gets the key --api-key-env names
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
+        /// The environment variable holding the key for --base-url, such as
+        /// OPENROUTER_API_KEY
+        #[arg(long, value_name = "VAR", requires = "base_url")]
+        api_key_env: Option<String>,
         /// The model's name, such as gpt-4.1 or qwen3:8b
         #[arg(long)]
         model: String,
@@ -126,10 +136,12 @@ enum Command {
         /// The most rounds of tool calls before giving up
         #[arg(long, default_value_t = 16)]
         max_rounds: usize,
-        /// Run calls to tools that need confirmation without asking; otherwise they are
-        /// refused
-        #[arg(long)]
-        yes: bool,
+        /// Approve the calls of these tools without asking (names, or patterns ending in
+        /// `*`, separated by commas; `*` for every tool). Tools that need confirmation
+        /// (with --builtin: bash, code_exec, file_write, file_delete) are otherwise put to
+        /// the person at the terminal, or refused when there is none
+        #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+        yes: Vec<String>,
         /// The prompt [default: read from standard input]
         prompt: Option<String>,
     },
@@ -255,6 +267,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.global.config.as_deref())?;
+    eprintln!("{}", config.origin(!cli.global.plugin_dirs.is_empty()));
     if !cli.global.plugin_dirs.is_empty() {
         config.plugins.search_paths = cli.global.plugin_dirs;
     }
@@ -293,6 +306,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Chat {
             provider,
             base_url,
+            api_key_env,
             model,
             system,
             max_rounds,
@@ -303,6 +317,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 api: provider,
                 model,
                 base_url,
+                api_key_env,
                 system,
                 prompt,
                 max_rounds,

@@ -8,13 +8,14 @@ use aleph_tools::plugin::{PluginInfo, PluginManifest};
 use anyhow::{Context as _, bail};
 use serde_json::Value;
 
+use crate::approval::Approval;
 use crate::config::{self, Config};
 use crate::host::{Host, Plugins};
 use crate::table::Table;
 
 /// Loads every plugin and prints each with its status.
 pub async fn list(config: &Config) -> anyhow::Result<()> {
-    let host = Host::start(config, Plugins::All, false, false).await?;
+    let host = Host::start(config, Plugins::All, false, Approval::Refuse).await?;
     let mut table = Table::new(["ID", "VERSION", "KIND", "STATUS", "TOOLS"]);
     for info in host.manager.list() {
         let status = info.status.to_string();
@@ -33,7 +34,7 @@ pub async fn list(config: &Config) -> anyhow::Result<()> {
 /// Reads and checks the manifest in `dir`, then loads the plugin to be sure it runs.
 pub async fn check(config: &Config, dir: &Path) -> anyhow::Result<()> {
     PluginManifest::read_dir(dir)?;
-    let host = Host::start(config, Plugins::None, false, false).await?;
+    let host = Host::start(config, Plugins::None, false, Approval::Refuse).await?;
     let manager = host.manager.clone();
     let dir = dir.to_path_buf();
     let info = tokio::task::spawn_blocking(move || manager.load(&dir)).await??;
@@ -47,7 +48,7 @@ pub async fn check(config: &Config, dir: &Path) -> anyhow::Result<()> {
 
 /// Installs the plugin at `source` (a directory or an archive) into the first search path.
 pub async fn install(config: &Config, source: &Path) -> anyhow::Result<()> {
-    let host = Host::start(config, Plugins::None, false, false).await?;
+    let host = Host::start(config, Plugins::None, false, Approval::Refuse).await?;
     let manager = host.manager.clone();
     let source = source.to_path_buf();
     let info = tokio::task::spawn_blocking(move || manager.install(&source)).await??;
@@ -61,7 +62,7 @@ pub async fn install(config: &Config, source: &Path) -> anyhow::Result<()> {
 
 /// Deletes the plugin `id` from its search path.
 pub async fn uninstall(config: &Config, id: &str) -> anyhow::Result<()> {
-    let host = Host::start(config, Plugins::None, false, false).await?;
+    let host = Host::start(config, Plugins::None, false, Approval::Refuse).await?;
     let removed = host.manager.uninstall(id)?;
     println!("removed `{}`", removed.display());
     Ok(())
@@ -69,7 +70,7 @@ pub async fn uninstall(config: &Config, id: &str) -> anyhow::Result<()> {
 
 /// Marks the plugin `id` disabled, or enabled again, in the config file.
 pub async fn set_enabled(config: &Config, id: &str, enabled: bool) -> anyhow::Result<()> {
-    let host = Host::start(config, Plugins::None, false, false).await?;
+    let host = Host::start(config, Plugins::None, false, Approval::Refuse).await?;
     let known = host
         .manager
         .discover()
@@ -94,7 +95,7 @@ pub async fn set_enabled(config: &Config, id: &str, enabled: bool) -> anyhow::Re
     if enabled {
         let mut config = config.clone();
         config.plugins.disabled.retain(|disabled| disabled != id);
-        let host = Host::start(&config, Plugins::Only(id), false, false).await?;
+        let host = Host::start(&config, Plugins::Only(id), false, Approval::Refuse).await?;
         if let Some(info) = host.manager.get(id) {
             println!("it loads: {}", describe(&info));
         }
@@ -114,7 +115,7 @@ pub async fn command(
             .with_context(|| format!("the input is not JSON: `{text}`"))?,
         None => Value::Object(serde_json::Map::new()),
     };
-    let host = Host::start(config, Plugins::Only(id), false, false).await?;
+    let host = Host::start(config, Plugins::Only(id), false, Approval::Refuse).await?;
     let output = host.manager.execute_command(id, name, &input).await?;
     println!("{}", serde_json::to_string_pretty(&output)?);
     Ok(())
@@ -122,7 +123,7 @@ pub async fn command(
 
 /// Loads every plugin and prints their services.
 pub async fn services(config: &Config) -> anyhow::Result<()> {
-    let host = Host::start(config, Plugins::All, false, false).await?;
+    let host = Host::start(config, Plugins::All, false, Approval::Refuse).await?;
     let mut table = Table::new(["PLUGIN", "SERVICE", "AUTO START", "STATE", "DESCRIPTION"]);
     for service in host.manager.services() {
         table.row([

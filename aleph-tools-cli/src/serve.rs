@@ -7,6 +7,7 @@ use aleph_tools::builtin::Skills;
 use aleph_tools::mcp::{McpAuth, McpServer, StaticTokens};
 use anyhow::Context as _;
 
+use crate::approval::Approval;
 use crate::config::{Config, TokenSection};
 use crate::host::{Host, Plugins, secret_from};
 
@@ -42,7 +43,7 @@ pub async fn run(
     } else {
         ""
     };
-    let host = Host::start(config, Plugins::All, true, approve).await?;
+    let host = Host::start(config, Plugins::All, true, Approval::when(approve)).await?;
     let _watcher = if watch && config.plugins.hot_reload {
         Some(
             host.manager
@@ -64,6 +65,15 @@ pub async fn run(
     }
     if let Some(origins) = &config.server.cors_origins {
         mcp = mcp.with_cors_origins(origins.iter().cloned());
+    }
+    if let Some(secs) = config.server.session_idle_timeout_secs {
+        mcp = mcp.with_session_idle_timeout(std::time::Duration::from_secs(secs));
+    }
+    if let Some(sessions) = config.server.max_sessions {
+        mcp = mcp.with_max_sessions(sessions);
+    }
+    if let Some(sessions) = config.server.max_sessions_per_identity {
+        mcp = mcp.with_max_sessions_per_identity(sessions);
     }
     if let Some(auth) = auth {
         mcp = mcp.with_auth(auth);

@@ -6,13 +6,14 @@ use aleph_tools::provider::Provider;
 use anyhow::{Context as _, bail};
 use serde_json::Value;
 
+use crate::approval::Approval;
 use crate::config::Config;
 use crate::host::{Host, Plugins};
 use crate::table::Table;
 
 /// Lists the tools: a table, or with `provider` the tools array that provider is sent.
 pub async fn list(config: &Config, provider: Option<Provider>) -> anyhow::Result<()> {
-    let host = Host::start(config, Plugins::All, true, false).await?;
+    let host = Host::start(config, Plugins::All, true, Approval::Refuse).await?;
     if let Some(provider) = provider {
         println!(
             "{}",
@@ -47,7 +48,7 @@ pub async fn call(
             .with_context(|| format!("the arguments are not JSON: `{text}`"))?,
         None => Value::Object(serde_json::Map::new()),
     };
-    let host = Host::start(config, Plugins::All, true, yes).await?;
+    let host = Host::start(config, Plugins::All, true, Approval::when(yes)).await?;
     let result = host.server.call(name, args).await;
     if let Some(repair) = &result.repair {
         eprintln!(

@@ -57,6 +57,9 @@ impl World {
         self.root.path().join("work/aleph-tools.toml")
     }
 
+    /// The command run in the working directory; the config there, when there is one, is
+    /// named through `ALEPH_TOOLS_CONFIG` (the command reads none from the working directory
+    /// by itself).
     fn command(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_aleph-tools"));
         command
@@ -64,6 +67,9 @@ impl World {
             .env("HOME", self.home())
             .env_remove("ALEPH_TOOLS_CONFIG")
             .env_remove("RUST_LOG");
+        if self.config().is_file() {
+            command.env("ALEPH_TOOLS_CONFIG", self.config());
+        }
         command
     }
 
@@ -445,7 +451,7 @@ fn mistakes_exit_non_zero_with_one_readable_message() {
         "[plugin]\n",
     )
     .unwrap();
-    let list = world.run(&["plugins", "list"]);
+    let list = world.run(&["plugins", "list", "--plugins", "plugins"]);
     assert!(succeeded(&list).contains("broken"), "{}", stdout(&list));
     assert!(
         stderr(&list).contains("warning: the plugin in"),

@@ -1,0 +1,210 @@
+//! The command's part of the security suite (`book/src/threat-model.md`): what it trusts
+//! without being told, and what a model may run through `chat`, tried with the built binary
+//! against real files and a Chat Completions API on loopback.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use aleph_tools_tests::model_api::{ModelApi, Reply};
+use serde_json::{Value, json};
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The command run in `dir`, with `home` as the user's home and no config from the
+/// environment.
+fn command(dir: &Path, home: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aleph-tools"));
+    command
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("RUST_LOG");
+    command
+}
+
+/// A cloned repository holding an `aleph-tools.toml` whose `[[mcp_servers]]` entry would
+/// run a program, and a `plugins/` directory: neither is used unless named.
+#[test]
+fn a_project_directory_is_not_trusted_unless_named() {
+    let root = tempfile::tempdir().unwrap();
+    let (home, repo) = (root.path().join("home"), root.path().join("repo"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(repo.join("plugins")).unwrap();
+    let marker = root.path().join("ran");
+    std::fs::write(
+        repo.join("aleph-tools.toml"),
+        format!(
+            "[[mcp_servers]]\nname = \"trap\"\ncommand = \"sh\"\nargs = [\"-c\", \"touch {}\"]\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+
+    let output = command(&repo, &home)
+        .args(["tools", "list"])
+        .output()
+        .unwrap();
+    let err = text(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert!(!marker.exists(), "the project's config started a program");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("aleph-tools:"))
+        .collect();
+    assert_eq!(
+        said.len(),
+        1,
+        "one line says where the config came from: {err}"
+    );
+    assert!(said[0].contains("no config file"), "{err}");
+    assert!(
+        said[0].contains("`./aleph-tools.toml` is not read unless named"),
+        "{err}"
+    );
+    assert!(
+        said[0].contains("`./plugins` is not searched unless named"),
+        "{err}"
+    );
+
+    // Named, the same file is read, and says so: the trap above was armed.
+    let named = command(&repo, &home)
+        .args(["tools", "list", "--config", "aleph-tools.toml"])
+        .output()
+        .unwrap();
+    let err = text(&named.stderr);
+    assert!(
+        err.contains("aleph-tools: config `aleph-tools.toml`"),
+        "{err}"
+    );
+    assert!(marker.exists(), "a named config is read: {err}");
+
+    // The user's own config is read without being named.
+    let user = home.join(".aleph/config.toml");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, "[tools]\nblocked = [\"x\"]\n").unwrap();
+    let own = command(&repo, &home)
+        .args(["tools", "list"])
+        .output()
+        .unwrap();
+    let err = text(&own.stderr);
+    assert!(
+        err.contains(&format!("config `{}`", user.display())),
+        "{err}"
+    );
+}
+
+fn chunk(delta: &Value, finish: Option<&str>) -> Value {
+    json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] })
+}
+
+/// A turn calling `name` with `arguments`, then a turn answering "done".
+fn calls_then_done(name: &str, arguments: &Value) -> Vec<Reply> {
+    vec![
+        Reply::stream([
+            chunk(
+                &json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_1", "type": "function", "function": { "name": name, "arguments": arguments.to_string() } }] }),
+                None,
+            ),
+            chunk(&json!({}), Some("tool_calls")),
+            json!("[DONE]"),
+        ]),
+        Reply::stream([
+            chunk(&json!({ "content": "done" }), None),
+            chunk(&json!({}), Some("stop")),
+            json!("[DONE]"),
+        ]),
+    ]
+}
+
+fn chat(workspace: &Path, api: &ModelApi, extra: &[&str]) -> Output {
+    command(workspace, workspace)
+        .env("OPENAI_API_KEY", "sk-loopback")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["--builtin", "chat", "--model", "m", "--base-url"])
+        .arg(format!("{}/v1", api.url))
+        .args(extra)
+        .arg("clean up")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// `chat --builtin` with nobody at the terminal: the model's `bash` does not run unless
+/// `--yes` names it, and naming another tool approves nothing else.
+#[test]
+fn chat_runs_the_models_shell_only_when_approved_by_name() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let (workspace, outside) = (root.path().join("work"), root.path().join("outside"));
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("keep.txt"), "mine").unwrap();
+    let script = json!({ "command": format!("rm -rf {}", outside.display()) });
+
+    for refused in [&[][..], &["--yes", "file_write,file_delete"][..]] {
+        let api = runtime.block_on(ModelApi::start(calls_then_done("bash", &script)));
+        let output = chat(&workspace, &api, refused);
+        let err = text(&output.stderr);
+        assert!(output.status.success(), "{err}");
+        assert!(outside.join("keep.txt").exists(), "bash ran: {err}");
+        assert!(err.contains("[bash("), "{err}");
+        assert!(err.contains("needs the user's approval"), "{err}");
+        assert!(err.contains("--yes bash"), "{err}");
+        let answered = &api.bodies()[1]["messages"];
+        let result = answered.as_array().unwrap().last().unwrap();
+        assert!(
+            result["content"].as_str().unwrap().contains("approval"),
+            "{result}"
+        );
+    }
+
+    let api = runtime.block_on(ModelApi::start(calls_then_done("bash", &script)));
+    let output = chat(&workspace, &api, &["--yes", "bash"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(!outside.exists(), "approved by name, bash runs");
+}
+
+/// The provider's key in the environment never goes to a `--base-url` server; the key
+/// `--api-key-env` names does.
+#[test]
+fn chat_sends_a_base_url_only_the_key_named_for_it() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let done = || {
+        vec![Reply::stream([
+            chunk(&json!({ "content": "hi" }), None),
+            chunk(&json!({}), Some("stop")),
+            json!("[DONE]"),
+        ])]
+    };
+
+    let api = runtime.block_on(ModelApi::start(done()));
+    let output = chat(dir.path(), &api, &[]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(api.received()[0].header("authorization"), None);
+
+    let api = runtime.block_on(ModelApi::start(done()));
+    let output = command(dir.path(), dir.path())
+        .env("OPENAI_API_KEY", "sk-loopback")
+        .env("LOCAL_MODEL_KEY", "sk-local")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "chat",
+            "--model",
+            "m",
+            "--api-key-env",
+            "LOCAL_MODEL_KEY",
+            "--base-url",
+        ])
+        .arg(format!("{}/v1", api.url))
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(
+        api.received()[0].header("authorization"),
+        Some("Bearer sk-local")
+    );
+}
