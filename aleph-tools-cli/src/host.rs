@@ -1,6 +1,8 @@
 //! What every subcommand starts from: a tool server with the configured filter, the plugin
 //! manager, and the wrapped MCP servers.
 
+use std::sync::{Arc, Mutex};
+
 use aleph_tools::builtin::{SearxNg, Skills};
 use aleph_tools::mcp::{McpConnection, McpEndpoint};
 use aleph_tools::plugin::{PluginInfo, PluginManager, PluginManifest};
@@ -82,8 +84,8 @@ pub struct Host {
     /// The plugins.
     pub manager: PluginManager,
     /// The wrapped MCP servers, kept open while the host lives (dropping one withdraws its
-    /// tools).
-    _connections: Vec<McpConnection>,
+    /// tools); those connected in the background join when they connect.
+    connections: Arc<Mutex<Vec<McpConnection>>>,
 }
 
 impl Host {
@@ -96,10 +98,8 @@ impl Host {
         wrap: bool,
         approval: Approval,
     ) -> anyhow::Result<Self> {
-        if wrap && !config.mcp_servers.is_empty() && depth() >= MAX_DEPTH {
-            bail!(
-                "aleph-tools is running {MAX_DEPTH} deep inside its own `[[mcp_servers]]`: an entry starts aleph-tools with a config that wraps it again; give that entry its own `--config`"
-            );
+        if wrap {
+            check_depth(config)?;
         }
         let mut builder =
             approval.install(AlephToolServer::builder().with_filter(config.tools.clone()));
@@ -128,41 +128,75 @@ impl Host {
                 tokio::task::spawn_blocking(move || load_one(&loading, &id)).await??;
             }
         }
-        let mut connections = Vec::new();
-        if wrap {
-            // Every server at once, each within its own time limits (the library's connect
-            // timeout): one that hangs delays the start by that limit at most, never by the
-            // sum of them, and is left out while the rest are served.
-            let mut attempts = tokio::task::JoinSet::new();
-            for (index, section) in config.mcp_servers.iter().cloned().enumerate() {
-                let server = server.clone();
-                attempts.spawn(async move {
-                    let outcome = connect(&section, &server).await;
-                    (index, section.name, outcome)
-                });
-            }
-            let mut outcomes = attempts.join_all().await;
-            outcomes.sort_by_key(|(index, ..)| *index);
-            for (_, name, outcome) in outcomes {
-                match outcome {
-                    Ok(connection) => {
-                        for skipped in connection.skipped() {
-                            eprintln!("warning: {skipped}");
-                        }
-                        connections.push(connection);
-                    }
-                    Err(error) => {
-                        eprintln!("warning: the MCP server `{name}` is left out: {error:#}");
-                    }
-                }
-            }
-        }
+        let connections = if wrap {
+            connect_all(config, &server).await
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             server,
             manager,
-            _connections: connections,
+            connections: Arc::new(Mutex::new(connections)),
         })
     }
+
+    /// Connects to the configured MCP servers on a task of its own, so that serving starts at
+    /// once: each server's tools join as it connects (clients hear `list_changed`), and one
+    /// that hangs costs only its own time limits.
+    pub fn wrap_in_background(&self, config: &Config) -> anyhow::Result<()> {
+        check_depth(config)?;
+        let (config, server) = (config.clone(), self.server.clone());
+        let connections = Arc::clone(&self.connections);
+        tokio::spawn(async move {
+            let found = connect_all(&config, &server).await;
+            connections
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(found);
+        });
+        Ok(())
+    }
+}
+
+/// Refuses a config that has wrapped itself too deep.
+fn check_depth(config: &Config) -> anyhow::Result<()> {
+    if !config.mcp_servers.is_empty() && depth() >= MAX_DEPTH {
+        bail!(
+            "aleph-tools is running {MAX_DEPTH} deep inside its own `[[mcp_servers]]`: an entry starts aleph-tools with a config that wraps it again; give that entry its own `--config`"
+        );
+    }
+    Ok(())
+}
+
+/// Connects to every configured MCP server at once, each within its own time limits (the
+/// library's connect timeout): one that hangs delays the result by that limit at most, never
+/// by the sum of them, and is left out, with a warning, while the rest are served.
+async fn connect_all(config: &Config, server: &AlephToolServer) -> Vec<McpConnection> {
+    let mut attempts = tokio::task::JoinSet::new();
+    for (index, section) in config.mcp_servers.iter().cloned().enumerate() {
+        let server = server.clone();
+        attempts.spawn(async move {
+            let outcome = connect(&section, &server).await;
+            (index, section.name, outcome)
+        });
+    }
+    let mut outcomes = attempts.join_all().await;
+    outcomes.sort_by_key(|(index, ..)| *index);
+    let mut connections = Vec::new();
+    for (_, name, outcome) in outcomes {
+        match outcome {
+            Ok(connection) => {
+                for skipped in connection.skipped() {
+                    eprintln!("warning: {skipped}");
+                }
+                connections.push(connection);
+            }
+            Err(error) => {
+                eprintln!("warning: the MCP server `{name}` is left out: {error:#}");
+            }
+        }
+    }
+    connections
 }
 
 /// Loads the plugin `id`, found by its manifest in the search paths, unless the config

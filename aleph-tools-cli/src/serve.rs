@@ -43,7 +43,10 @@ pub async fn run(
     } else {
         ""
     };
-    let host = Host::start(config, Plugins::All, true, Approval::when(approve)).await?;
+    // Wrapped MCP servers join while the server runs: a client is answered at once, whatever
+    // they take to start.
+    let host = Host::start(config, Plugins::All, false, Approval::when(approve)).await?;
+    host.wrap_in_background(config)?;
     let _watcher = if watch && config.plugins.hot_reload {
         Some(
             host.manager

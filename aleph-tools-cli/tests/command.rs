@@ -698,7 +698,14 @@ fn a_config_that_wraps_itself_stops_at_a_depth() {
         ),
     )
     .unwrap();
-    let output = world.run(&["tools", "list"]);
+    // Seven deep already (`serve` connects in the background, so a chain does not wait on
+    // its client): the entry this run starts is the eighth, which refuses to start.
+    let output = world
+        .command()
+        .env("ALEPH_TOOLS_DEPTH", "7")
+        .args(["tools", "list"])
+        .output()
+        .unwrap();
     succeeded(&output);
     assert!(
         stderr(&output).contains("running 8 deep inside its own `[[mcp_servers]]`"),

@@ -208,3 +208,53 @@ fn chat_sends_a_base_url_only_the_key_named_for_it() {
         Some("Bearer sk-local")
     );
 }
+
+/// A wrapped MCP server that never answers cannot keep `serve` from answering its client:
+/// the client is answered at once, and the server joins (or is left out) on its own time.
+#[test]
+fn a_wrapped_server_that_hangs_does_not_hold_up_serve() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("hang.toml");
+    std::fs::write(
+        &config,
+        "[[mcp_servers]]\nname = \"stuck\"\ncommand = \"sleep\"\nargs = [\"600\"]\n",
+    )
+    .unwrap();
+    let mut child = command(dir.path(), dir.path())
+        .args(["--builtin", "serve", "--stdio", "--config"])
+        .arg(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let (lines, received) = mpsc::channel();
+    let output = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in output.lines() {
+            if lines.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut ask = |request: Value| {
+        writeln!(input, "{request}").unwrap();
+        input.flush().unwrap();
+    };
+    ask(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }),
+    );
+    // The wrapped server is given 30 s to connect; the answer must not wait for it.
+    let answer = received.recv_timeout(Duration::from_secs(20));
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer: Value = serde_json::from_str(&answer.expect("initialize is answered")).unwrap();
+    assert_eq!(answer["id"], 1);
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+}
