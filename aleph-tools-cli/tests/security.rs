@@ -258,3 +258,50 @@ fn a_wrapped_server_that_hangs_does_not_hold_up_serve() {
     assert_eq!(answer["id"], 1);
     assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
 }
+
+/// Under an address-space limit (`ulimit -v`), WebAssembly plugins load when the config says
+/// how much address space an instance may reserve; without it, they are left out, saying why.
+#[test]
+fn webassembly_plugins_load_under_an_address_space_limit_when_told_the_reservation() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    aleph_tools_tests::copy_dir(
+        &aleph_tools_tests::example_plugins().join("text-tools"),
+        &plugins.join("text-tools"),
+    );
+    let call = |config: &str| {
+        let file = dir.path().join("limited.toml");
+        std::fs::write(
+            &file,
+            format!("[plugins]\nsearch_paths = [\"plugins\"]\n{config}"),
+        )
+        .unwrap();
+        let script = format!(
+            "ulimit -v 2000000 && exec {:?} --config {:?} tools call word_count '{{\"text\": \"a b c\"}}'",
+            env!("CARGO_BIN_EXE_aleph-tools"),
+            file
+        );
+        // A shell sets the limit, then becomes the command.
+        Command::new("sh")
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env_remove("ALEPH_TOOLS_CONFIG")
+            .args(["-c", &script])
+            .output()
+            .unwrap()
+    };
+    let unlimited = call("");
+    assert!(!unlimited.status.success());
+    assert!(
+        text(&unlimited.stderr).contains("Cannot allocate memory"),
+        "{}",
+        text(&unlimited.stderr)
+    );
+    let told = call("[plugins.runtimes.wasm]\nmemory_reservation = \"64MB\"\n");
+    assert!(told.status.success(), "{}", text(&told.stderr));
+    assert!(
+        text(&told.stdout).contains("\"words\": 3"),
+        "{}",
+        text(&told.stdout)
+    );
+}

@@ -194,6 +194,13 @@ pub struct WasmConfig {
     pub pool_size: usize,
     /// The largest output a call may return (`"16MB"`).
     pub max_output: ByteSize,
+    /// The address space each instance reserves for its linear memory (`"300MB"`). Left
+    /// out, the engine's default: on 64-bit machines 4 GiB and guard pages per instance,
+    /// address space only (no memory is used), which lets compiled code skip bounds checks.
+    /// A process under an address-space limit (`ulimit -v`, `RLIMIT_AS`) cannot reserve that
+    /// and no plugin loads: set this to `memory_limit` or a little more, and each instance
+    /// reserves only that, with bounds checked in code (somewhat slower).
+    pub memory_reservation: Option<ByteSize>,
 }
 
 impl Default for WasmConfig {
@@ -205,6 +212,7 @@ impl Default for WasmConfig {
             fuel: 10_000_000_000,
             pool_size: 2,
             max_output: ByteSize::mib(16),
+            memory_reservation: None,
         }
     }
 }

@@ -122,6 +122,7 @@ impl WasmRuntime {
             timeout: self.config.timeout(),
             memory_limit: self.config.memory_limit,
             max_output: self.config.max_output,
+            memory_reservation: self.config.memory_reservation,
             idle: Mutex::new(Vec::new()),
             permits: Arc::new(Semaphore::new(self.config.pool_size.max(1))),
         };
@@ -292,6 +293,7 @@ struct Pool {
     timeout: Duration,
     memory_limit: ByteSize,
     max_output: ByteSize,
+    memory_reservation: Option<ByteSize>,
     idle: Mutex<Vec<Plugin>>,
     permits: Arc<Semaphore>,
 }
@@ -303,10 +305,20 @@ impl Pool {
             plugin: self.id.clone(),
             message,
         };
-        let builder = PluginBuilder::new(self.manifest.clone())
+        let mut builder = PluginBuilder::new(self.manifest.clone())
             .with_wasi(self.wasi)
             .with_fuel_limit(self.fuel)
             .with_cache_disabled();
+        if let Some(reservation) = self.memory_reservation {
+            // Only this much address space per memory, a small guard, and no room kept
+            // for growth beyond it: bounds are checked in code instead.
+            let mut engine = wasmtime::Config::new();
+            engine
+                .memory_reservation(reservation.bytes())
+                .memory_guard_size(64 * 1024)
+                .memory_reservation_for_growth(0);
+            builder = builder.with_wasmtime_config(engine);
+        }
         let mut plugin = self
             .http
             .link(builder)

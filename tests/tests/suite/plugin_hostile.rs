@@ -131,6 +131,31 @@ fn limits() -> WasmConfig {
     wasm
 }
 
+/// With a small address-space reservation (for a host under `ulimit -v`), a memory still
+/// grows to the limit, past the reservation, and no further; every other call is as before.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_small_memory_reservation_still_grows_to_the_limit() {
+    let mut wasm = limits();
+    wasm.memory_reservation = Some("4MB".parse().unwrap());
+    let (_root, server, _manager) = setup(wasm);
+    let bomb = server.call("bomb", json!({})).await;
+    let error = bomb.error.unwrap();
+    assert!(
+        error.contains("ran out of memory (the limit is 32MB)"),
+        "{error}"
+    );
+    // 20 MB allocated, five times the reservation: the memory moved as it grew.
+    let huge = server.call("huge", json!({})).await;
+    let error = huge.error.unwrap();
+    assert!(
+        error.contains("returned 20971520 bytes, more than the 16MB allowed"),
+        "{error}"
+    );
+    let work = server.call("work", json!({})).await;
+    assert_eq!(work.output, json!({ "ok": true }), "{work:?}");
+    neighbour_still_serves(&server).await;
+}
+
 async fn neighbour_still_serves(server: &AlephToolServer) {
     let echoed = server.call("echo", json!({ "still": "here" })).await;
     assert_eq!(echoed.output, json!({ "still": "here" }), "{echoed:?}");
