@@ -20,9 +20,14 @@
 //! ```
 //!
 //! Every file they touch is bounded by the call's allowed directories (its working directory
-//! when none are set), every fetch by host rules and size and time limits, every process by
-//! a time limit and output caps. Settings are on [`FileOps`], [`CodeExec`] and [`WebFetch`],
-//! given with [`with_builtin`](crate::ToolServerBuilder::with_builtin).
+//! when none are set), and every file call by a time limit (30 seconds) and read caps; every
+//! fetch by host rules and size and time limits (30 seconds), every search by the backend's
+//! time limit (15 seconds for [`SearxNg`]), every process by a time limit (30 seconds unless
+//! the call asks for more, up to 10 minutes) and output caps. The meta tools answer from
+//! memory. Settings are on [`FileOps`], [`CodeExec`], [`WebFetch`] and [`SearxNg`], given with
+//! [`with_builtin`](crate::ToolServerBuilder::with_builtin); a server-wide
+//! [`with_default_timeout`](crate::ToolServerBuilder::with_default_timeout) shorter than a
+//! tool's own limit applies too.
 //!
 //! Code execution is **not a sandbox**: the code runs as the host's user, with its
 //! network and its files. Run code you do not trust in a WebAssembly plugin.

@@ -32,6 +32,25 @@ impl Place {
         self.rel == Path::new(".")
     }
 
+    /// The allowed directory's own path.
+    pub fn root_path(&self) -> &Path {
+        let depth = if self.is_root() {
+            0
+        } else {
+            self.rel.components().count()
+        };
+        self.full.ancestors().nth(depth).unwrap_or(&self.full)
+    }
+
+    /// The whole path of `rel`, a path below the allowed directory.
+    pub fn full_path(&self, rel: &Path) -> PathBuf {
+        self.root_path()
+            .join(rel)
+            .components()
+            .filter(|part| !matches!(part, Component::CurDir))
+            .collect()
+    }
+
     /// The name and parent of the path, for operations that replace an entry in its
     /// directory.
     pub fn parent_and_name(&self) -> Result<(Dir, std::ffi::OsString), ToolError> {
@@ -180,6 +199,20 @@ pub(crate) fn locate_entry(ctx: &ToolContext, path: &str) -> Result<Place, ToolE
     place.full.push(name);
     place.shown = shown(ctx, &place.full);
     Ok(place)
+}
+
+/// Whether `path` (absolute) lies inside the call's allowed directories, the links on its
+/// way followed as far as it exists.
+pub(crate) fn inside_roots(ctx: &ToolContext, path: &Path) -> bool {
+    let Ok(roots) = roots(ctx) else {
+        return false;
+    };
+    !roots.is_empty()
+        && ctx
+            .clone()
+            .with_allowed_paths(roots)
+            .resolve_path(path)
+            .is_ok()
 }
 
 /// `full` as the model should write it: relative to the working directory when inside it.

@@ -11,13 +11,28 @@ use cap_std::fs::{Dir, OpenOptions};
 /// id distinguishes processes.
 static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
 
-/// Writes `contents` as `name` in `dir`, atomically; an existing file keeps its permissions.
+/// Writes `contents` as `name` in `dir`, atomically. An existing file keeps its
+/// permissions; a new one gets the usual `0o666` less the process's umask. Nothing is written
+/// where `name` is a symbolic link (the caller refuses those first; this catches one swapped
+/// in meanwhile) or anything but a regular file.
 pub(crate) fn write(dir: &Dir, name: &OsStr, contents: &[u8]) -> io::Result<()> {
     let existing = match dir.symlink_metadata(name) {
         Ok(meta) if meta.is_dir() => {
             return Err(io::Error::new(
                 io::ErrorKind::IsADirectory,
                 "is a directory",
+            ));
+        }
+        Ok(meta) if meta.is_symlink() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a symbolic link; files are never written through links",
+            ));
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is not a regular file; only regular files are written",
             ));
         }
         Ok(meta) => Some(meta.permissions()),

@@ -1,11 +1,17 @@
 //! File operations: `file_list`, `file_read`, `file_write`, `file_edit`, `file_move`,
 //! `file_copy`, `file_delete`, `file_mkdir` and `file_search`, each bounded by the call's
-//! allowed directories.
+//! allowed directories and a time limit.
 
 mod atomic;
+mod copy;
+mod job;
 mod manage;
+mod open;
 mod read;
 mod search;
+mod walk;
+
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -22,6 +28,13 @@ use crate::server::ToolServerBuilder;
 /// call runs. Writes are atomic (a temporary file renamed into place). `file_write` and
 /// `file_delete` need confirmation (a
 /// [`ConfirmationHandler`](crate::ConfirmationHandler)) unless the filter says otherwise.
+///
+/// Only regular files are read: a FIFO, socket or device is refused (judged on the opened
+/// handle), and so is an ignore file that is not a regular file or is reached through a
+/// symbolic link. A write never goes through a link: writing to a path that is a dangling
+/// link is refused. A copied directory keeps only the links that lead inside the allowed
+/// directories from their new place. Each call ends within [`time_limit`](Self::time_limit)
+/// (30 seconds unless set), its work stopped.
 ///
 /// ```
 /// use aleph_tools::builtin::FileOps;
@@ -41,6 +54,7 @@ pub struct FileOps {
     pub(crate) max_entries: usize,
     pub(crate) max_search_file_bytes: u64,
     pub(crate) max_write_bytes: usize,
+    pub(crate) time_limit: Duration,
     read_only: bool,
 }
 
@@ -51,6 +65,7 @@ impl Default for FileOps {
             max_entries: 1000,
             max_search_file_bytes: 2 * 1024 * 1024,
             max_write_bytes: 16 * 1024 * 1024,
+            time_limit: Duration::from_secs(30),
             read_only: false,
         }
     }
@@ -58,7 +73,8 @@ impl Default for FileOps {
 
 impl FileOps {
     /// Every file tool, with limits of 256 KiB read per call, 1,000 entries listed or found,
-    /// files over 2 MiB skipped by content search, 16 MiB per write.
+    /// files over 2 MiB skipped by content search, 16 MiB per write (and per file
+    /// `file_edit` changes), 30 seconds per call.
     pub fn new() -> Self {
         Self::default()
     }
@@ -85,10 +101,21 @@ impl FileOps {
         self
     }
 
-    /// The largest file `file_write` and `file_edit` write.
+    /// The largest file `file_write` and `file_edit` write, and the largest `file_edit`
+    /// reads.
     #[must_use]
     pub fn max_write_bytes(mut self, bytes: usize) -> Self {
         self.max_write_bytes = bytes;
+        self
+    }
+
+    /// How long one call of a file tool may run (30 seconds by default; at least a
+    /// millisecond). Past it the call ends with [`ToolError::Timeout`](crate::ToolError::Timeout)
+    /// and its work is stopped; a shorter
+    /// [`with_default_timeout`](ToolServerBuilder::with_default_timeout) still applies.
+    #[must_use]
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = limit.max(Duration::from_millis(1));
         self
     }
 }

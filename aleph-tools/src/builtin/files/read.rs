@@ -6,7 +6,9 @@ use std::io::{self, BufRead, BufReader, Read, Seek};
 use serde::Serialize;
 
 use super::FileOps;
-use super::search::{Walk, entry_kind};
+use super::job::{self, Stop};
+use super::open::{Follow, open_regular};
+use super::walk::{Walk, entry_kind};
 use crate::builtin::workspace::locate;
 use crate::context::{State, ToolContext};
 use crate::error::ToolError;
@@ -21,7 +23,7 @@ const SNIFF_BYTES: usize = 8192;
 pub(crate) struct Entry {
     /// The path, as later calls should write it.
     path: String,
-    /// `file`, `dir` or `symlink`.
+    /// `file`, `dir`, `symlink` or `other` (a FIFO, socket or device).
     kind: &'static str,
     /// The size in bytes, for files.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -42,7 +44,7 @@ pub(crate) struct Listing {
 /// Entries ignored by `.gitignore` and the `.git` directory are left out. `depth` 1 lists the
 /// directory itself; more goes down into subdirectories.
 #[tool(crate = crate, register = false, read_only, idempotent)]
-pub(crate) fn file_list(
+pub(crate) async fn file_list(
     /// The directory to list, relative to the working directory or absolute
     #[arg(default = ".".to_owned())]
     path: String,
@@ -53,32 +55,38 @@ pub(crate) fn file_list(
     limits: State<FileOps>,
     ctx: &ToolContext,
 ) -> Result<Listing, ToolError> {
-    let place = locate(ctx, &path)?;
-    let meta = place
-        .root
-        .metadata(&place.rel)
-        .map_err(|e| place.error(&e))?;
-    if !meta.is_dir() {
-        return Err(ToolError::execution(format!(
-            "`{}` is a file, not a directory; read it with file_read",
-            place.shown
-        )));
-    }
-    let mut entries = Vec::new();
-    let mut truncated = false;
-    for found in Walk::new(ctx, &place, Some(depth.clamp(1, 8))) {
-        if entries.len() == limits.max_entries {
-            truncated = true;
-            break;
+    job::run(ctx, limits.time_limit, move |ctx, stop| {
+        let place = locate(ctx, &path)?;
+        let meta = place
+            .root
+            .metadata(&place.rel)
+            .map_err(|e| place.error(&e))?;
+        if !meta.is_dir() {
+            return Err(ToolError::execution(format!(
+                "`{}` is a file, not a directory; read it with file_read",
+                place.shown
+            )));
         }
-        let kind = entry_kind(&found.meta);
-        entries.push(Entry {
-            path: found.shown,
-            kind,
-            size: (kind == "file").then(|| found.meta.len()),
-        });
-    }
-    Ok(Listing { entries, truncated })
+        let mut entries = Vec::new();
+        let mut truncated = false;
+        let walk =
+            Walk::new(ctx, &place, Some(depth.clamp(1, 8)), stop).map_err(|e| place.error(&e))?;
+        for found in walk {
+            if entries.len() == limits.max_entries {
+                truncated = true;
+                break;
+            }
+            let kind = entry_kind(&found.meta);
+            entries.push(Entry {
+                path: found.shown,
+                kind,
+                size: (kind == "file").then(|| found.meta.len()),
+            });
+        }
+        stop.check()?;
+        Ok(Listing { entries, truncated })
+    })
+    .await
 }
 
 /// What `file_read` read.
@@ -105,7 +113,7 @@ pub(crate) struct Excerpt {
 /// Long files are returned in parts: when the result has `next_start_line`, call again with
 /// `start_line` set to it. Binary files are refused.
 #[tool(crate = crate, register = false, read_only, idempotent)]
-pub(crate) fn file_read(
+pub(crate) async fn file_read(
     /// The file to read, relative to the working directory or absolute
     path: String,
     /// The first line to return, counting from 1
@@ -118,16 +126,32 @@ pub(crate) fn file_read(
     limits: State<FileOps>,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let place = locate(ctx, &path)?;
-    let file = place.root.open(&place.rel).map_err(|e| place.error(&e))?;
-    let meta = file.metadata().map_err(|e| place.error(&e))?;
-    if meta.is_dir() {
-        return Err(ToolError::execution(format!(
-            "`{}` is a directory; list it with file_list",
-            place.shown
-        )));
-    }
-    let mut file = file.into_std();
+    job::run(ctx, limits.time_limit, move |ctx, stop| {
+        read(
+            ctx,
+            &path,
+            start_line,
+            line_count,
+            limits.max_read_bytes,
+            stop,
+        )
+    })
+    .await
+}
+
+/// `file_read`'s work.
+fn read(
+    ctx: &ToolContext,
+    path: &str,
+    start_line: usize,
+    line_count: Option<usize>,
+    max: usize,
+    stop: &Stop,
+) -> Result<ToolOutput, ToolError> {
+    let place = locate(ctx, path)?;
+    let tool = ctx.tool_name().unwrap_or("file_read");
+    let (mut file, meta) =
+        open_regular(&place.root, &place.rel, Follow::Yes).map_err(|e| e.at(&place.shown, tool))?;
     if let Some(why) = binary(&mut file).map_err(|e| place.error(&e))? {
         return Err(ToolError::execution(format!(
             "`{}` is a binary file ({} bytes, {why}); file_read reads text only",
@@ -136,19 +160,27 @@ pub(crate) fn file_read(
         )));
     }
     let start = start_line.max(1);
-    let lines =
-        read_lines(file, start, line_count, limits.max_read_bytes).map_err(|e| place.error(&e))?;
+    let lines = read_lines(file, start, line_count, max, stop).map_err(|e| place.error(&e))?;
+    stop.check()?;
     let mut text = lines.content.clone();
     if let Some(next) = lines.next_start_line {
         let why = if lines.cut_line {
             format!(
-                "line {} is longer than the {}-byte limit and was cut",
-                lines.end_line, limits.max_read_bytes
+                "line {} is longer than the {max}-byte limit of one read and was cut",
+                lines.end_line
+            )
+        } else if lines.full {
+            format!(
+                "the file goes on past the {max}-byte limit of one read ({} bytes in all)",
+                meta.len()
             )
         } else {
             "the file goes on".to_owned()
         };
-        let _ = write!(text, "\n[{why}: read on with start_line = {next}]");
+        let _ = write!(
+            text,
+            "\n[{why}: read on with start_line = {next}, or pick lines with start_line and line_count]"
+        );
     } else if lines.end_line < start {
         text = format!(
             "[`{}` has {} lines; there is nothing from line {start}]",
@@ -198,7 +230,10 @@ struct Lines {
     end_line: usize,
     total: Option<usize>,
     next_start_line: Option<usize>,
+    /// The first line returned was longer than the limit and was cut.
     cut_line: bool,
+    /// The read stopped at the limit.
+    full: bool,
 }
 
 /// Reads lines `start..start + count` (to the end when `count` is `None`) within `max` bytes,
@@ -209,6 +244,7 @@ fn read_lines(
     start: usize,
     count: Option<usize>,
     max: usize,
+    stop: &Stop,
 ) -> io::Result<Lines> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let mut out: Vec<u8> = Vec::new();
@@ -216,8 +252,12 @@ fn read_lines(
     let mut in_line = false; // bytes of the current line were read
     let mut stopped_at: Option<usize> = None;
     let mut cut_line = false;
+    let mut full = false;
     let last = count.map(|c| start.saturating_add(c));
     loop {
+        if stop.requested() {
+            return Err(io::Error::other("stopped: the call ended"));
+        }
         if last == Some(line) {
             stopped_at = Some(line);
             break;
@@ -233,6 +273,7 @@ fn read_lines(
         if line >= start {
             let room = max - out.len();
             if len > room {
+                full = true;
                 // The line does not fit: keep the whole lines read so far, or cut this one
                 // when it is the first.
                 if let Some(end) = out.iter().rposition(|&b| b == b'\n') {
@@ -268,6 +309,7 @@ fn read_lines(
         total: stopped_at.is_none().then_some(total),
         next_start_line: stopped_at,
         cut_line,
+        full,
     })
 }
 
