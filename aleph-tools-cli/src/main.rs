@@ -239,6 +239,12 @@ impl From<ProviderArg> for Provider {
 }
 
 fn main() -> ExitCode {
+    // The command holds secrets in its environment (model API keys, `[[server.tokens]]`) and
+    // starts programs of its user's (plugins, wrapped servers, a model's `bash`): made
+    // non-dumpable, as `ssh-agent` is, it keeps `/proc/<pid>/environ` and its memory from
+    // them.
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_dumpable(false);
     let cli = Cli::parse();
     let serving = matches!(cli.command, Command::Serve { .. });
     let default_level = if serving { "info" } else { "warn" };

@@ -305,3 +305,64 @@ fn webassembly_plugins_load_under_an_address_space_limit_when_told_the_reservati
         text(&told.stdout)
     );
 }
+
+/// A model's `bash` cannot read the command's environment (its API keys and bearer tokens)
+/// through `/proc/$PPID/environ`. Run as a user other than root, as a server should be (root
+/// may read any process); when the tests run as root, the command runs as `nobody`.
+#[test]
+fn bash_cannot_read_the_commands_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let root = runs_as_root();
+    if root {
+        // `nobody` runs in a directory it may write.
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        std::fs::set_permissions(&work, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .unwrap();
+    }
+    let mut run = if root {
+        let mut run = Command::new("setpriv");
+        run.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_aleph-tools"));
+        run
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_aleph-tools"))
+    };
+    let script = r#"cat /proc/$PPID/environ | tr '\0' '\n' | grep -c ALEPH_TEST_SECRET; cat /proc/$PPID/mem >/dev/null; echo done"#;
+    let output = run
+        .current_dir(&work)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", &work)
+        .env("ALEPH_TEST_SECRET", "hunter2")
+        .args(["--builtin", "tools", "call", "bash"])
+        .arg(json!({ "command": script }).to_string())
+        .output()
+        .unwrap();
+    let (out, err) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{out}\n{err}");
+    let result: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(result["stdout"], "0\ndone\n", "{result}");
+    let stderr = result["stderr"].as_str().unwrap();
+    assert!(stderr.contains("environ: Permission denied"), "{stderr}");
+    assert!(stderr.contains("mem: Permission denied"), "{stderr}");
+    assert!(!out.contains("hunter2"), "{out}");
+}
+
+/// Whether the tests run as root.
+fn runs_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}

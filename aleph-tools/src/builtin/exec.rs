@@ -60,6 +60,10 @@ impl Language {
 /// Standard output and error are each kept to a cap (the start and the end; the middle is
 /// counted and left out) and streamed as [`Progress`] chunks while the program runs.
 ///
+/// Serving it makes the process non-dumpable (as `ssh-agent` makes itself), so the programs
+/// it runs cannot read the process's environment or memory through `/proc` (model API keys,
+/// bearer tokens); a process run as root is not protected that way, and writes no core dump.
+///
 /// **This is not a sandbox.** The program runs as the host's user and can read and write
 /// whatever that user can, and reach the network. Run untrusted code in a WebAssembly
 /// plugin instead.
@@ -183,6 +187,7 @@ impl CodeExec {
 
 impl Builtin for CodeExec {
     fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder {
+        guard_process();
         if self.bash_only {
             builder.with_state(BashSettings(self)).with_tool(BashTool)
         } else {
@@ -536,5 +541,19 @@ impl Capture {
         };
         text.push_str(&String::from_utf8_lossy(&tail[start..]));
         text
+    }
+}
+
+/// Keeps the programs `bash` and `code_exec` run out of this process's memory and
+/// environment (model API keys, bearer tokens): the process is made non-dumpable, as
+/// `ssh-agent` makes itself, so `/proc/<pid>/environ`, `/proc/<pid>/mem` and `ptrace` are
+/// refused to every process without `CAP_SYS_PTRACE` (root has it: run as another user). A
+/// side effect: the process writes no core dump.
+fn guard_process() {
+    #[cfg(target_os = "linux")]
+    if let Err(error) = nix::sys::prctl::set_dumpable(false) {
+        tracing::warn!(
+            "cannot make the process non-dumpable ({error}): programs bash and code_exec run may read its environment"
+        );
     }
 }
