@@ -6,6 +6,10 @@
 //! being polled gets a pump that moves rmcp's events into a [`Kept`] list as they come; the
 //! client's streams read that list, the first until the time is up and each one after it
 //! from the event the client names, and the list outlives the answer by [`KEEP_ANSWERED`].
+//!
+//! The same manager keeps the [`Ledger`] of sessions up to date (what each is doing) and
+//! carries out what it decides: a session idle for a while sleeps (rmcp's service of it
+//! ends, rmcp's session restore wakes it), one idle past the timeout ends.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,7 +17,7 @@ use std::time::Duration;
 
 use futures_util::Stream;
 use futures_util::stream::{self, StreamExt as _};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetExtensions as _, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionHandle, LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
@@ -25,6 +29,10 @@ use rmcp::transport::streamable_http_server::session::{
 use tokio::sync::Notify;
 use tokio::sync::mpsc::Receiver;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::http::sessions::{Busy, Due, Ledger};
+use crate::Identity;
 
 /// How long a request's events are kept after its answer, for a client that comes back
 /// late.
@@ -36,11 +44,11 @@ const MOST_KEPT: usize = 4096;
 
 /// rmcp's in-memory sessions, with each request's stream ended once it has been open for
 /// `close_after` (when set), and its events kept for the client to come back for.
-#[derive(Debug, Default)]
 pub(super) struct PollingSessions {
     local: LocalSessionManager,
     close_after: Option<Duration>,
     kept: Arc<Mutex<KeptByRequest>>,
+    ledger: Arc<Ledger>,
 }
 
 /// The requests whose events are kept, by session and rmcp's HTTP request number.
@@ -103,17 +111,61 @@ fn request_of(event_id: &str) -> Option<(usize, u64)> {
 
 impl PollingSessions {
     /// Sessions whose request streams end after `close_after`, telling clients to
-    /// reconnect after `retry` (rmcp's three seconds when `None`).
-    pub(super) fn new(close_after: Option<Duration>, retry: Option<Duration>) -> Self {
+    /// reconnect after `retry` (rmcp's three seconds when `None`), kept in `ledger`.
+    pub(super) fn new(
+        close_after: Option<Duration>,
+        retry: Option<Duration>,
+        ledger: Arc<Ledger>,
+    ) -> Self {
         let mut local = LocalSessionManager::default();
         if retry.is_some() {
             local.session_config.sse_retry = retry;
         }
+        // The ledger ends idle sessions; rmcp's own timer would end one whose call runs
+        // long without a word.
+        local.session_config.keep_alive = None;
         Self {
             local,
             close_after,
             kept: Arc::default(),
+            ledger,
         }
+    }
+
+    /// Puts idle sessions to sleep and ends those idle past the timeout, until `stop`.
+    pub(super) async fn look_after(self: Arc<Self>, stop: CancellationToken) {
+        let tick = self.ledger.limits().tick();
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(tick) => {}
+            }
+            for (id, due) in self.ledger.due(Instant::now()) {
+                // Under rmcp's lock, so no request finds the session between the check and
+                // its removal: one that comes after finds it gone and wakes it.
+                let handle = {
+                    let mut sessions = self.local.sessions.write().await;
+                    if !self.ledger.carry_out(&id, due, Instant::now()) {
+                        continue;
+                    }
+                    sessions.remove(&id)
+                };
+                if due == Due::End {
+                    self.forget_kept(&id);
+                }
+                if let Some(handle) = handle {
+                    let _ = handle.close().await;
+                }
+            }
+        }
+    }
+
+    /// Drops the events kept for session `id`'s requests.
+    fn forget_kept(&self, id: &SessionId) {
+        self.kept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(session, _), _| session != id);
     }
 
     async fn handle(&self, id: &SessionId) -> Result<LocalSessionHandle, LocalSessionManagerError> {
@@ -137,7 +189,12 @@ impl PollingSessions {
 
     /// Starts keeping `receiver`'s events under `key`, until [`KEEP_ANSWERED`] after the
     /// last.
-    fn keep(&self, key: (SessionId, u64), mut receiver: Receiver<ServerSseMessage>) -> Arc<Kept> {
+    fn keep(
+        &self,
+        key: (SessionId, u64),
+        mut receiver: Receiver<ServerSseMessage>,
+        busy: Busy,
+    ) -> Arc<Kept> {
         let kept = Arc::new(Kept::default());
         self.kept
             .lock()
@@ -160,10 +217,15 @@ impl PollingSessions {
             }
             pumped.events().ended = true;
             pumped.changed.notify_waiters();
+            // The session stays awake while its events are kept: a session woken from
+            // sleep numbers its requests from zero again.
             tokio::time::sleep(KEEP_ANSWERED).await;
-            all.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&key);
+            let mut all = all.lock().unwrap_or_else(PoisonError::into_inner);
+            if all.get(&key).is_some_and(|kept| Arc::ptr_eq(kept, &pumped)) {
+                all.remove(&key);
+            }
+            drop(all);
+            drop(busy);
         });
         kept
     }
@@ -217,22 +279,43 @@ impl SessionManager for PollingSessions {
     type Transport = WorkerTransport<LocalSessionWorker>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.local.create_session().await
+        let (id, transport) = self.local.create_session().await?;
+        self.ledger.opened(&id);
+        Ok((id, transport))
     }
 
     async fn initialize_session(
         &self,
         id: &SessionId,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        if let ClientJsonRpcMessage::Request(request) = &mut message {
+            let owner = request
+                .request
+                .extensions()
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Arc<Identity>>())
+                .map(|identity| Arc::from(identity.subject()));
+            let params = match &request.request {
+                ClientRequest::InitializeRequest(initialize) => Some(initialize.params.clone()),
+                _ => None,
+            };
+            if let Some(remembered) = self.ledger.initialized(id, owner, params) {
+                request.request.extensions_mut().insert(remembered);
+            }
+        }
         self.local.initialize_session(id, message).await
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        // Marked used first: a session is put to sleep only under rmcp's lock, after a
+        // check that it has not been used since, so this request finds it or wakes it.
+        self.ledger.touch(id);
         self.local.has_session(id).await
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.ledger.closed(id);
         self.local.close_session(id).await
     }
 
@@ -241,16 +324,17 @@ impl SessionManager for PollingSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let busy = self.ledger.busy(id);
         let handle = self.handle(id).await?;
         let receiver = handle.establish_request_wise_channel().await?;
         let http_request_id = receiver.http_request_id;
         handle.push_message(message, http_request_id).await?;
         Ok(match (self.close_after, http_request_id) {
             (Some(after), Some(request)) => {
-                let kept = self.keep((id.clone(), request), receiver.inner);
-                self.stream_of((kept, request), 0, after).left_stream()
+                let kept = self.keep((id.clone(), request), receiver.inner, self.ledger.busy(id));
+                in_use(self.stream_of((kept, request), 0, after), busy).left_stream()
             }
-            _ => receiver_stream(receiver.inner).right_stream(),
+            _ => in_use(receiver_stream(receiver.inner), busy).right_stream(),
         })
     }
 
@@ -259,6 +343,7 @@ impl SessionManager for PollingSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
+        self.ledger.touch(id);
         self.local.accept_message(id, message).await
     }
 
@@ -266,7 +351,8 @@ impl SessionManager for PollingSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.local.create_standalone_stream(id).await
+        let busy = self.ledger.busy(id);
+        Ok(in_use(self.local.create_standalone_stream(id).await?, busy))
     }
 
     async fn resume(
@@ -274,6 +360,7 @@ impl SessionManager for PollingSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let busy = self.ledger.busy(id);
         if let (Some(after), Some((index, request))) =
             (self.close_after, request_of(&last_event_id))
         {
@@ -284,24 +371,37 @@ impl SessionManager for PollingSessions {
                 .get(&(id.clone(), request))
                 .cloned();
             if let Some(kept) = kept {
-                return Ok(self
-                    .stream_of((kept, request), index + 1, after)
-                    .left_stream());
+                let stream = self.stream_of((kept, request), index + 1, after);
+                return Ok(in_use(stream, busy).left_stream());
             }
         }
-        Ok(self.local.resume(id, last_event_id).await?.right_stream())
+        let stream = self.local.resume(id, last_event_id).await?;
+        Ok(in_use(stream, busy).right_stream())
     }
 
     async fn restore_session(
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.local.restore_session(id).await
+        let outcome = self.local.restore_session(id.clone()).await?;
+        self.ledger.woke(&id);
+        Ok(outcome)
     }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.local.event_store()
     }
+}
+
+/// `stream`, keeping its session busy while it lasts and marking it used at each event.
+fn in_use<S>(stream: S, busy: Busy) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static
+where
+    S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+{
+    stream.map(move |event| {
+        busy.used();
+        event
+    })
 }
 
 /// rmcp's events for one request, as they come.

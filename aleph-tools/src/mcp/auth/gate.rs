@@ -2,20 +2,19 @@
 //! and keeps sessions to their identity, the `401` and `403` challenges, and the metadata
 //! document's routes.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt as _;
 use serde_json::json;
 
 use super::{AuthError, AuthRequest, McpAuth};
-use crate::sync::lock;
+use crate::mcp::http::sessions::Ledger;
 
 /// Where the metadata document is served, before the resource's path.
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -36,21 +35,25 @@ fn split_url(url: &str) -> (&str, &str) {
     }
 }
 
-/// What [`McpAuth`] needs while serving: the settings, and which identity opened each
-/// session.
+/// What [`McpAuth`] needs while serving: the settings, and the sessions, which know the
+/// identity that opened each.
 pub(in crate::mcp) struct Gate {
     auth: McpAuth,
     /// The path MCP is served at on this server (`/mcp`).
     path: &'static str,
-    sessions: Mutex<HashMap<String, String>>,
+    sessions: Arc<Ledger>,
 }
 
 impl Gate {
-    pub(in crate::mcp) fn new(auth: McpAuth, path: &'static str) -> Arc<Self> {
+    pub(in crate::mcp) fn new(
+        auth: McpAuth,
+        path: &'static str,
+        sessions: Arc<Ledger>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             auth,
             path,
-            sessions: Mutex::default(),
+            sessions,
         })
     }
 
@@ -212,46 +215,22 @@ pub(in crate::mcp) async fn authenticate(
     {
         return gate.refuse(headers, Refusal::InsufficientScope(missing));
     }
-    let session = headers
+    let foreign = headers
         .get(SESSION_HEADER)
         .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
-    if let Some(session) = &session {
-        let foreign = lock(&gate.sessions)
-            .get(session)
-            .is_some_and(|owner| owner != identity.subject());
-        if foreign {
-            return json_response(
-                StatusCode::FORBIDDEN,
-                &json!({
-                    "error": "forbidden",
-                    "error_description": "this MCP session was opened with another identity's token; open a session of your own",
-                }),
-            );
-        }
+        .and_then(|session| gate.sessions.owner_of(session))
+        .is_some_and(|owner| *owner != *identity.subject());
+    if foreign {
+        return json_response(
+            StatusCode::FORBIDDEN,
+            &json!({
+                "error": "forbidden",
+                "error_description": "this MCP session was opened with another identity's token; open a session of your own",
+            }),
+        );
     }
-    let closing = request.method() == Method::DELETE;
-    let subject = identity.subject().to_owned();
     request.extensions_mut().insert(Arc::new(identity));
-    let response = next.run(request).await;
-    let mut sessions = lock(&gate.sessions);
-    match &session {
-        Some(session) if closing && response.status().is_success() => {
-            sessions.remove(session);
-        }
-        Some(_) => {}
-        None => {
-            if let Some(opened) = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|value| value.to_str().ok())
-            {
-                sessions.insert(opened.to_owned(), subject);
-            }
-        }
-    }
-    drop(sessions);
-    response
+    next.run(request).await
 }
 
 /// Serves the metadata document.

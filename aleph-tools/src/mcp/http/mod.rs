@@ -1,4 +1,10 @@
-//! Serving MCP over streamable HTTP.
+//! Serving MCP over streamable HTTP: the routes, and in front of rmcp the checks of `Host`
+//! and `Origin` ([`guard`]), of tokens ([`auth`](super::auth)), of bodies and session caps
+//! ([`intake`]); the sessions' [`Ledger`](sessions::Ledger).
+
+mod guard;
+mod intake;
+pub(in crate::mcp) mod sessions;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -10,6 +16,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use self::guard::{Guard, guard};
+use self::intake::{Intake, intake};
+use self::sessions::Ledger;
 use super::auth::{Gate, authenticate, metadata_routes};
 use super::polling::PollingSessions;
 use super::{McpError, McpServer};
@@ -55,54 +64,52 @@ impl McpServer {
         let extra = self.router.clone();
         let auth = self.auth.clone();
         let cors = self.cors_origins.clone();
-        let hosts: Arc<[String]> = self
-            .allowed_hosts
-            .clone()
-            .unwrap_or_else(|| ["localhost", "127.0.0.1", "::1"].map(String::from).into());
+        let checks = Guard::new(self.allowed_hosts.clone(), cors.clone(), local);
+        let ledger = Ledger::new(self.sessions);
         let shutdown = CancellationToken::new();
-        let mut config =
-            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+        let mut config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(shutdown.child_token())
+            .with_max_request_body_bytes(self.max_request);
+        // rmcp asks the ledger for a sleeping session's handshake, and wakes it with that.
+        config.session_store = Some(Arc::clone(&ledger) as _);
         if let Some(retry) = self.sse_retry {
             config = config.with_sse_retry(Some(retry));
         }
         if let Some(hosts) = &self.allowed_hosts {
             config = config.with_allowed_hosts(hosts.iter().cloned());
         }
-        let sessions = Arc::new(PollingSessions::new(self.sse_polling, self.sse_retry));
+        let sessions = Arc::new(PollingSessions::new(
+            self.sse_polling,
+            self.sse_retry,
+            Arc::clone(&ledger),
+        ));
+        tokio::spawn(Arc::clone(&sessions).look_after(shutdown.child_token()));
+        let read = Arc::new(Intake {
+            ledger: Arc::clone(&ledger),
+            max_request: self.max_request,
+        });
         let service = StreamableHttpService::new(move || Ok(self.session()), sessions, config);
-        let host_check = axum::middleware::from_fn(
-            move |request: axum::extract::Request, next: axum::middleware::Next| {
-                let allowed = host_allowed(request.headers(), &hosts);
-                async move {
-                    if allowed {
-                        next.run(request).await
-                    } else {
-                        axum::response::IntoResponse::into_response((
-                            axum::http::StatusCode::FORBIDDEN,
-                            "this Host is not allowed",
-                        ))
-                    }
-                }
-            },
-        );
-        // `/mcp` checks the Host itself; the routes beside it get the same check here.
-        let mut router = axum::Router::new().route_service(MCP_PATH, service);
+        let checked = axum::middleware::from_fn_with_state(checks, guard);
+        // rmcp reads `/mcp` only after the intake (after the token check, when there is one).
+        let mut router = axum::Router::new()
+            .route_service(MCP_PATH, service)
+            .layer(axum::middleware::from_fn_with_state(read, intake));
         let mut beside = axum::Router::new();
         if let Some(extra) = extra {
             beside = beside.merge(extra);
         }
         if let Some(auth) = auth {
-            let gate = Gate::new(auth, MCP_PATH);
+            let gate = Gate::new(auth, MCP_PATH, ledger);
             let check = axum::middleware::from_fn_with_state(Arc::clone(&gate), authenticate);
-            // The Host is checked before the token, so a request for another host is told
-            // nothing about this one.
-            router = router.layer(check.clone()).layer(host_check.clone());
+            router = router.layer(check.clone());
             beside = beside.layer(check);
             if gate.publishes_metadata() {
                 beside = beside.merge(metadata_routes(gate));
             }
         }
-        router = router.merge(beside.layer(host_check));
+        // The Host and Origin are checked before the token, so a request for another host
+        // or from another site's page is told nothing about this one.
+        router = router.merge(beside).layer(checked);
         if let Some(origins) = cors {
             router = router.layer(cors_layer(&origins));
         }
@@ -147,27 +154,6 @@ fn cors_layer(origins: &[String]) -> CorsLayer {
             mcp("mcp-protocol-version"),
             header::WWW_AUTHENTICATE,
         ])
-}
-
-/// Whether the request's `Host` is one of `allowed` (a name, matched with any port, or a
-/// `name:port`).
-fn host_allowed(headers: &axum::http::HeaderMap, allowed: &[String]) -> bool {
-    let Some(host) = headers
-        .get(axum::http::header::HOST)
-        .and_then(|h| h.to_str().ok())
-    else {
-        return false;
-    };
-    let host = host.to_ascii_lowercase();
-    let name = match host.rsplit_once(':') {
-        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
-        _ => host.as_str(),
-    };
-    let name = name.trim_start_matches('[').trim_end_matches(']');
-    allowed.iter().any(|entry| {
-        let entry = entry.to_ascii_lowercase();
-        entry == host || entry.trim_start_matches('[').trim_end_matches(']') == name
-    })
 }
 
 /// A running streamable HTTP MCP server. Dropping it stops the server.

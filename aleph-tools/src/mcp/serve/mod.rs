@@ -5,6 +5,8 @@ mod listing;
 mod malformed;
 mod resources;
 mod server;
+mod stdio;
+pub(in crate::mcp) mod unreadable;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -13,10 +15,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult,
-    InputRequiredResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    InitializeRequestParams, InitializeResult, InputRequiredResult, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -64,19 +66,36 @@ pub(super) struct Served {
     tasks: Arc<TaskStore>,
 }
 
+/// What a client set in its session: kept apart from the session's handler, so an HTTP
+/// session put to sleep while idle gets it back when it wakes.
+pub(in crate::mcp) struct Remembered {
+    /// The URIs the client subscribed to with `resources/subscribe`.
+    subscribed: Arc<Mutex<HashSet<String>>>,
+    /// The least severe [`LogLevel`](crate::LogLevel) the client hears, as `u8`.
+    log_level: Arc<AtomicU8>,
+}
+
+impl Remembered {
+    /// Nothing set yet.
+    pub(in crate::mcp) fn new() -> Self {
+        Self {
+            subscribed: Arc::default(),
+            log_level: Arc::new(AtomicU8::new(server::DEFAULT_LOG_LEVEL as u8)),
+        }
+    }
+}
+
 /// One client's connection: answers its requests from what the server serves.
 pub(super) struct Session {
     served: Served,
-    /// The URIs the client subscribed to with `resources/subscribe`.
-    subscribed: Arc<Mutex<HashSet<String>>>,
+    /// What the client set; an HTTP session's comes from the session ledger at `initialize`.
+    remembered: OnceLock<Arc<Remembered>>,
     /// Where each accepted `subscriptions/listen` starts, oldest first: taken when rmcp
     /// accepts the subscription, before it sends the acknowledgment, so a change made
     /// right after the client hears the acknowledgment is never missed.
     listen_starts: Mutex<VecDeque<ListenStart>>,
     /// Sends progress and log notifications; started at the first call.
     notifier: OnceLock<Notifier>,
-    /// The least severe [`LogLevel`] the client hears, as `u8`.
-    log_level: Arc<AtomicU8>,
     /// Cancelled when the connection ends, which stops its `list_changed` task.
     closed: CancellationToken,
     _closed_on_drop: DropGuard,
@@ -94,6 +113,11 @@ struct ListenStart {
 const MOST_LISTEN_STARTS: usize = 16;
 
 impl Session {
+    /// What the client set in this session.
+    fn remembered(&self) -> &Remembered {
+        self.remembered.get_or_init(|| Arc::new(Remembered::new()))
+    }
+
     /// Where a subscription accepted now starts.
     fn listen_start(&self) -> ListenStart {
         ListenStart {
@@ -233,6 +257,19 @@ impl ServerHandler for Session {
         ServerConfig::clone(&self.served.info)
     }
 
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        // An HTTP session (first opened, or woken from sleep) brings what its client set.
+        if let Some(remembered) = context.extensions.get::<Arc<Remembered>>() {
+            let _ = self.remembered.set(Arc::clone(remembered));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     async fn on_custom_request(
         &self,
         request: CustomRequest,
@@ -282,7 +319,7 @@ impl ServerHandler for Session {
             .get_or_init(|| Notifier::start(context.peer.clone()));
         // Requests without a handshake (2026-07-28) carry their protocol version.
         let stateless = context.meta.protocol_version().is_some();
-        let log_floor = LogFloor::of(&context, stateless, &self.log_level);
+        let log_floor = LogFloor::of(&context, stateless, &self.remembered().log_level);
         let (events, on_event) = notifier.for_call(context.meta.get_progress_token(), log_floor);
         let mut ctx = ToolContext::new()
             .with_cancellation(context.ct.clone())
@@ -351,7 +388,9 @@ impl ServerHandler for Session {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let level = log_level_from_mcp(request.level);
-        self.log_level.store(level as u8, Ordering::Relaxed);
+        self.remembered()
+            .log_level
+            .store(level as u8, Ordering::Relaxed);
         Ok(())
     }
 
@@ -428,7 +467,7 @@ impl ServerHandler for Session {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        lock(&self.subscribed).remove(&request.uri);
+        lock(&self.remembered().subscribed).remove(&request.uri);
         Ok(())
     }
 

@@ -112,7 +112,7 @@ impl Session {
         if !served {
             return Err(self.unknown_resource(&uri));
         }
-        lock(&self.subscribed).insert(uri);
+        lock(&self.remembered().subscribed).insert(uri);
         Ok(())
     }
 
@@ -123,7 +123,7 @@ impl Session {
             return;
         }
         let events = self.served.resource_events.subscribe();
-        let subscribed = Arc::clone(&self.subscribed);
+        let subscribed = Arc::clone(&self.remembered().subscribed);
         let (closed, peer) = (self.closed.clone(), peer.clone());
         tokio::spawn(async move {
             let send = |event| {

@@ -2,7 +2,6 @@
 //! paging) and how it is started, over stdio, any byte streams or streamable HTTP.
 
 use std::fmt;
-use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -16,7 +15,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::listing::DEFAULT_PAGE_SIZE;
 use super::resources::{RESOURCE_EVENTS, ResourceEvent};
+use super::stdio::LineTransport;
+use super::unreadable::DEFAULT_MAX_REQUEST;
 use super::{Served, Session};
+use crate::mcp::http::sessions::SessionLimits;
 use crate::mcp::prompts::PromptSource;
 use crate::mcp::resources::ResourceSource;
 use crate::mcp::tasks::TaskStore;
@@ -52,6 +54,8 @@ pub struct McpServer {
     pub(in crate::mcp) cors_origins: Option<Arc<[String]>>,
     pub(in crate::mcp) sse_polling: Option<Duration>,
     pub(in crate::mcp) sse_retry: Option<Duration>,
+    pub(in crate::mcp) sessions: SessionLimits,
+    pub(in crate::mcp) max_request: usize,
 }
 
 impl fmt::Debug for McpServer {
@@ -90,6 +94,8 @@ impl McpServer {
             cors_origins: None,
             sse_polling: None,
             sse_retry: None,
+            sessions: SessionLimits::default(),
+            max_request: DEFAULT_MAX_REQUEST,
         }
     }
 
@@ -238,6 +244,8 @@ impl McpServer {
     /// The `Host` headers [`serve_http`](Self::serve_http) accepts (names, or `host:port`).
     /// The default accepts only loopback names, which keeps web pages from reaching a local
     /// server through DNS rebinding; a server reachable from elsewhere lists its names here.
+    /// Pages served from these hosts (`http` or `https`, on the port given, or any port when
+    /// none is) may call the server from a browser too.
     #[must_use]
     pub fn with_allowed_hosts(
         mut self,
@@ -282,6 +290,13 @@ impl McpServer {
     /// `Mcp-Session-Id`, `Mcp-Protocol-Version` and `Last-Event-ID` allowed,
     /// `Mcp-Session-Id` and `WWW-Authenticate` readable. Without it, no CORS headers are
     /// sent and browsers keep pages of other origins out.
+    ///
+    /// Whatever the browser does, a request whose `Origin` is not trusted is refused with
+    /// `403 Forbidden`, as the MCP transport requires against DNS rebinding. Trusted are these
+    /// origins, the server's own (`http://localhost:PORT`, `http://127.0.0.1:PORT`,
+    /// `http://[::1]:PORT` on the port it serves) and pages of
+    /// [`with_allowed_hosts`](Self::with_allowed_hosts). Requests without `Origin` (clients
+    /// other than browsers) are not affected.
     #[must_use]
     pub fn with_cors_origins(
         mut self,
@@ -328,6 +343,64 @@ impl McpServer {
         self
     }
 
+    /// How long an HTTP session may go unused before it ends: five minutes unless set. A
+    /// session is in use while a request of it runs or its client holds its `GET` event
+    /// stream open (where notifications come); one without either for this long is closed,
+    /// and its id then gets `404 Not Found`, which tells the client to open a new session.
+    /// Clients that keep the `GET` stream open (the official SDKs do) never see it.
+    ///
+    /// An idle session gives up most of what it holds after a minute (or half this time,
+    /// if shorter): it then costs about a kilobyte, and its next request brings it back.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use aleph_tools::AlephToolServer;
+    /// use aleph_tools::mcp::McpServer;
+    ///
+    /// let tools = AlephToolServer::new();
+    /// let server = McpServer::new(&tools)
+    ///     .with_session_idle_timeout(Duration::from_secs(600))
+    ///     .with_max_sessions(256)
+    ///     .with_max_sessions_per_identity(16);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.sessions.idle_timeout = idle.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The most HTTP sessions the server holds at once: 1024 unless set (at least 1). An
+    /// `initialize` past it is refused with `503 Service Unavailable` and a JSON-RPC error
+    /// that says the limit and what to do: close sessions no longer used (`DELETE /mcp`)
+    /// or wait for idle ones to end ([`with_session_idle_timeout`](Self::with_session_idle_timeout)).
+    /// Requests of sessions already open, and requests without a session, are served.
+    #[must_use]
+    pub fn with_max_sessions(mut self, sessions: usize) -> Self {
+        self.sessions.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// The most HTTP sessions one identity (the subject [`with_auth`](Self::with_auth)'s
+    /// authorizer returns) holds at once: 64 unless set (at least 1), so one token holder
+    /// cannot take every session. Past it, that identity's `initialize` is refused with
+    /// `429 Too Many Requests` and a JSON-RPC error naming the limit. Without auth every
+    /// client is anonymous and only [`with_max_sessions`](Self::with_max_sessions) applies.
+    #[must_use]
+    pub fn with_max_sessions_per_identity(mut self, sessions: usize) -> Self {
+        self.sessions.max_per_identity = sessions.max(1);
+        self
+    }
+
+    /// The largest request the server reads, in bytes: 8 MiB unless set. Over stdio a longer
+    /// line, over HTTP a longer body, is answered with a JSON-RPC error naming the limit
+    /// (HTTP status `413`), and the server goes on serving.
+    #[must_use]
+    pub fn with_max_request_size(mut self, bytes: usize) -> Self {
+        self.max_request = bytes.max(1024);
+        self
+    }
+
     /// Routes [`serve_http`](Self::serve_http) serves beside `/mcp`, such as a plugin
     /// manager's [`router`](crate::plugin::PluginManager::router) (feature `routes`). They
     /// get the same `Host` check as `/mcp` and, with [`with_auth`](Self::with_auth), need
@@ -354,6 +427,12 @@ impl McpServer {
     /// Serves one client over any byte stream pair (a socket's halves, a pipe, an in-memory
     /// duplex), newline-delimited JSON-RPC as on stdio, until the client closes its side.
     ///
+    /// A line the server cannot read gets the JSON-RPC error that says why, with the
+    /// request's `id` when it can be found (`null` otherwise), and the next line is read as
+    /// if nothing happened: `-32700` for one that is not JSON, `-32600` for one nested
+    /// deeper than 127 objects and arrays or longer than
+    /// [`with_max_request_size`](Self::with_max_request_size), naming the limit.
+    ///
     /// # Errors
     ///
     /// As [`serve_stdio`](Self::serve_stdio).
@@ -362,9 +441,10 @@ impl McpServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        let transport = LineTransport::start(reader, writer, self.max_request);
         let running = self
             .session()
-            .serve((reader, writer))
+            .serve(transport)
             .await
             .map_err(|err| McpError::Session(err.to_string()))?;
         running
@@ -379,10 +459,9 @@ impl McpServer {
         let closed = CancellationToken::new();
         Session {
             served: self.served.clone(),
-            subscribed: Arc::default(),
+            remembered: OnceLock::new(),
             listen_starts: Mutex::default(),
             notifier: OnceLock::new(),
-            log_level: Arc::new(AtomicU8::new(DEFAULT_LOG_LEVEL as u8)),
             _closed_on_drop: closed.clone().drop_guard(),
             closed,
         }
@@ -390,7 +469,7 @@ impl McpServer {
 }
 
 /// The least severe log message a client hears before it sends `logging/setLevel`.
-const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
+pub(super) const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
 #[allow(deprecated)] // logging, by MCP 2026-07-28; clients of the earlier revisions use it
 fn server_config(implementation: Implementation) -> ServerConfig {

@@ -1,0 +1,126 @@
+//! What an idle MCP session over streamable HTTP holds: `SESSIONS` sessions (1000 unless
+//! set) are opened on a server in this process and left alone, and the heap in use is read
+//! (every allocation counted, so the figure is what the sessions hold, not what the
+//! allocator keeps): right after they open (awake: rmcp's service of each, its task and
+//! channels) and once they have slept (a minute without a request: only what wakes them is
+//! kept). A second batch shows the memory the first gave back reused: the
+//! allocator keeps freed pages, so the resident size stays near its high-water mark, which
+//! `with_max_sessions` bounds.
+//!
+//! Run with `cargo bench -p aleph-tools --features mcp --bench mcp_sessions`.
+
+#![allow(missing_docs)]
+
+use std::alloc::System;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use aleph_tools::AlephToolServer;
+use aleph_tools::mcp::McpServer;
+use cap::Cap;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+#[global_allocator]
+static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
+
+/// How long after its last request a session sleeps, with the default idle timeout (five
+/// minutes), and a little more for the server to look.
+const ASLEEP: Duration = Duration::from_secs(65);
+
+/// The resident size of this process, in bytes.
+fn rss() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Sends one `POST /mcp` on a connection of its own and reads the whole answer.
+async fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> String {
+    let mut socket = TcpStream::connect(addr).await.expect("connect");
+    let session = session.map_or(String::new(), |id| {
+        format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-11-25\r\n")
+    });
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    socket.write_all(request.as_bytes()).await.expect("send");
+    let mut answer = String::new();
+    socket.read_to_string(&mut answer).await.expect("read");
+    answer
+}
+
+/// Opens a session with the handshake.
+async fn open(addr: SocketAddr) {
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
+    let answer = post(addr, None, initialize).await;
+    let id = answer
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session: {answer}"));
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let answer = post(addr, Some(&id), initialized).await;
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+}
+
+fn main() {
+    let sessions: usize = std::env::var("SESSIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let http = McpServer::new(&AlephToolServer::new())
+            .with_max_sessions(2 * sessions + 100)
+            .serve_http("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = http.local_addr();
+        // What the first sessions set up once (tables, the runtime's slabs) is not theirs.
+        for _ in 0..20 {
+            open(addr).await;
+        }
+        tokio::time::sleep(ASLEEP).await;
+        let before = (ALLOCATOR.allocated(), rss());
+        // Two batches: the second opens in the memory the first gave back when it slept.
+        for open_now in [sessions, 2 * sessions] {
+            for _ in 0..sessions {
+                open(addr).await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let awake = (ALLOCATOR.allocated(), rss());
+            tokio::time::sleep(ASLEEP).await;
+            let asleep = (ALLOCATOR.allocated(), rss());
+            let each = |now: usize, then: usize| now.saturating_sub(then) / open_now;
+            println!(
+                "{open_now} idle sessions, the last {sessions} just opened: heap {} bytes each, \
+                 resident {}; all asleep: heap {} bytes each, resident {}",
+                each(awake.0, before.0),
+                each(awake.1, before.1),
+                each(asleep.0, before.0),
+                each(asleep.1, before.1),
+            );
+        }
+        http.shutdown().await.expect("stop");
+    });
+}

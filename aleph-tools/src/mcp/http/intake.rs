@@ -1,0 +1,192 @@
+//! What a `POST /mcp` goes through before rmcp reads it: its body is read up to the size
+//! limit, a body the server cannot read is answered with the JSON-RPC error that says why
+//! (see [`unreadable`](crate::mcp::serve::unreadable)), and an `initialize` that would open
+//! a session past a cap is refused with `429` or `503` and a JSON-RPC error that says the
+//! limit and what to do.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::sessions::{Full, Ledger};
+use crate::Identity;
+use crate::mcp::serve::unreadable::{ID_SEARCHED, Unreadable};
+
+/// The header naming a streamable HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// What the intake needs: the sessions, and the most a body may hold.
+pub(super) struct Intake {
+    pub(super) ledger: Arc<Ledger>,
+    pub(super) max_request: usize,
+}
+
+/// The two members of a message the intake looks at; the rest is skipped unread.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<Value>,
+}
+
+/// The middleware in front of rmcp on `/mcp` (after the token check, so a stranger's body
+/// is never read).
+pub(super) async fn intake(
+    State(intake): State<Arc<Intake>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(body, intake.max_request).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
+    };
+    let is_json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            value
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    // A request without a session opens one (`initialize`) or is served on its own; only
+    // those are looked into before rmcp reads them.
+    let mut reservation = None;
+    if is_json && !parts.headers.contains_key(SESSION_HEADER) {
+        match serde_json::from_slice::<Envelope<'_>>(&bytes) {
+            Err(error) => return unreadable(&Unreadable::of(&bytes, &error)),
+            Ok(envelope) if envelope.method.as_deref() == Some("initialize") => {
+                let owner = parts
+                    .extensions
+                    .get::<Arc<Identity>>()
+                    .map(|identity| Arc::from(identity.subject()));
+                match intake.ledger.reserve(owner) {
+                    Ok(held) => reservation = Some(held),
+                    Err(full) => return session_limit(&full, &intake.ledger, envelope.id),
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes.clone())))
+        .await;
+    drop(reservation);
+    // rmcp answers a body it cannot read as a message `415`, in plain text.
+    if is_json
+        && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        && let Err(error) = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes)
+    {
+        return unreadable(&Unreadable::of(&bytes, &error));
+    }
+    response
+}
+
+/// The body, unless it is larger than `max` (then `413` with the JSON-RPC error) or breaks
+/// off (`400`).
+async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
+    let mut stream = body.into_data_stream();
+    let mut first: Option<Bytes> = None;
+    let mut all: Vec<u8> = Vec::new();
+    let mut length = 0_usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|error| {
+            json_response(
+                StatusCode::BAD_REQUEST,
+                &json!({
+                    "jsonrpc": "2.0", "id": null,
+                    "error": { "code": -32700, "message": format!("Parse error: the request body could not be read: {error}") },
+                }),
+            )
+        })?;
+        length += chunk.len();
+        if length > max {
+            let mut start = first.map(|first| first.to_vec()).unwrap_or_default();
+            start.extend_from_slice(&all);
+            start.extend_from_slice(&chunk);
+            start.truncate(ID_SEARCHED);
+            let refusal = Unreadable::too_large(&start, max);
+            let mut response = json_response(StatusCode::PAYLOAD_TOO_LARGE, &refusal.to_response());
+            // The rest of the body is never read, so the connection cannot carry another
+            // request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return Err(response);
+        }
+        // One chunk (the usual case) is kept as it came, without a copy.
+        match &first {
+            None if all.is_empty() => first = Some(chunk),
+            _ => {
+                if let Some(first) = first.take() {
+                    all.extend_from_slice(&first);
+                }
+                all.extend_from_slice(&chunk);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| Bytes::from(all)))
+}
+
+/// `400 Bad Request` with the JSON-RPC error that says why the body cannot be read.
+fn unreadable(refusal: &Unreadable) -> Response {
+    json_response(StatusCode::BAD_REQUEST, &refusal.to_response())
+}
+
+/// The refusal of an `initialize` past a cap: `429` when the caller's identity holds all it
+/// may, `503` when the server does; the JSON-RPC error says the limit and what to do.
+fn session_limit(full: &Full, ledger: &Ledger, id: Option<Value>) -> Response {
+    let idle = ledger.limits().idle_timeout.as_secs_f64();
+    let what_to_do = format!(
+        "close sessions no longer used (an HTTP DELETE of /mcp with their Mcp-Session-Id header), or wait: a session unused for {idle} s ends by itself"
+    );
+    let (status, message, data) = match full {
+        Full::Identity { owner, limit } => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "too many MCP sessions for `{owner}`: one identity may hold {limit} at once; {what_to_do}"
+            ),
+            json!({ "limit": limit, "per": "identity", "idleTimeoutSeconds": idle }),
+        ),
+        Full::Server { limit } => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "too many MCP sessions: this server holds at most {limit} at once; {what_to_do}"
+            ),
+            json!({ "limit": limit, "per": "server", "idleTimeoutSeconds": idle }),
+        ),
+    };
+    let id = id.filter(|id| id.is_number() || id.is_string());
+    json_response(
+        status,
+        &json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": { "code": -32000, "message": message, "data": data },
+        }),
+    )
+}
+
+/// `body` as a JSON response.
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}

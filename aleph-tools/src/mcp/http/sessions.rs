@@ -1,0 +1,527 @@
+//! The live HTTP sessions: how many there are, whose, when each was last used and whether a
+//! stream of it is open. From that, the caps on sessions (per identity and in all), the
+//! idle timeout, and sleep: a session idle for a while gives up rmcp's per-session service
+//! (its task and channels, about 60 KB) and keeps only what it needs to wake
+//! ([`Record`]), which rmcp's session restore brings back at the session's next request.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::InitializeRequestParams;
+use rmcp::transport::streamable_http_server::session::{
+    SessionId, SessionState, SessionStore, SessionStoreError,
+};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::mcp::serve::Remembered;
+use crate::sync::lock;
+use crate::tool::BoxFuture;
+
+/// How long a session may go without a request before it ends, unless set.
+pub(in crate::mcp) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The most sessions one server holds at once, unless set.
+pub(in crate::mcp) const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// The most sessions one identity holds at once, unless set.
+pub(in crate::mcp) const DEFAULT_MAX_PER_IDENTITY: usize = 64;
+
+/// How long an idle session keeps rmcp's service before it sleeps (at most; half the idle
+/// timeout when that is shorter). As long as rmcp keeps a finished request's events for a
+/// client that resumes its stream, so sleep takes nothing a client could still ask for.
+const KEEP_AWAKE: Duration = Duration::from_secs(60);
+
+/// The caps and the idle timeout, as [`McpServer`](crate::mcp::McpServer) was given them.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::mcp) struct SessionLimits {
+    pub(in crate::mcp) idle_timeout: Duration,
+    pub(in crate::mcp) max_sessions: usize,
+    pub(in crate::mcp) max_per_identity: usize,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self {
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_per_identity: DEFAULT_MAX_PER_IDENTITY,
+        }
+    }
+}
+
+impl SessionLimits {
+    /// How long a session sits idle before it sleeps.
+    fn sleep_after(&self) -> Duration {
+        KEEP_AWAKE.min(self.idle_timeout / 2)
+    }
+
+    /// How often the sessions are looked over.
+    pub(in crate::mcp) fn tick(&self) -> Duration {
+        (self.sleep_after().min(self.idle_timeout) / 4)
+            .clamp(Duration::from_millis(10), Duration::from_secs(5))
+    }
+}
+
+/// Where a session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// rmcp serves it.
+    Awake,
+    /// rmcp was told to end its service, which has not ended yet.
+    FallingAsleep,
+    /// Only its [`Record`] is left; its next request wakes it.
+    Asleep,
+}
+
+/// One session, as little as it can be while it sleeps.
+struct Record {
+    /// The subject of the identity that opened it, when the server has auth.
+    owner: Option<Arc<str>>,
+    /// The client's `initialize` params, which rmcp replays to wake the session.
+    params: Option<Box<InitializeRequestParams>>,
+    /// What the client set in the session (log level, subscriptions).
+    remembered: Arc<Remembered>,
+    last_used: Instant,
+    /// The session's streams open now (requests running, the client's `GET` stream).
+    busy: u32,
+    phase: Phase,
+}
+
+/// Why a session cannot be opened.
+#[derive(Debug, Clone)]
+pub(in crate::mcp) enum Full {
+    /// The server holds as many as it may.
+    Server { limit: usize },
+    /// This identity holds as many as it may.
+    Identity { owner: Arc<str>, limit: usize },
+}
+
+/// What [`Ledger::due`] found for a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::mcp) enum Due {
+    /// Idle long enough to give up rmcp's service.
+    Sleep,
+    /// Idle past the timeout: the session ends.
+    End,
+}
+
+#[derive(Default)]
+struct Book {
+    sessions: HashMap<SessionId, Record>,
+    /// Sessions per owner, for the per-identity cap.
+    per_owner: HashMap<Arc<str>, usize>,
+    /// Sessions being opened now (an `initialize` admitted and not yet answered).
+    reserved: usize,
+    reserved_per_owner: HashMap<Arc<str>, usize>,
+}
+
+impl Book {
+    fn count(&self, owner: &Arc<str>) -> usize {
+        self.per_owner.get(owner).copied().unwrap_or(0)
+            + self.reserved_per_owner.get(owner).copied().unwrap_or(0)
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Record> {
+        let record = self.sessions.remove(id)?;
+        if let Some(owner) = &record.owner {
+            decrement(&mut self.per_owner, owner);
+        }
+        Some(record)
+    }
+}
+
+/// Takes one from `owner`'s count, forgetting owners at zero.
+fn decrement(counts: &mut HashMap<Arc<str>, usize>, owner: &Arc<str>) {
+    if let Some(count) = counts.get_mut(owner) {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            counts.remove(owner);
+        }
+    }
+}
+
+/// Every session of one HTTP server.
+pub(in crate::mcp) struct Ledger {
+    limits: SessionLimits,
+    book: Mutex<Book>,
+    /// Told when a session has fallen asleep, for a request waiting to wake it.
+    slept: Notify,
+}
+
+impl Ledger {
+    pub(in crate::mcp) fn new(limits: SessionLimits) -> Arc<Self> {
+        Arc::new(Self {
+            limits,
+            book: Mutex::default(),
+            slept: Notify::new(),
+        })
+    }
+
+    pub(in crate::mcp) fn limits(&self) -> SessionLimits {
+        self.limits
+    }
+
+    /// Holds a place for a session `owner` is opening, unless a cap is reached.
+    pub(in crate::mcp) fn reserve(
+        self: &Arc<Self>,
+        owner: Option<Arc<str>>,
+    ) -> Result<Reservation, Full> {
+        let mut book = lock(&self.book);
+        if book.sessions.len() + book.reserved >= self.limits.max_sessions {
+            return Err(Full::Server {
+                limit: self.limits.max_sessions,
+            });
+        }
+        if let Some(owner) = &owner {
+            if book.count(owner) >= self.limits.max_per_identity {
+                return Err(Full::Identity {
+                    owner: Arc::clone(owner),
+                    limit: self.limits.max_per_identity,
+                });
+            }
+            *book
+                .reserved_per_owner
+                .entry(Arc::clone(owner))
+                .or_default() += 1;
+        }
+        book.reserved += 1;
+        Ok(Reservation {
+            ledger: Arc::clone(self),
+            owner,
+        })
+    }
+
+    /// rmcp opened session `id`.
+    pub(in crate::mcp) fn opened(&self, id: &SessionId) {
+        lock(&self.book).sessions.insert(
+            id.clone(),
+            Record {
+                owner: None,
+                params: None,
+                remembered: Arc::new(Remembered::new()),
+                last_used: Instant::now(),
+                busy: 0,
+                phase: Phase::Awake,
+            },
+        );
+    }
+
+    /// Session `id` is being initialized, by `owner` with `params` (a first handshake, or
+    /// rmcp's replay when it wakes); what the client set in it, for its handler.
+    pub(in crate::mcp) fn initialized(
+        &self,
+        id: &str,
+        owner: Option<Arc<str>>,
+        params: Option<InitializeRequestParams>,
+    ) -> Option<Arc<Remembered>> {
+        let mut book = lock(&self.book);
+        let book = &mut *book;
+        let record = book.sessions.get_mut(id)?;
+        record.last_used = Instant::now();
+        if record.owner.is_none()
+            && let Some(owner) = owner
+        {
+            *book.per_owner.entry(Arc::clone(&owner)).or_default() += 1;
+            record.owner = Some(owner);
+        }
+        if record.params.is_none() {
+            record.params = params.map(Box::new);
+        }
+        Some(Arc::clone(&record.remembered))
+    }
+
+    /// A request for session `id` came: it is in use now.
+    pub(in crate::mcp) fn touch(&self, id: &str) {
+        if let Some(record) = lock(&self.book).sessions.get_mut(id) {
+            record.last_used = Instant::now();
+        }
+    }
+
+    /// A stream of session `id` opens; the session is busy until the guard is dropped.
+    pub(in crate::mcp) fn busy(self: &Arc<Self>, id: &SessionId) -> Busy {
+        if let Some(record) = lock(&self.book).sessions.get_mut(id) {
+            record.busy += 1;
+            record.last_used = Instant::now();
+        }
+        Busy {
+            ledger: Arc::clone(self),
+            id: id.clone(),
+        }
+    }
+
+    /// The subject that opened session `id`, if the session is known and was opened with a
+    /// token.
+    pub(in crate::mcp) fn owner_of(&self, id: &str) -> Option<Arc<str>> {
+        lock(&self.book)
+            .sessions
+            .get(id)
+            .and_then(|record| record.owner.clone())
+    }
+
+    /// The sessions that are due to sleep or end at `now`.
+    pub(in crate::mcp) fn due(&self, now: Instant) -> Vec<(SessionId, Due)> {
+        lock(&self.book)
+            .sessions
+            .iter()
+            .filter_map(|(id, record)| Some((id.clone(), self.due_of(record, now)?)))
+            .collect()
+    }
+
+    fn due_of(&self, record: &Record, now: Instant) -> Option<Due> {
+        if record.busy > 0 {
+            return None;
+        }
+        let idle = now.saturating_duration_since(record.last_used);
+        if idle >= self.limits.idle_timeout {
+            Some(Due::End)
+        } else if idle >= self.limits.sleep_after()
+            && record.phase == Phase::Awake
+            && record.params.is_some()
+        {
+            Some(Due::Sleep)
+        } else {
+            None
+        }
+    }
+
+    /// Carries out `due` for session `id` if it is still due at `now` (a request may have
+    /// come since it was found): true when rmcp's service must be ended.
+    pub(in crate::mcp) fn carry_out(&self, id: &str, due: Due, now: Instant) -> bool {
+        let mut book = lock(&self.book);
+        let Some(record) = book.sessions.get_mut(id) else {
+            return false;
+        };
+        if self.due_of(record, now) != Some(due) {
+            return false;
+        }
+        match due {
+            Due::Sleep => {
+                record.phase = Phase::FallingAsleep;
+                true
+            }
+            Due::End => {
+                let awake = record.phase == Phase::Awake;
+                book.remove(id);
+                awake
+            }
+        }
+    }
+
+    /// rmcp's service of session `id` ended, or the client closed the session: a session
+    /// falling asleep is asleep now, any other has ended.
+    pub(in crate::mcp) fn closed(&self, id: &str) {
+        let mut book = lock(&self.book);
+        match book.sessions.get_mut(id) {
+            Some(record) if record.phase == Phase::FallingAsleep => {
+                record.phase = Phase::Asleep;
+                drop(book);
+                self.slept.notify_waiters();
+            }
+            Some(_) => {
+                book.remove(id);
+            }
+            None => {}
+        }
+    }
+
+    /// The client ended session `id`.
+    pub(in crate::mcp) fn forget(&self, id: &str) {
+        lock(&self.book).remove(id);
+    }
+
+    /// The `initialize` params to wake session `id` with: once it is asleep (waiting for it
+    /// to fall asleep first), none when it is not known.
+    pub(in crate::mcp) async fn to_wake(&self, id: &str) -> Option<InitializeRequestParams> {
+        let waited = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let slept = self.slept.notified();
+                tokio::pin!(slept);
+                slept.as_mut().enable();
+                {
+                    let mut book = lock(&self.book);
+                    let record = book.sessions.get_mut(id)?;
+                    match record.phase {
+                        Phase::Asleep => {
+                            record.last_used = Instant::now();
+                            return record.params.as_deref().cloned();
+                        }
+                        Phase::Awake => return None,
+                        Phase::FallingAsleep => {}
+                    }
+                }
+                slept.await;
+            }
+        });
+        waited.await.ok().flatten()
+    }
+
+    /// rmcp's service of session `id` is back.
+    pub(in crate::mcp) fn woke(&self, id: &str) {
+        if let Some(record) = lock(&self.book).sessions.get_mut(id) {
+            record.phase = Phase::Awake;
+            record.last_used = Instant::now();
+        }
+    }
+
+    /// How many sessions there are, and how many of them sleep.
+    #[cfg(test)]
+    fn counts(&self) -> (usize, usize) {
+        let book = lock(&self.book);
+        let asleep = book
+            .sessions
+            .values()
+            .filter(|record| record.phase == Phase::Asleep)
+            .count();
+        (book.sessions.len(), asleep)
+    }
+}
+
+/// rmcp's session store, kept in the ledger: rmcp asks it for the `initialize` params of a
+/// session it does not serve, and wakes the session with them.
+impl SessionStore for Ledger {
+    fn load<'a, 'b, 'f>(
+        &'a self,
+        session_id: &'b str,
+    ) -> BoxFuture<'f, Result<Option<SessionState>, SessionStoreError>>
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        Box::pin(async move { Ok(self.to_wake(session_id).await.map(SessionState::new)) })
+    }
+
+    fn store<'a, 'b, 'c, 'f>(
+        &'a self,
+        _session_id: &'b str,
+        _state: &'c SessionState,
+    ) -> BoxFuture<'f, Result<(), SessionStoreError>>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        // The params were kept when the session was initialized.
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn delete<'a, 'b, 'f>(
+        &'a self,
+        session_id: &'b str,
+    ) -> BoxFuture<'f, Result<(), SessionStoreError>>
+    where
+        'a: 'f,
+        'b: 'f,
+        Self: 'f,
+    {
+        self.forget(session_id);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// A place held for a session being opened; given back when dropped (by then the session
+/// is counted itself, if it was opened).
+pub(in crate::mcp) struct Reservation {
+    ledger: Arc<Ledger>,
+    owner: Option<Arc<str>>,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut book = lock(&self.ledger.book);
+        book.reserved = book.reserved.saturating_sub(1);
+        if let Some(owner) = &self.owner {
+            decrement(&mut book.reserved_per_owner, owner);
+        }
+    }
+}
+
+/// A stream of a session is open; the session is not idle while it lives.
+pub(in crate::mcp) struct Busy {
+    ledger: Arc<Ledger>,
+    id: SessionId,
+}
+
+impl Busy {
+    /// The stream carried an event: the session is in use.
+    pub(in crate::mcp) fn used(&self) {
+        self.ledger.touch(&self.id);
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if let Some(record) = lock(&self.ledger.book).sessions.get_mut(&self.id) {
+            record.busy = record.busy.saturating_sub(1);
+            record.last_used = Instant::now();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max_sessions: usize, max_per_identity: usize) -> SessionLimits {
+        SessionLimits {
+            idle_timeout: Duration::from_secs(10),
+            max_sessions,
+            max_per_identity,
+        }
+    }
+
+    #[test]
+    fn caps_count_sessions_and_places_held() {
+        let ledger = Ledger::new(limits(3, 2));
+        let ann: Arc<str> = Arc::from("ann");
+        let first = ledger.reserve(Some(Arc::clone(&ann))).unwrap();
+        let id: SessionId = Arc::from("s1");
+        ledger.opened(&id);
+        ledger.initialized(&id, Some(Arc::clone(&ann)), None);
+        drop(first);
+        let _second = ledger.reserve(Some(Arc::clone(&ann))).unwrap();
+        assert!(matches!(
+            ledger.reserve(Some(Arc::clone(&ann))),
+            Err(Full::Identity { limit: 2, .. })
+        ));
+        let _third = ledger.reserve(Some(Arc::from("bob"))).unwrap();
+        assert!(matches!(
+            ledger.reserve(None),
+            Err(Full::Server { limit: 3 })
+        ));
+        ledger.closed(&id);
+        assert!(ledger.reserve(Some(ann)).is_ok());
+    }
+
+    #[tokio::test]
+    async fn idle_sessions_sleep_then_end_and_busy_ones_do_not() {
+        let ledger = Ledger::new(limits(10, 10));
+        let (idle, used): (SessionId, SessionId) = (Arc::from("idle"), Arc::from("used"));
+        for id in [&idle, &used] {
+            ledger.opened(id);
+            ledger.initialized(id, None, Some(InitializeRequestParams::default()));
+        }
+        let stream = ledger.busy(&used);
+        let later = Instant::now() + Duration::from_secs(6);
+        assert_eq!(ledger.due(later), [(idle.clone(), Due::Sleep)]);
+        assert!(ledger.carry_out(&idle, Due::Sleep, later));
+        assert!(ledger.due(later).is_empty(), "falling asleep");
+        ledger.closed(&idle);
+        assert_eq!(ledger.counts(), (2, 1));
+        assert!(ledger.to_wake(&idle).await.is_some());
+        ledger.woke(&idle);
+        let much_later = Instant::now() + Duration::from_secs(11);
+        assert_eq!(ledger.due(much_later), [(idle.clone(), Due::End)]);
+        ledger.touch(&idle);
+        assert!(
+            !ledger.carry_out(&idle, Due::End, Instant::now()),
+            "used since it was found"
+        );
+        assert!(ledger.carry_out(&idle, Due::End, much_later));
+        assert_eq!(ledger.counts(), (1, 0));
+        assert!(ledger.to_wake(&idle).await.is_none(), "ended");
+        drop(stream);
+        assert!(ledger.due(Instant::now()).is_empty(), "just used");
+    }
+}
