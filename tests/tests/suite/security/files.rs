@@ -361,6 +361,19 @@ fn reads_are_capped_and_say_how_to_read_a_part() {
         );
         let list = ok(&server, "file_list", json!({ "path": "big" })).await;
         assert_eq!(listed(&list), ["big/.gitignore", "big/shown.txt"]);
+        // An edit is judged by the size it would make before it is made: 100,000 newlines
+        // each replaced by 100 KB would be 10 GB, built in memory.
+        s.write("lines.txt", "\n".repeat(100_000));
+        let edit = fails(
+            &server,
+            "file_edit",
+            json!({ "path": "lines.txt", "old_text": "\n", "new_text": "x".repeat(100_000), "replace_all": true }),
+        )
+        .await;
+        assert!(
+            edit.contains("a file of at most 1048576 bytes") && edit.contains("10000000000 bytes"),
+            "{edit}"
+        );
     });
 }
 
