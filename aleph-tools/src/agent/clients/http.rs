@@ -31,7 +31,13 @@ pub(crate) struct Transport {
 impl Default for Transport {
     fn default() -> Self {
         Self {
-            client: reqwest::Client::new(),
+            client: reqwest::Client::builder()
+                // Model APIs answer where they are asked: a redirect could carry a key in
+                // `x-api-key` or `x-goog-api-key` (headers reqwest keeps across hosts) to
+                // another host, so none is followed.
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("the TLS backend initializes, as `reqwest::Client::new` assumes"),
             timeout: Duration::from_secs(300),
             max_retries: 3,
             backoff: Duration::from_millis(500),

@@ -192,6 +192,36 @@ async fn a_stream_that_never_ends_is_refused_at_its_limit_by_every_client() {
     }
 }
 
+/// A model API that answers with a redirect to another host does not get its key carried
+/// there: no client follows a redirect (Anthropic's `x-api-key` and Gemini's
+/// `x-goog-api-key` would survive one), and the answer is an error naming the status.
+#[tokio::test]
+async fn no_client_follows_a_redirect_with_its_key() {
+    let elsewhere = ModelApi::start(vec![Reply::ok(answer()); 4]).await;
+    let moved = || Reply::Json {
+        status: 307,
+        headers: vec![("location".into(), format!("{}/v1/steal", elsewhere.url))],
+        body: json!({}),
+    };
+    let api = ModelApi::start(vec![moved(), moved(), moved(), moved()]).await;
+    let url = format!("{}/v1", api.url);
+    let models: [Box<dyn ChatModel>; 4] = [
+        Box::new(OpenAiChat::new("m").base_url(&url).api_key("k")),
+        Box::new(OpenAiResponses::new("m").base_url(&url).api_key("k")),
+        Box::new(Anthropic::new("m").base_url(&api.url).api_key("k")),
+        Box::new(Gemini::new("m").base_url(&api.url).api_key("k")),
+    ];
+    for model in &models {
+        let error = ask(model.as_ref()).await.unwrap_err().to_string();
+        assert!(
+            error.contains("307"),
+            "{}: {error}",
+            model.provider().name()
+        );
+    }
+    assert!(elsewhere.received().is_empty(), "a redirect was followed");
+}
+
 #[test]
 fn no_client_shows_its_key_in_debug() {
     let secret = "sk-never-shown-0123";
