@@ -2,6 +2,7 @@
 //! command writes (`disabled`, by `plugins enable` and `plugins disable`).
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use aleph_tools::ToolFilter;
@@ -152,9 +153,10 @@ impl Config {
                 .as_deref()
                 .is_some_and(|file| same_file(file, unread))
         {
-            line.push_str(&format!(
+            let _ = write!(
+                line,
                 "; `./{LOCAL_FILE}` is not read unless named (`--config {LOCAL_FILE}`)"
-            ));
+            );
         }
         let local = Path::new(LOCAL_PLUGINS);
         if !plugins_named
@@ -165,9 +167,10 @@ impl Config {
                 .iter()
                 .any(|path| same_file(path, local))
         {
-            line.push_str(&format!(
+            let _ = write!(
+                line,
                 "; `./{LOCAL_PLUGINS}` is not searched unless named (`--plugins {LOCAL_PLUGINS}`)"
-            ));
+            );
         }
         line
     }

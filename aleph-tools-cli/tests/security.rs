@@ -333,7 +333,7 @@ fn bash_cannot_read_the_commands_environment() {
     } else {
         Command::new(env!("CARGO_BIN_EXE_aleph-tools"))
     };
-    let script = r#"cat /proc/$PPID/environ | tr '\0' '\n' | grep -c ALEPH_TEST_SECRET; cat /proc/$PPID/mem >/dev/null; echo done"#;
+    let script = r"cat /proc/$PPID/environ | tr '\0' '\n' | grep -c ALEPH_TEST_SECRET; cat /proc/$PPID/mem >/dev/null; echo done";
     let output = run
         .current_dir(&work)
         .env_clear()

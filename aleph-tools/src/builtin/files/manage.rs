@@ -159,9 +159,8 @@ fn edit(
     let count = text.matches(old_text).count();
     // The size the edit makes, known before it is made: a short `old_text` found often and a
     // long `new_text` would otherwise build a result far past the limit (or past memory).
-    let size = (text.len() - count * old_text.len())
-        .checked_add(count.checked_mul(new_text.len()).unwrap_or(usize::MAX))
-        .unwrap_or(usize::MAX);
+    let size =
+        (text.len() - count * old_text.len()).saturating_add(count.saturating_mul(new_text.len()));
     if count > 0 && (count == 1 || replace_all) && size > max {
         return Err(too_big(ctx, size, max));
     }
