@@ -118,13 +118,18 @@ impl Target {
 }
 
 /// What a hook is told of a call about to run.
+///
+/// `toolName`, `args` (and after the call `duration`) repeat `tool`, `arguments` and
+/// `duration_ms` under their short names, so a hook written to those works as written.
 fn before(call: &ToolCall) -> Value {
     json!({
         "event": "before_tool_call",
         "tool": call.name(),
+        "toolName": call.name(),
         "call_id": call.context().call_id(),
         "caller": call.context().caller(),
         "arguments": call.arguments(),
+        "args": call.arguments(),
     })
 }
 
@@ -140,16 +145,20 @@ fn after(event: HookEvent, call: &ObservedCall) -> Value {
         ),
         Err(error) => (Value::Null, Value::String(error.to_string())),
     };
+    let millis = u64::try_from(call.duration.as_millis()).unwrap_or(u64::MAX);
     json!({
         "event": name(&event),
         "tool": call.tool,
+        "toolName": call.tool,
         "call_id": call.call_id,
         "caller": call.caller,
         "arguments": call.arguments,
+        "args": call.arguments,
         "success": call.outcome.is_ok(),
         "result": result,
         "error": error,
-        "duration_ms": u64::try_from(call.duration.as_millis()).unwrap_or(u64::MAX),
+        "duration_ms": millis,
+        "duration": millis,
     })
 }
 
@@ -167,15 +176,16 @@ fn after(event: HookEvent, call: &ObservedCall) -> Value {
 struct Intercept(Arc<Target>);
 
 /// The keys of the context an interceptor is given, by which a returned context is known.
-const CONTEXT_KEYS: [&str; 4] = ["event", "tool", "call_id", "caller"];
+const CONTEXT_KEYS: [&str; 5] = ["event", "tool", "toolName", "call_id", "caller"];
 
 impl Interceptor for Intercept {
     async fn intercept(&self, mut call: ToolCall) -> Result<ToolCall, ToolError> {
         let target = &self.0;
         let event = name(&target.event);
+        let context = before(&call);
         let answer = match target
             .code
-            .invoke_handler(&target.handler, Purpose::Hook(&event), &before(&call))
+            .invoke_handler(&target.handler, Purpose::Hook(&event), &context)
             .await
         {
             Ok(answer) => answer,
@@ -201,16 +211,25 @@ impl Interceptor for Intercept {
             other => return Err(bad(&format!("`{other}`"))),
         };
         let is_context = CONTEXT_KEYS.iter().any(|key| answer.contains_key(*key));
+        let mut arguments = answer.get("arguments");
         if is_context {
-            if let Some(tool) = answer.get("tool")
-                && tool.as_str() != Some(call.name())
-            {
-                return Err(bad(&format!(
-                    "a context for the tool {tool} (an interceptor cannot change which tool runs; \
-                     the call is to `{}`)",
-                    call.name()
-                )));
+            for key in ["tool", "toolName"] {
+                if let Some(tool) = answer.get(key)
+                    && tool.as_str() != Some(call.name())
+                {
+                    return Err(bad(&format!(
+                        "a context for the tool {tool} (an interceptor cannot change which tool \
+                         runs; the call is to `{}`)",
+                        call.name()
+                    )));
+                }
             }
+            // The arguments are under two names; the one the hook changed counts
+            // (`arguments` when both were).
+            let changed = |key: &str| answer.get(key).filter(|new| Some(*new) != context.get(key));
+            arguments = changed("arguments")
+                .or_else(|| changed("args"))
+                .or(arguments);
         } else if let Some(key) = answer.keys().find(|k| *k != "arguments" && *k != "block") {
             return Err(bad(&format!("an object with `{key}`")));
         }
@@ -220,7 +239,7 @@ impl Interceptor for Intercept {
                 .map_or_else(|| reason.to_string(), str::to_owned);
             return Err(blocked(&call, target, &reason));
         }
-        match answer.get("arguments") {
+        match arguments {
             Some(Value::Object(arguments)) => {
                 *call.arguments_mut() = Value::Object(arguments.clone());
                 Ok(call)

@@ -84,20 +84,26 @@ export interface HookContext {
   readonly event: string;
   /** The tool called. */
   readonly tool: string;
+  /** The tool called: `tool` under its short name. */
+  readonly toolName: string;
   /** The host's id of the call. */
   readonly call_id: number;
   /** Who calls: `human`, `code_execution`, … */
   readonly caller: string;
   /** The call's arguments; an interceptor may change them and return the context. */
   arguments: Record<string, unknown>;
+  /** `arguments` under its short name; changing either one counts. */
+  args: Record<string, unknown>;
   /** Whether the call succeeded (after the call). */
   readonly success?: boolean;
   /** The tool's output, or `null` (after the call). */
   readonly result?: unknown;
   /** The error's message, or `null` (after the call). */
   readonly error?: string | null;
-  /** How long the call took (after the call). */
+  /** How long the call took, in milliseconds (after the call). */
   readonly duration_ms?: number;
+  /** `duration_ms` under its short name. */
+  readonly duration?: number;
 }
 
 /**

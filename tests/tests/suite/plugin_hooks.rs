@@ -310,8 +310,8 @@ async fn a_failing_or_wrong_interceptor_refuses_only_its_call_and_bad_combinatio
     assert_eq!(fine.output, json!({ "mode": "fine" }));
 }
 
-/// The interceptor of the source documents, as they write it: it changes the context it is
-/// given and returns it, and throws to block.
+/// An interceptor that changes the context it is given and returns it, and throws to
+/// block, written to either set of names.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interceptor_returns_its_context_changed_or_throws_to_block() {
     let root = tempfile::tempdir().unwrap();
@@ -332,19 +332,58 @@ async fn an_interceptor_returns_its_context_changed_or_throws_to_block() {
              },
            } }).start();"#,
     );
+    // A guard written to the short names (`toolName`, `args`).
+    node_plugin(
+        root.path(),
+        "seed",
+        "[plugin]\nid = \"seed\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n\n[[hooks]]\nevent = \"before_tool_call\"\nkind = \"interceptor\"\nhandler = \"onBeforeTool\"\n",
+        r#"require("@aleph/plugin-sdk").createServer({ name: "seed", hooks: {
+             onBeforeTool: async (context) => {
+               if (context.toolName === 'dangerous_tool') {
+                 throw new Error('Tool blocked by security policy');
+               }
+               context.args.seen = 1700000001;
+               return context;
+             },
+           } }).start();"#,
+    );
     let server = server();
     let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
-    assert_eq!(manager.load_all().loaded, ["stamp"]);
+    let mut loaded = manager.load_all().loaded;
+    loaded.sort();
+    assert_eq!(loaded, ["seed", "stamp"]);
+    server
+        .add(RuntimeTool::new(
+            ToolDefinition::new(
+                "dangerous_tool",
+                "A test tool.",
+                json!({ "type": "object", "additionalProperties": true }),
+            ),
+            |_: Value, _: ToolContext| async { Ok::<_, ToolError>(ToolOutput::json(json!("ran"))) },
+        ))
+        .unwrap();
 
+    // Both interceptors change the arguments, each under its own name.
     let stamped = server.call("echo_args", json!({ "x": 1 })).await;
     assert_eq!(
         stamped.output,
-        json!({ "x": 1, "timestamp": 1_700_000_000 })
+        json!({ "x": 1, "timestamp": 1_700_000_000, "seen": 1_700_000_001 })
     );
     let kept = server.call("echo_args", json!({ "keep": true })).await;
-    assert_eq!(kept.output, json!({ "keep": true }));
+    assert_eq!(kept.output, json!({ "keep": true, "seen": 1_700_000_001 }));
     let quiet = server.call("echo_args", json!({ "quiet": true })).await;
-    assert_eq!(quiet.output, json!({ "quiet": true }));
+    assert_eq!(
+        quiet.output,
+        json!({ "quiet": true, "seen": 1_700_000_001 })
+    );
+    let seed = server.call("dangerous_tool", json!({})).await;
+    assert!(
+        seed.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("plugin `seed` blocked it: Tool blocked by security policy"),
+        "{seed:?}"
+    );
 
     let blocked = server.call("dangerous_delete", json!({})).await;
     assert_eq!(blocked.error_kind, Some(ToolErrorKind::PermissionDenied));
