@@ -48,7 +48,7 @@ impl Approval {
                         if !terminal {
                             return Confirmation::deny(format!(
                                 "`{tool}` needs the user's approval and nobody could be asked; \
-                                 the user can run the command again with `--yes {tool}`",
+                                 the user can run the command again with `--yes={tool}`",
                                 tool = request.tool
                             ));
                         }
@@ -73,17 +73,23 @@ fn covers(pattern: &str, tool: &str) -> bool {
     }
 }
 
-/// Puts the call to the person at the terminal: yes only when they type it.
+/// The longest arguments put to the person, in characters; longer ones are refused unseen.
+const MAX_SHOWN: usize = 4_000;
+
+/// Puts the call to the person at the terminal, its arguments shown whole (JSON, so control
+/// characters are escaped and cannot redraw the line): yes only when they type it.
 fn ask(request: &ConfirmationRequest) -> Confirmation {
     let arguments = request.arguments.to_string();
-    let shown: String = arguments.chars().take(500).collect();
-    let more = if shown.len() < arguments.len() {
-        "…"
-    } else {
-        ""
-    };
+    let length = arguments.chars().count();
+    if length > MAX_SHOWN {
+        return Confirmation::deny(format!(
+            "the arguments of `{}` are {length} characters, too long to show the user for \
+             approval (at most {MAX_SHOWN}); make the call smaller",
+            request.tool
+        ));
+    }
     let mut err = std::io::stderr().lock();
-    let _ = write!(err, "Run {}({shown}{more})? [y/N] ", request.tool);
+    let _ = write!(err, "Run {}({arguments})? [y/N] ", request.tool);
     let _ = err.flush();
     drop(err);
     let mut line = String::new();

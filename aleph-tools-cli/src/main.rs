@@ -136,11 +136,17 @@ enum Command {
         /// The most rounds of tool calls before giving up
         #[arg(long, default_value_t = 16)]
         max_rounds: usize,
-        /// Approve the calls of these tools without asking (names, or patterns ending in
-        /// `*`, separated by commas; `*` for every tool). Tools that need confirmation
+        /// Approve the calls of these tools without asking: --yes=bash,file_write (names, or
+        /// patterns ending in `*`, separated by commas; --yes='*' for every tool). Tools that need confirmation
         /// (with --builtin: bash, code_exec, file_write, file_delete) are otherwise put to
         /// the person at the terminal, or refused when there is none
-        #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+        #[arg(
+            long,
+            value_name = "TOOLS",
+            value_delimiter = ',',
+            require_equals = true,
+            num_args = 1
+        )]
         yes: Vec<String>,
         /// The prompt [default: read from standard input]
         prompt: Option<String>,

@@ -143,7 +143,7 @@ fn chat_runs_the_models_shell_only_when_approved_by_name() {
     std::fs::write(outside.join("keep.txt"), "mine").unwrap();
     let script = json!({ "command": format!("rm -rf {}", outside.display()) });
 
-    for refused in [&[][..], &["--yes", "file_write,file_delete"][..]] {
+    for refused in [&[][..], &["--yes=file_write,file_delete"][..]] {
         let api = runtime.block_on(ModelApi::start(calls_then_done("bash", &script)));
         let output = chat(&workspace, &api, refused);
         let err = text(&output.stderr);
@@ -151,7 +151,7 @@ fn chat_runs_the_models_shell_only_when_approved_by_name() {
         assert!(outside.join("keep.txt").exists(), "bash ran: {err}");
         assert!(err.contains("[bash("), "{err}");
         assert!(err.contains("needs the user's approval"), "{err}");
-        assert!(err.contains("--yes bash"), "{err}");
+        assert!(err.contains("--yes=bash"), "{err}");
         let answered = &api.bodies()[1]["messages"];
         let result = answered.as_array().unwrap().last().unwrap();
         assert!(
@@ -160,8 +160,13 @@ fn chat_runs_the_models_shell_only_when_approved_by_name() {
         );
     }
 
+    // `--yes` takes its tools after `=` only: a prompt is never read as a tool name.
     let api = runtime.block_on(ModelApi::start(calls_then_done("bash", &script)));
-    let output = chat(&workspace, &api, &["--yes", "bash"]);
+    let misread = chat(&workspace, &api, &["--yes", "bash"]);
+    assert_eq!(misread.status.code(), Some(2), "{}", text(&misread.stderr));
+    assert!(api.received().is_empty());
+
+    let output = chat(&workspace, &api, &["--yes=bash"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(!outside.exists(), "approved by name, bash runs");
 }
