@@ -198,8 +198,9 @@ pub struct WasmConfig {
     /// out, the engine's default: on 64-bit machines 4 GiB and guard pages per instance,
     /// address space only (no memory is used), which lets compiled code skip bounds checks.
     /// A process under an address-space limit (`ulimit -v`, `RLIMIT_AS`) cannot reserve that
-    /// and no plugin loads: set this to `memory_limit` or a little more, and each instance
-    /// reserves only that, with bounds checked in code (somewhat slower).
+    /// and no plugin loads: set this (to `"64MB"`, say), and each instance reserves only
+    /// that, its memories growing to `memory_limit` by moving, with bounds checked in code
+    /// (somewhat slower).
     pub memory_reservation: Option<ByteSize>,
 }
 

@@ -61,7 +61,7 @@ impl std::fmt::Display for TreeError {
             ),
             Self::TooMany => write!(
                 f,
-                "it holds more than {MAX_ENTRIES} files, directories and links, more than a plugin may (is a cache or a build directory inside it?)"
+                "it holds more than {MAX_ENTRIES} files, directories and links, more than a plugin may (a cache or a build directory inside it? a `node_modules` that large: bundle the plugin into a few files, with esbuild say)"
             ),
             Self::TooDeep(path) => write!(
                 f,

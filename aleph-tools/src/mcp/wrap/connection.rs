@@ -253,7 +253,7 @@ impl Inner {
                 dir,
             } => {
                 let mut command = tokio::process::Command::new(program);
-                command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                command.args(args).envs(env.iter().map(|(k, v)| (k, &v.0)));
                 if let Some(dir) = dir {
                     command.current_dir(dir);
                 }

@@ -26,7 +26,8 @@ pub(super) enum EndpointKind {
     Command {
         program: String,
         args: Vec<String>,
-        env: Vec<(String, String)>,
+        /// Values may be secrets: `Debug` shows the names only.
+        env: Vec<(String, Secret)>,
         dir: Option<PathBuf>,
     },
     Url {
@@ -88,7 +89,7 @@ impl McpEndpoint {
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         if let EndpointKind::Command { env, .. } = &mut self.kind {
-            env.push((key.into(), value.into()));
+            env.push((key.into(), Secret(value.into())));
         }
         self
     }
@@ -132,5 +133,21 @@ impl fmt::Display for McpEndpoint {
             }
             EndpointKind::Url { url, .. } => f.write_str(url),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::McpEndpoint;
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let shown = format!(
+            "{:?} {:?}",
+            McpEndpoint::command("server").env("API_TOKEN", "sk-hidden-1"),
+            McpEndpoint::url("http://127.0.0.1:1/mcp").bearer_token("sk-hidden-2")
+        );
+        assert!(shown.contains("API_TOKEN"), "{shown}");
+        assert!(!shown.contains("sk-hidden"), "{shown}");
     }
 }

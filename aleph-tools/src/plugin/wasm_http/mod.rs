@@ -46,9 +46,8 @@ pub(super) struct PluginHttp {
 }
 
 /// An `HttpRequest` as the guest sends it (Extism's manifest type, which Extism does not
-/// export).
+/// export). Fields a newer PDK adds are ignored, as Extism's own reader ignores them.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct GuestRequest {
     url: String,
     #[serde(default)]
