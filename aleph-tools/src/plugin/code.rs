@@ -156,6 +156,10 @@ impl Code {
 
 /// Why a handler gave no answer.
 #[derive(Debug)]
+#[cfg_attr(
+    not(any(feature = "wasm", feature = "node")),
+    allow(dead_code, reason = "no runtime without features")
+)]
 pub(super) enum Failure {
     /// The handler raised the error itself (a JavaScript `throw`, an error a WebAssembly
     /// export returned): its message.
