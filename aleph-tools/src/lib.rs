@@ -77,6 +77,8 @@ pub mod plugin;
 mod process;
 pub mod provider;
 pub mod registry;
+#[cfg(any(feature = "plugins", feature = "builtin"))]
+mod regular_file;
 mod result;
 pub mod schema;
 mod server;

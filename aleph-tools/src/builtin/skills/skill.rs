@@ -134,15 +134,13 @@ impl Skill {
                 "it is not a regular file (a directory, pipe or device); a skill's SKILL.md is a Markdown file".to_owned(),
             )
         };
-        // Looked at before it is opened: opening a named pipe would wait for a writer.
-        if !std::fs::metadata(&path).map_err(read_error)?.is_file() {
-            return Err(not_a_file());
-        }
-        let file = std::fs::File::open(&path).map_err(read_error)?;
+        // Never waits on a named pipe swapped in, never opens a device.
+        let file = match crate::regular_file::open_regular(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Err(not_a_file()),
+            Err(e) => return Err(read_error(e)),
+        };
         let meta = file.metadata().map_err(read_error)?;
-        if !meta.is_file() {
-            return Err(not_a_file());
-        }
         if let Some(root) = root {
             let real = opened_path(&file, &path).map_err(read_error)?;
             if !real.starts_with(root) {

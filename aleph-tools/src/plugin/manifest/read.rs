@@ -192,24 +192,22 @@ const MAX_FILE: u64 = 4 * 1024 * 1024;
 /// [`MAX_FILE`] bytes.
 pub(in crate::plugin) fn read_small(file: &Path) -> Result<Option<String>, String> {
     use std::io::Read as _;
-    let meta = match std::fs::metadata(file) {
-        Ok(meta) => meta,
+    let opened = match crate::regular_file::open_regular(file) {
+        Ok(opened) => opened,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
-    if !meta.is_file() {
-        return Err("it is not a regular file".to_owned());
-    }
-    if meta.len() > MAX_FILE {
+    let size = opened.metadata().map_err(|e| e.to_string())?.len();
+    if size > MAX_FILE {
         return Err(format!(
-            "it is {} bytes, over the {} MiB a plugin's text file may be",
-            meta.len(),
+            "it is {size} bytes, over the {} MiB a plugin's text file may be",
             MAX_FILE >> 20
         ));
     }
     let mut text = String::new();
-    std::fs::File::open(file)
-        .and_then(|f| f.take(MAX_FILE).read_to_string(&mut text))
+    opened
+        .take(MAX_FILE)
+        .read_to_string(&mut text)
         .map_err(|e| e.to_string())?;
     Ok(Some(text))
 }
