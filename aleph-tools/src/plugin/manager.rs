@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -12,84 +12,23 @@ use serde_json::Value;
 use super::code::{Code, Purpose};
 use super::config::PluginsConfig;
 use super::error::PluginError;
-use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginKind, PluginManifest, read_small};
+use super::manifest::{LoadedManifest, MANIFEST_FILES, PluginManifest, read_small};
 use super::messages::MessageHook;
 #[cfg(feature = "node")]
 use super::node::NodejsRuntime;
-use super::prompts::{PluginPrompt, read_prompt};
+use super::prompts::PluginPrompt;
 use super::services::Services;
 use super::tree::TreeError;
 #[cfg(feature = "wasm")]
 use super::wasm::WasmRuntime;
-use crate::middleware::{Hook, HookId};
+use crate::middleware::HookId;
 use crate::server::AlephToolServer;
 use crate::sync::lock;
-use crate::tool::AlephToolDyn;
 
-/// Where a plugin is in its life.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PluginStatus {
-    /// The manifest was read; nothing runs yet.
-    Loaded,
-    /// Active: its tools are served.
-    Running,
-    /// Disabled: known, but its tools are not served.
-    Stopped,
-    /// The last load or reload failed. When a previous version was running it still is,
-    /// and [`PluginInfo::tools`] lists its tools.
-    Error(String),
-}
+mod info;
+mod prepare;
 
-impl fmt::Display for PluginStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Loaded => f.write_str("loaded"),
-            Self::Running => f.write_str("running"),
-            Self::Stopped => f.write_str("stopped"),
-            Self::Error(message) => write!(f, "error: {message}"),
-        }
-    }
-}
-
-/// What the manager knows of one plugin.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct PluginInfo {
-    /// The plugin's id; the directory's name when the manifest could not be read.
-    pub id: String,
-    /// Its display name.
-    pub name: String,
-    /// Its version, when the manifest could be read.
-    pub version: Option<semver::Version>,
-    /// How it runs, when the manifest could be read.
-    pub kind: Option<PluginKind>,
-    /// Its directory.
-    pub dir: PathBuf,
-    /// Where it is in its life.
-    pub status: PluginStatus,
-    /// The tools it serves now, sorted.
-    pub tools: Vec<String>,
-    /// The direct commands it offers.
-    pub commands: Vec<String>,
-    /// What its sandbox enforces, in one sentence, while its code runs.
-    pub sandbox: Option<String>,
-    /// The grants its manifest asks for that the permission policy dropped
-    /// ([`PolicyMode::Trim`](super::PolicyMode::Trim)); it runs without them.
-    pub dropped: Vec<String>,
-}
-
-/// What [`PluginManager::load_all`] did.
-#[derive(Debug, Default)]
-#[non_exhaustive]
-pub struct LoadReport {
-    /// The plugins now running, by id.
-    pub loaded: Vec<String>,
-    /// The plugins that failed, by directory, with why. Each failure cost only its plugin.
-    pub failed: Vec<(PathBuf, PluginError)>,
-    /// The plugins left stopped because the config lists them as `disabled`, by id.
-    pub disabled: Vec<String>,
-}
+pub use self::info::{LoadReport, PluginInfo, PluginStatus};
 
 /// Loads plugins and serves their tools beside the server's own.
 ///
@@ -586,276 +525,6 @@ impl PluginManager {
 
     fn slots(&self) -> MutexGuard<'_, BTreeMap<PathBuf, Slot>> {
         lock(&self.inner.slots)
-    }
-}
-
-/// A plugin read and built, not yet served.
-struct Prepared {
-    manifest: Arc<LoadedManifest>,
-    tools: Vec<Arc<dyn AlephToolDyn>>,
-    hooks: Vec<Hook>,
-    message_hooks: Vec<Arc<MessageHook>>,
-    code: Option<Code>,
-    dropped: Vec<String>,
-}
-
-impl Inner {
-    /// Builds the plugin's code and tools.
-    fn prepare(
-        &self,
-        manifest: Arc<LoadedManifest>,
-        dir: &Path,
-        slots: &BTreeMap<PathBuf, Slot>,
-    ) -> Result<Prepared, PluginError> {
-        let id = &manifest.manifest.plugin.id;
-        if let Some((first, _)) = slots
-            .iter()
-            .find(|(other, slot)| other.as_path() != dir && slot.id == *id)
-        {
-            return Err(PluginError::DuplicateId {
-                id: id.clone(),
-                first: first.clone(),
-                second: dir.to_path_buf(),
-            });
-        }
-        let m = &manifest.manifest;
-        if m.plugin.kind == PluginKind::Wasm && !m.channels.is_empty() {
-            return Err(PluginError::Load {
-                plugin: id.clone(),
-                message: "its manifest declares [[channels]], and a WebAssembly plugin cannot deliver a channel's incoming messages (it runs only while called); write the channel as a Node.js plugin".into(),
-            });
-        }
-        if cfg!(not(feature = "routes")) && !m.http_routes.is_empty() {
-            return Err(PluginError::Load {
-                plugin: id.clone(),
-                message: "its manifest declares [[http_routes]] and this build cannot serve them; enable the `routes` feature of aleph-tools".into(),
-            });
-        }
-        let granted = self
-            .config
-            .policy
-            .grant(id, &m.permissions, dir)
-            .map_err(|message| PluginError::Policy {
-                plugin: id.clone(),
-                message,
-            })?;
-        for grant in &granted.dropped {
-            tracing::warn!(plugin = %id, grant = %grant, "permission dropped by the policy");
-        }
-        let manifest = if granted.permissions == m.permissions {
-            manifest
-        } else {
-            let mut trimmed = (*manifest).clone();
-            trimmed.manifest.permissions = granted.permissions;
-            Arc::new(trimmed)
-        };
-        let prepared = match manifest.manifest.plugin.kind {
-            PluginKind::Static => Ok(Prepared {
-                manifest,
-                tools: Vec::new(),
-                hooks: Vec::new(),
-                message_hooks: Vec::new(),
-                code: None,
-                dropped: Vec::new(),
-            }),
-            PluginKind::Nodejs => self.prepare_node(manifest),
-            PluginKind::Wasm => self.prepare_wasm(manifest),
-        };
-        prepared.map(|prepared| Prepared {
-            dropped: granted.dropped,
-            ..prepared
-        })
-    }
-
-    #[cfg(feature = "wasm")]
-    fn prepare_wasm(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
-        if !self.config.runtimes.wasm.enabled {
-            return Err(PluginError::Load {
-                plugin: manifest.manifest.plugin.id.clone(),
-                message:
-                    "WebAssembly plugins are turned off (`[plugins.runtimes.wasm] enabled = false`)"
-                        .into(),
-            });
-        }
-        let code = self.runtime.load(&manifest)?;
-        let tools = super::build::wasm_tools(&manifest, &code)?;
-        let code = Code::Wasm(code);
-        let (hooks, message_hooks) = super::hooks::plugin_hooks(&manifest, &code)?;
-        Ok(Prepared {
-            manifest,
-            tools,
-            hooks,
-            message_hooks,
-            code: Some(code),
-            dropped: Vec::new(),
-        })
-    }
-
-    #[cfg(feature = "node")]
-    fn prepare_node(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
-        if !self.config.runtimes.nodejs.enabled {
-            return Err(PluginError::Load {
-                plugin: manifest.manifest.plugin.id.clone(),
-                message:
-                    "Node.js plugins are turned off (`[plugins.runtimes.nodejs] enabled = false`)"
-                        .into(),
-            });
-        }
-        let code = self.node.start(&manifest)?;
-        let tools = super::build::node_tools(&manifest, &code, self.node.config().timeout())?;
-        let code = Code::Node(code);
-        let (hooks, message_hooks) = super::hooks::plugin_hooks(&manifest, &code)?;
-        Ok(Prepared {
-            manifest,
-            tools,
-            hooks,
-            message_hooks,
-            code: Some(code),
-            dropped: Vec::new(),
-        })
-    }
-
-    #[cfg(not(feature = "node"))]
-    #[allow(
-        clippy::unused_self,
-        clippy::needless_pass_by_value,
-        reason = "the same signature as with the `node` feature"
-    )]
-    fn prepare_node(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
-        Err(PluginError::Load {
-            plugin: manifest.manifest.plugin.id.clone(),
-            message: "this build has no Node.js runtime; enable the `node` feature of aleph-tools"
-                .into(),
-        })
-    }
-
-    #[cfg(not(feature = "wasm"))]
-    #[allow(
-        clippy::unused_self,
-        clippy::needless_pass_by_value,
-        reason = "the same signature as with the `wasm` feature"
-    )]
-    fn prepare_wasm(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
-        Err(PluginError::Load {
-            plugin: manifest.manifest.plugin.id.clone(),
-            message:
-                "this build has no WebAssembly runtime; enable the `wasm` feature of aleph-tools"
-                    .into(),
-        })
-    }
-
-    /// Serves a prepared plugin in place of `old` (its previous version), in one change.
-    fn activate(&self, prepared: Prepared, old: Option<&Serving>) -> Result<Serving, PluginError> {
-        let id = &prepared.manifest.manifest.plugin.id;
-        // Read before anything changes: a prompt that cannot be read fails the load whole.
-        let prompt = read_prompt(&prepared.manifest)?;
-        let remove = old.map(|o| o.tools.clone()).unwrap_or_default();
-        let mut tools: Vec<String> = prepared.tools.iter().map(|t| t.name().to_owned()).collect();
-        tools.sort();
-        self.server
-            .swap_tools(&remove, prepared.tools)
-            .map_err(|error| {
-                let key = match &error {
-                    crate::RegistryError::AlreadyServed { name } => prepared
-                        .manifest
-                        .manifest
-                        .tools
-                        .iter()
-                        .position(|t| t.name == *name)
-                        .map(|i| format!(" (`tools[{i}].name`)"))
-                        .unwrap_or_default(),
-                    _ => String::new(),
-                };
-                PluginError::Load {
-                    plugin: id.clone(),
-                    message: format!("{error}{key}; rename the plugin's tool"),
-                }
-            })?;
-        // The new version's hooks join before the old version's leave, so no call runs
-        // between them unhooked.
-        let hooks = prepared
-            .hooks
-            .into_iter()
-            .map(|hook| self.server.add_hook(hook))
-            .collect();
-        if let Some(old) = old {
-            for id in &old.hooks {
-                self.server.remove_hook(*id);
-            }
-            old.services.stop_all();
-        }
-        let services = Services::new(
-            id,
-            prepared.code.clone(),
-            &prepared.manifest.manifest.services,
-        );
-        services.start_automatic();
-        Ok(Serving {
-            manifest: prepared.manifest,
-            tools,
-            hooks,
-            message_hooks: prepared.message_hooks,
-            seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
-            prompt,
-            services,
-            code: prepared.code,
-            dropped: prepared.dropped,
-        })
-    }
-
-    fn withdraw(&self, serving: &Serving) {
-        // Only this plugin's own tools: one replaced by hand since is left alone.
-        let _ = self.server.swap_tools(&serving.tools, Vec::new());
-        for id in &serving.hooks {
-            self.server.remove_hook(*id);
-        }
-        serving.services.stop_all();
-    }
-}
-
-impl Slot {
-    fn info(&self, dir: &Path) -> PluginInfo {
-        let manifest = self
-            .serving
-            .as_ref()
-            .map(|s| &s.manifest)
-            .or(self.manifest.as_ref())
-            .map(|m| &m.manifest);
-        PluginInfo {
-            id: self.id.clone(),
-            name: manifest
-                .and_then(|m| m.plugin.name.clone())
-                .unwrap_or_else(|| self.id.clone()),
-            version: manifest.map(|m| m.plugin.version.clone()),
-            kind: manifest.map(|m| m.plugin.kind),
-            dir: dir.to_path_buf(),
-            status: match (
-                &self.status,
-                self.serving.as_ref().and_then(|s| s.code.as_ref()),
-            ) {
-                #[cfg(feature = "node")]
-                (PluginStatus::Running, Some(Code::Node(code))) => code.status(),
-                (status, _) => status.clone(),
-            },
-            tools: self
-                .serving
-                .as_ref()
-                .map(|s| s.tools.clone())
-                .unwrap_or_default(),
-            commands: manifest
-                .map(|m| m.commands.iter().map(|c| c.name.clone()).collect())
-                .unwrap_or_default(),
-            sandbox: self
-                .serving
-                .as_ref()
-                .and_then(|s| s.code.as_ref())
-                .map(Code::sandbox),
-            dropped: self
-                .serving
-                .as_ref()
-                .map(|s| s.dropped.clone())
-                .unwrap_or_default(),
-        }
     }
 }
 
