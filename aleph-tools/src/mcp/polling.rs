@@ -42,6 +42,9 @@ const KEEP_ANSWERED: Duration = Duration::from_secs(60);
 /// long misses them, as it would with rmcp's own cache).
 const MOST_KEPT: usize = 4096;
 
+/// How long a session put to sleep or ended has to close its worker.
+const CLOSE_WITHIN: Duration = Duration::from_secs(5);
+
 /// rmcp's in-memory sessions, with each request's stream ended once it has been open for
 /// `close_after` (when set), and its events kept for the client to come back for.
 pub(super) struct PollingSessions {
@@ -153,8 +156,12 @@ impl PollingSessions {
                 if due == Due::End {
                     self.forget_kept(&id);
                 }
+                // On a task of its own: a worker that does not drain its channel must not
+                // hold up every other session's sleep and end.
                 if let Some(handle) = handle {
-                    let _ = handle.close().await;
+                    tokio::spawn(async move {
+                        let _ = tokio::time::timeout(CLOSE_WITHIN, handle.close()).await;
+                    });
                 }
             }
         }
@@ -315,7 +322,11 @@ impl SessionManager for PollingSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.ledger.closed(id);
+        if self.ledger.closed(id) {
+            // Fallen asleep: its handle was removed when it was put to sleep, and what is
+            // under its id now, if anything, is the session woken since, to be left alone.
+            return Ok(());
+        }
         self.local.close_session(id).await
     }
 

@@ -20,6 +20,9 @@ use super::sessions::{Full, Ledger};
 use crate::Identity;
 use crate::mcp::serve::unreadable::{ID_SEARCHED, Unreadable};
 
+/// The largest `initialize` request a session is opened with.
+const MAX_INITIALIZE: usize = 64 * 1024;
+
 /// The header naming a streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -66,10 +69,23 @@ pub(super) async fn intake(
     // A request without a session opens one (`initialize`) or is served on its own; only
     // those are looked into before rmcp reads them.
     let mut reservation = None;
-    if is_json && !parts.headers.contains_key(SESSION_HEADER) {
+    // Read as rmcp reads it: a session id that is not text is no session id, and such a
+    // request opens a session as one without it would.
+    let in_session = parts
+        .headers
+        .get(SESSION_HEADER)
+        .is_some_and(|id| id.to_str().is_ok());
+    if is_json && !in_session {
         match serde_json::from_slice::<Envelope<'_>>(&bytes) {
             Err(error) => return unreadable(&Unreadable::of(&bytes, &error)),
             Ok(envelope) if envelope.method.as_deref() == Some("initialize") => {
+                // What a session remembers while it sleeps is its `initialize`: kept small,
+                // so that a sleeping session stays small.
+                if bytes.len() > MAX_INITIALIZE {
+                    let start = &bytes[..bytes.len().min(ID_SEARCHED)];
+                    let refusal = Unreadable::too_large(start, MAX_INITIALIZE);
+                    return json_response(StatusCode::PAYLOAD_TOO_LARGE, &refusal.to_response());
+                }
                 let owner = parts
                     .extensions
                     .get::<Arc<Identity>>()

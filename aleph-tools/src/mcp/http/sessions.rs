@@ -308,19 +308,22 @@ impl Ledger {
     }
 
     /// rmcp's service of session `id` ended, or the client closed the session: a session
-    /// falling asleep is asleep now, any other has ended.
-    pub(in crate::mcp) fn closed(&self, id: &str) {
+    /// falling asleep is asleep now (and `true` says so: its handle was taken away already,
+    /// and the one under its id may be a new one, woken meanwhile), any other has ended.
+    pub(in crate::mcp) fn closed(&self, id: &str) -> bool {
         let mut book = lock(&self.book);
         match book.sessions.get_mut(id) {
             Some(record) if record.phase == Phase::FallingAsleep => {
                 record.phase = Phase::Asleep;
                 drop(book);
                 self.slept.notify_waiters();
+                true
             }
             Some(_) => {
                 book.remove(id);
+                false
             }
-            None => {}
+            None => false,
         }
     }
 

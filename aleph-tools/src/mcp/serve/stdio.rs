@@ -126,6 +126,9 @@ where
     let mut too_long = false;
     loop {
         let available = match reader.fill_buf().await {
+            // A last line without its newline is a line all the same.
+            Ok([]) if too_long => return Line::TooLong,
+            Ok([]) if !line.is_empty() => return Line::Whole,
             Ok([]) | Err(_) => return Line::End,
             Ok(available) => available,
         };

@@ -177,6 +177,27 @@ async fn sessions_past_the_cap_are_refused_with_the_limit_and_what_to_do() {
     assert!(message.contains("at most 3"), "{message}");
     assert!(message.contains("DELETE"), "{message}");
     assert_eq!(body["error"]["data"]["limit"], 3);
+    // A session id that is not text is no session id: the handshake is counted all the same.
+    let smuggled = client
+        .http
+        .post(&client.url)
+        .header("accept", ACCEPT)
+        .header("content-type", "application/json")
+        .header(
+            "mcp-session-id",
+            reqwest::header::HeaderValue::from_bytes(b"\xff").expect("a header value"),
+        )
+        .body(initialize(1).to_string())
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(smuggled.status(), 503, "{:?}", smuggled.headers());
+    // What a session keeps while it sleeps is its handshake, so a large one is refused.
+    let mut large = initialize(7);
+    large["params"]["clientInfo"]["description"] = json!("x".repeat(100_000));
+    let body = refusal(client.post(None, &large).await, 413).await;
+    assert_eq!(body["id"], 7, "{body}");
+    assert_eq!(body["error"]["data"]["maxBytes"], 65_536, "{body}");
     // The sessions open are served all along, and closing one makes room.
     let sum = client
         .call(&open[0], 2, "add", json!({"a": 1, "b": 2}))
@@ -496,8 +517,30 @@ async fn unreadable_stdio_lines_get_their_error_and_the_next_is_answered() {
         assert_eq!(sum["id"], next, "{sum}");
         assert_eq!(sum["result"]["structuredContent"]["result"], 5, "{sum}");
     }
-    drop(server.stdin);
-    let _ = server.child.wait().await;
+    // The last line, with no newline before the input ends, is answered too.
+    let StdioServer {
+        mut child,
+        mut stdin,
+        mut lines,
+    } = server;
+    let last = request(
+        99,
+        "tools/call",
+        &json!({"name": "add", "arguments": {"a": 1, "b": 1}}),
+    );
+    stdin
+        .write_all(last.to_string().as_bytes())
+        .await
+        .expect("write");
+    drop(stdin);
+    let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+        .await
+        .expect("the last line is answered")
+        .expect("read")
+        .expect("a line");
+    let sum: Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(sum["id"], 99, "{sum}");
+    let _ = child.wait().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
