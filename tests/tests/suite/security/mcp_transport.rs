@@ -533,7 +533,7 @@ async fn unreadable_stdio_lines_get_their_error_and_the_next_is_answered() {
         .await
         .expect("write");
     drop(stdin);
-    let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
         .await
         .expect("the last line is answered")
         .expect("read")
