@@ -42,7 +42,7 @@ fn in_namespace(test: &str, hosts: &str, env: &[(&str, &str)]) -> bool {
     let name = format!("{module}::{test}");
     let output = Command::new("unshare")
         .args(["--user", "--map-root-user", "--net", "--mount", "sh", "-c"])
-        .arg(r#"mount --bind "$0" /etc/hosts && ip link set lo up && exec "$@""#)
+        .arg(r#"PATH="$PATH:/usr/sbin:/sbin" && mount --bind "$0" /etc/hosts && ip link set lo up && exec "$@""#)
         .arg(&hosts_file)
         .arg(std::env::current_exe().unwrap())
         .args(["--exact", &name, "--nocapture", "--test-threads=1"])
