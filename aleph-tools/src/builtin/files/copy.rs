@@ -194,6 +194,54 @@ pub(super) fn copy_dir(
     Ok(copied)
 }
 
+/// The first relative link in the directory `from` that, were the directory moved to
+/// `to_full`, would lead out of the allowed directories (or could not be judged), as `link
+/// (why)`; `None` when there is none. An absolute link means the same wherever it is, so it
+/// is not judged. Walks at most `max` entries ([`CopyError::TooMany`] past them).
+pub(super) fn link_leading_out(
+    ctx: &ToolContext,
+    from: &Dir,
+    to_full: &Path,
+    max: usize,
+    stop: &Stop,
+) -> Result<Option<String>, CopyError> {
+    let mut seen = 0;
+    let mut pending = vec![PathBuf::from(".")];
+    while let Some(dir) = pending.pop() {
+        for (name, kind) in entries(from, &dir)? {
+            if stop.requested() {
+                return Err(CopyError::Stopped);
+            }
+            seen += 1;
+            if seen > max {
+                return Err(CopyError::TooMany);
+            }
+            let rel = if dir == Path::new(".") {
+                PathBuf::from(&name)
+            } else {
+                dir.join(&name)
+            };
+            if kind.is_dir() {
+                pending.push(rel);
+            } else if kind.is_symlink() {
+                let target = from
+                    .read_link_contents(&rel)
+                    .map_err(|e| CopyError::Io(e, Side::From, rel.clone()))?;
+                if target.is_relative()
+                    && let Err(why) = judge_link(ctx, &to_full.join(&rel), &target)
+                {
+                    return Ok(Some(format!(
+                        "`{}` → `{}` ({why})",
+                        rel.display(),
+                        target.display()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// The names and types in the directory `rel` below `from`; the directory is closed again
 /// at once.
 fn entries(from: &Dir, rel: &Path) -> Result<Vec<(OsString, FileType)>, CopyError> {

@@ -13,6 +13,9 @@ use crate::context::{State, ToolContext};
 use crate::error::{ArgumentProblem, ToolError};
 use crate::tool;
 
+/// The most entries of a directory whose links are checked before it is moved.
+const MAX_MOVE_CHECKED: usize = 100_000;
+
 /// Write a text file, replacing what it held; missing parent directories are created.
 ///
 /// The file is written whole or not at all. To change part of a file, use `file_edit`.
@@ -211,7 +214,7 @@ pub(crate) async fn file_move(
     limits: State<FileOps>,
     ctx: &ToolContext,
 ) -> Result<Changed, ToolError> {
-    job::run(ctx, limits.time_limit, move |ctx, _| {
+    job::run(ctx, limits.time_limit, move |ctx, stop| {
         let source = locate_entry(ctx, &from)?;
         let target = locate(ctx, &to)?;
         refuse_root(&source)?;
@@ -220,6 +223,37 @@ pub(crate) async fn file_move(
             .root
             .symlink_metadata(&source.rel)
             .map_err(|e| source.error(&e))?;
+        if meta.is_dir() {
+            // The relative links inside move with it, and mean something else there.
+            let dir = source
+                .root
+                .open_dir(&source.rel)
+                .map_err(|e| source.error(&e))?;
+            match copy::link_leading_out(ctx, &dir, &target.full, MAX_MOVE_CHECKED, stop) {
+                Ok(None) => {}
+                Ok(Some(link)) => {
+                    return Err(ToolError::execution(format!(
+                        "`{}` holds the symbolic link {link}, which moved to `{}` would lead outside the allowed directories; move it separately, or delete it, then move the directory",
+                        source.shown, target.shown
+                    )));
+                }
+                Err(CopyError::TooMany) => {
+                    return Err(ToolError::execution(format!(
+                        "`{}` holds more than {MAX_MOVE_CHECKED} entries, too many to check the links inside before a move; move parts of it",
+                        source.shown
+                    )));
+                }
+                Err(CopyError::Io(e, _, rel)) => {
+                    return Err(io_error(
+                        &format!("{}/{}", source.shown, rel.display()),
+                        &e,
+                    ));
+                }
+                Err(CopyError::Stopped | CopyError::Special(_)) => {
+                    return Err(ToolError::execution("stopped: the call ended"));
+                }
+            }
+        }
         if meta.is_symlink() {
             // A relative link means something else in another directory.
             let link = source

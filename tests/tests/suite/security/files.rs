@@ -601,6 +601,31 @@ fn copied_and_moved_links_never_lead_out() {
             std::fs::read_to_string(s.root.join("abs_in")).unwrap(),
             "s\n"
         );
+        // A directory moved with a relative link inside that would lead out from there
+        // stays where it was; one whose links stay inside moves.
+        let moved = fails(
+            &server,
+            "file_move",
+            json!({ "from": "a/b/src", "to": "src" }),
+        )
+        .await;
+        assert!(
+            moved.contains("holds the symbolic link") && moved.contains("would lead outside"),
+            "{moved}"
+        );
+        assert!(src.is_dir() && !s.root.join("src").exists());
+        s.write("c/d/inner/file.txt", "i\n");
+        symlink("file.txt", s.root.join("c/d/inner/same")).unwrap();
+        ok(
+            &server,
+            "file_move",
+            json!({ "from": "c/d/inner", "to": "inner" }),
+        )
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(s.root.join("inner/same")).unwrap(),
+            "i\n"
+        );
     });
 }
 
