@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -304,16 +304,7 @@ fn policy_root(rule: &str) -> Result<(PathBuf, bool), String> {
 /// `path` made absolute, with `.` and `..` taken out and the symbolic links of the part that
 /// exists followed, so it names where a grant really leads.
 fn resolve(path: &Path) -> PathBuf {
-    let mut clean = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::ParentDir => {
-                clean.pop();
-            }
-            Component::CurDir => {}
-            other => clean.push(other),
-        }
-    }
+    let clean = super::tree::lexical(path);
     let mut existing = clean.as_path();
     let mut rest = Vec::new();
     loop {

@@ -150,7 +150,7 @@ pub(super) fn leads_to(link: &Path) -> PathBuf {
 }
 
 /// `path` with `.` and `..` taken out by name.
-fn lexical(path: &Path) -> PathBuf {
+pub(super) fn lexical(path: &Path) -> PathBuf {
     let mut clean = PathBuf::new();
     for part in path.components() {
         match part {
