@@ -17,6 +17,27 @@ pub use mcp_tools::{
 pub use raw_mcp::RawMcp;
 pub use traversal::Tree;
 
+/// The JSON-RPC answer in an MCP HTTP response, sent as JSON or as server-sent events (the
+/// event carrying an `id`); the body must come within a minute.
+///
+/// # Panics
+///
+/// When the body does not come in time, or holds no answer.
+pub async fn http_answer(response: reqwest::Response) -> serde_json::Value {
+    let text = tokio::time::timeout(std::time::Duration::from_secs(60), response.text())
+        .await
+        .expect("the answer comes")
+        .expect("the body reads");
+    if let Ok(value) = serde_json::from_str(&text) {
+        return value;
+    }
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data.trim()).ok())
+        .find(|message| message.get("id").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"))
+}
+
 /// The example plugins' directory (`examples/plugins`), each plugin's module built beside its
 /// manifest. The first call in a process runs `examples/plugins/build.sh`, which installs the
 /// `wasm32-unknown-unknown` target when it is missing; cargo makes later builds no-ops.

@@ -144,19 +144,6 @@ fn initialize() -> Value {
     })
 }
 
-/// The JSON-RPC message of an answer sent as JSON or as server-sent events.
-async fn message_of(response: reqwest::Response) -> Value {
-    let text = response.text().await.unwrap();
-    if let Ok(value) = serde_json::from_str(&text) {
-        return value;
-    }
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find(|message| message.get("id").is_some())
-        .unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"))
-}
-
 fn post(http: &reqwest::Client, url: &str, token: &str, body: &Value) -> reqwest::RequestBuilder {
     http.post(url)
         .header("accept", ACCEPT)
@@ -202,7 +189,7 @@ async fn a_session_answers_only_the_identity_that_opened_it() {
         .await
         .unwrap();
     assert_eq!(own.status(), 200);
-    let listed = message_of(own).await;
+    let listed = aleph_tools_tests::http_answer(own).await;
     assert_eq!(
         listed["result"]["tools"].as_array().unwrap().len(),
         3,
@@ -244,7 +231,7 @@ async fn each_identity_pages_through_only_the_tools_it_may_call() {
                     .send()
                     .await
                     .unwrap();
-                let page = message_of(page).await;
+                let page = aleph_tools_tests::http_answer(page).await;
                 let tools = page["result"]["tools"]
                     .as_array()
                     .unwrap_or_else(|| panic!("{page}"));
@@ -289,7 +276,7 @@ async fn a_waiting_call_is_carried_on_only_by_the_identity_that_began_it() {
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", "tools/call")
             .header("mcp-name", "ask_first");
-        async move { message_of(request.send().await.unwrap()).await }
+        async move { aleph_tools_tests::http_answer(request.send().await.unwrap()).await }
     };
     let first = call("alice-token", json!({})).await;
     assert_eq!(first["result"]["resultType"], "input_required", "{first}");
@@ -344,7 +331,7 @@ async fn a_task_is_seen_answered_and_cancelled_only_by_the_identity_that_started
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", method)
             .header("mcp-name", name);
-        async move { message_of(request.send().await.unwrap()).await }
+        async move { aleph_tools_tests::http_answer(request.send().await.unwrap()).await }
     };
     let started = rpc(
         "alice-token",

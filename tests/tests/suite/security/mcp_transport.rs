@@ -34,22 +34,6 @@ fn request(id: u64, method: &str, params: &Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
-/// The JSON-RPC answer in a response, sent as JSON or as server-sent events.
-async fn answer_of(response: reqwest::Response) -> Value {
-    let text = tokio::time::timeout(PATIENCE, response.text())
-        .await
-        .expect("the answer comes")
-        .expect("the body reads");
-    if let Ok(value) = serde_json::from_str(&text) {
-        return value;
-    }
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find(|message| message.get("id").is_some())
-        .unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"))
-}
-
 /// A loopback HTTP client of one server.
 struct Client {
     http: reqwest::Client,
@@ -127,7 +111,7 @@ impl Client {
             "tools/call",
             &json!({"name": tool, "arguments": arguments}),
         );
-        answer_of(self.post(Some(session), &call).await).await
+        aleph_tools_tests::http_answer(self.post(Some(session), &call).await).await
     }
 
     async fn close(&self, session: &str) {
@@ -316,7 +300,10 @@ async fn a_sleeping_session_wakes_with_what_it_had() {
     let client = Client::of(&server);
     let session = client.open().await;
     let quiet = request(2, "logging/setLevel", &json!({"level": "error"}));
-    assert!(answer_of(client.post(Some(&session), &quiet).await).await["result"].is_object());
+    assert!(
+        aleph_tools_tests::http_answer(client.post(Some(&session), &quiet).await).await["result"]
+            .is_object()
+    );
     // Asleep after five seconds without a request, ended after ten.
     tokio::time::sleep(Duration::from_secs(7)).await;
     // Log messages come on the session's GET stream.
