@@ -37,6 +37,7 @@
 //! | `routes` | plugins' HTTP routes as an axum `Router` (implies `plugins`) |
 //! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
 //! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills |
+//! | `sandbox` | [`sandbox`]: an OS sandbox (namespaces, Landlock, seccomp, limits) for the programs tools run |
 //! | `clients` | [`agent::clients`]: HTTP clients for the model APIs the agent loop drives |
 //! | `full` | all of the above |
 //!
@@ -80,6 +81,9 @@ pub mod registry;
 #[cfg(any(feature = "plugins", feature = "builtin"))]
 mod regular_file;
 mod result;
+#[cfg(feature = "sandbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
+pub mod sandbox;
 pub mod schema;
 mod server;
 mod sync;

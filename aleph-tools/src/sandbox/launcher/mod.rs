@@ -1,0 +1,104 @@
+//! The launcher: this very program, started again under [`OUTER_NAME`] (which makes the
+//! namespaces) or [`INIT_NAME`] (the sandbox's first process, which confines itself and runs
+//! the program). It is recognized before `main` runs, so any program linking the library can
+//! confine programs without installing anything.
+
+mod files;
+mod init;
+mod limits;
+mod outer;
+mod syscalls;
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::launch::{INIT_NAME, OUTER_NAME, Plan};
+use super::{FAILURE_PREFIX, SETUP_FAILED};
+
+/// Set before `main` in every process the launcher's entry was linked into.
+static LINKED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the launcher's entry runs in this program (it does wherever this module is
+/// linked; a `false` here means a linker dropped it).
+pub(super) fn linked() -> bool {
+    LINKED.load(Ordering::Relaxed)
+}
+
+// The one piece of unsafe code in the library: a function the loader calls before `main`.
+// It is sound because it relies on nothing `main` sets up: it reads `/proc/self/cmdline`
+// with the standard library and, only in a process started as the launcher, runs the
+// launcher and exits without returning.
+#[allow(unsafe_code)]
+#[ctor::ctor(unsafe)]
+fn entry() {
+    LINKED.store(true, Ordering::Relaxed);
+    let Ok(line) = std::fs::read("/proc/self/cmdline") else {
+        return;
+    };
+    let mut words = line.split(|&byte| byte == 0);
+    let stage = match words.next() {
+        Some(name) if name == OUTER_NAME.as_bytes() => Stage::Outer,
+        Some(name) if name == INIT_NAME.as_bytes() => Stage::Init,
+        _ => return,
+    };
+    let mut args: Vec<OsString> = words
+        .map(|word| OsString::from_vec(word.to_vec()))
+        .collect();
+    // The command line ends with a NUL, which leaves one empty word behind.
+    if args.last().is_some_and(|last| last.is_empty()) {
+        args.pop();
+    }
+    std::process::exit(run(stage, args));
+}
+
+/// Which part of the launcher this process is.
+#[derive(Clone, Copy)]
+enum Stage {
+    Outer,
+    Init,
+}
+
+/// A step of the set-up that failed, said in words.
+#[derive(Debug)]
+pub(super) struct Failure(pub(super) String);
+
+impl Failure {
+    /// A failure to `what` (a verb phrase) because of `error`.
+    pub(super) fn of(what: &str, error: impl std::fmt::Display) -> Self {
+        Self(format!("cannot {what}: {error}"))
+    }
+}
+
+fn run(stage: Stage, args: Vec<OsString>) -> i32 {
+    let mut args = args.into_iter();
+    let (Some(plan), Some(program)) = (args.next(), args.next()) else {
+        eprintln!("{FAILURE_PREFIX}started without a plan and a program");
+        return SETUP_FAILED;
+    };
+    let plan: Plan = match plan.to_str().map(serde_json::from_str) {
+        Some(Ok(plan)) => plan,
+        _ => {
+            eprintln!("{FAILURE_PREFIX}the plan it was given is not one it can read");
+            return SETUP_FAILED;
+        }
+    };
+    let rest: Vec<OsString> = args.collect();
+    let result = match stage {
+        Stage::Outer => outer::run(&plan, &program, &rest),
+        Stage::Init => init::run(&plan, &program, &rest),
+    };
+    result.unwrap_or_else(|Failure(message)| {
+        eprintln!("{FAILURE_PREFIX}{message}");
+        SETUP_FAILED
+    })
+}
+
+/// The exit code a shell would give for `status`: the code, or 128 and the signal.
+pub(super) fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt as _;
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
+        .unwrap_or(SETUP_FAILED)
+}

@@ -1,0 +1,74 @@
+//! The launcher's first stage: makes the namespaces, maps the user, starts the sandbox's
+//! first process, ends it at the wall time, and exits as it did.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use nix::sched::CloneFlags;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::{Pid, getgid, getuid};
+
+use super::{Failure, exit_code};
+use crate::sandbox::launch::{INIT_NAME, Plan};
+use crate::sandbox::policy::Network;
+
+pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<i32, Failure> {
+    let (uid, gid) = (getuid(), getgid());
+    let mut flags = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC
+        | CloneFlags::CLONE_NEWUTS;
+    if plan.policy.network != Network::Full {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    nix::sched::unshare(flags).map_err(|error| {
+        Failure::of(
+            "create a user namespace (unprivileged user namespaces may be turned off: sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or AppArmor's restriction)",
+            error,
+        )
+    })?;
+    // The program is root of its own namespace only (and holds no capabilities once the
+    // first process drops them); outside, it is the host's user.
+    write("/proc/self/setgroups", "deny")?;
+    write("/proc/self/uid_map", &format!("0 {uid} 1"))?;
+    write("/proc/self/gid_map", &format!("0 {gid} 1"))?;
+    let plan_text =
+        serde_json::to_string(plan).map_err(|error| Failure::of("pass the plan on", error))?;
+    let mut first = std::process::Command::new("/proc/self/exe")
+        .arg0(INIT_NAME)
+        .arg(plan_text)
+        .arg(program)
+        .args(args)
+        .spawn()
+        .map_err(|error| Failure::of("start the sandbox's first process", error))?;
+    let timed_out = Arc::new(AtomicBool::new(false));
+    if let Some(secs) = plan.policy.wall_secs {
+        let pid = Pid::from_raw(i32::try_from(first.id()).unwrap_or(i32::MAX));
+        let flag = Arc::clone(&timed_out);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(secs));
+            flag.store(true, Ordering::SeqCst);
+            // The first process of a PID namespace takes everything in it along when it dies.
+            let _ = kill(pid, Signal::SIGKILL);
+        });
+    }
+    let status = first
+        .wait()
+        .map_err(|error| Failure::of("wait for the sandbox", error))?;
+    if timed_out.load(Ordering::SeqCst) {
+        eprintln!(
+            "{}the wall time of {} s ran out; everything the program started was ended",
+            crate::sandbox::FAILURE_PREFIX,
+            plan.policy.wall_secs.unwrap_or_default()
+        );
+    }
+    Ok(exit_code(status))
+}
+
+fn write(path: &str, text: &str) -> Result<(), Failure> {
+    std::fs::write(path, text).map_err(|error| Failure::of(&format!("write {path}"), error))
+}

@@ -1,0 +1,130 @@
+//! The seccomp filter: system calls no tool needs, refused with `EPERM` (`clone3`, whose
+//! flags a filter cannot read, with `ENOSYS`, so the C library falls back to `clone`).
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use super::Failure;
+
+/// Refused whatever their arguments: debugging other processes, reading their memory,
+/// kernel-side programs and keys, performance counters, namespaces, mounts, modules, and
+/// the machine's clock and power.
+const REFUSED: &[libc::c_long] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_pidfd_getfd,
+    libc::SYS_process_madvise,
+    libc::SYS_kcmp,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_bpf,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_syslog,
+    libc::SYS_vhangup,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_iopl,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_ioperm,
+];
+
+/// The `clone` flags that make namespaces.
+const NAMESPACE_FLAGS: &[libc::c_int] = &[
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWCGROUP,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWTIME,
+];
+
+/// Installs the filters on this process, for everything it starts.
+pub(super) fn confine() -> Result<(), Failure> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|error| Failure::of("filter system calls on this architecture", error))?;
+    let mut refused: BTreeMap<i64, Vec<SeccompRule>> =
+        REFUSED.iter().map(|&call| (call, Vec::new())).collect();
+    let mut clone_rules = Vec::new();
+    for &flag in NAMESPACE_FLAGS {
+        let flag = u64::from(flag.cast_unsigned());
+        let condition = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(flag),
+            flag,
+        )
+        .map_err(|error| Failure::of("build the system call filter", error))?;
+        clone_rules.push(
+            SeccompRule::new(vec![condition])
+                .map_err(|error| Failure::of("build the system call filter", error))?,
+        );
+    }
+    refused.insert(libc::SYS_clone, clone_rules);
+    install(refused, libc::EPERM, arch)?;
+    install(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        libc::ENOSYS,
+        arch,
+    )
+}
+
+fn install(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: libc::c_int,
+    arch: TargetArch,
+) -> Result<(), Failure> {
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno.cast_unsigned()),
+        arch,
+    )
+    .map_err(|error| Failure::of("build the system call filter", error))?;
+    let program: BpfProgram = filter
+        .try_into()
+        .map_err(|error: seccompiler::BackendError| {
+            Failure::of("compile the system call filter", error)
+        })?;
+    seccompiler::apply_filter(&program)
+        .map_err(|error| Failure::of("install the system call filter (seccomp)", error))
+}

@@ -1,0 +1,254 @@
+//! The policy: what a confined program may read, write and reach, and how much it may use.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What a confined program may reach over the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Network {
+    /// Nothing: the program has a network of its own with no interface up, and Landlock
+    /// refuses every TCP connection and bind.
+    #[default]
+    None,
+    /// The host's network, unrestricted. Only for programs trusted with it.
+    Full,
+}
+
+/// A sandbox policy: the files a program may read and write, its network, and its limits.
+///
+/// Reads are always allowed in the system directories programs need to run (`/usr`, `/bin`,
+/// `/lib*`, `/sbin`, a few files of `/etc` such as the linker's cache, TLS roots, time zones
+/// and name resolution, but not `/etc/passwd` or `/etc/shadow`), the program's own
+/// installation (the directory above its `bin/`), the sandbox's own `/proc` and a few devices
+/// (`/dev/null`, `/dev/zero`, `/dev/urandom`, …). Everything else must be listed in
+/// [`read`](Self::read) or [`write`](Self::write). By default the program may write in its
+/// working directory alone (`write = ["."]`); a `.git` directory at the top of a writable
+/// directory stays read-only, so its hooks and configuration cannot be changed.
+///
+/// Read from configuration, it is a table (every key optional, unknown keys refused):
+///
+/// ```toml
+/// [sandbox]
+/// read = ["/srv/data"]
+/// write = [".", "/srv/out"]
+/// network = "none"        # or "full"
+/// processes = 64
+/// memory_mb = 2048
+/// cpu_secs = 60
+/// open_files = 256
+/// file_size_mb = 1024
+/// wall_secs = 300         # none by default: the tool's own time limit applies
+/// ```
+///
+/// `enabled = false` is the opt-out, the same as [`Sandbox::none`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Sandbox {
+    pub(crate) enabled: bool,
+    pub(crate) read: Vec<PathBuf>,
+    pub(crate) write: Vec<PathBuf>,
+    pub(crate) network: Network,
+    pub(crate) processes: u64,
+    pub(crate) memory_mb: u64,
+    pub(crate) cpu_secs: u64,
+    pub(crate) open_files: u64,
+    pub(crate) file_size_mb: u64,
+    pub(crate) wall_secs: Option<u64>,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            read: Vec::new(),
+            write: vec![PathBuf::from(".")],
+            network: Network::None,
+            processes: 64,
+            memory_mb: 2048,
+            cpu_secs: 60,
+            open_files: 256,
+            file_size_mb: 1024,
+            wall_secs: None,
+        }
+    }
+}
+
+impl Sandbox {
+    /// The default policy: system directories read-only, the working directory writable, no
+    /// network, 64 processes, 2 GiB of memory, 60 s of CPU time, 256 open files, files of up
+    /// to 1 GiB.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// No sandbox: programs run with the host's full rights. An explicit choice, for hosts
+    /// that confine the whole process some other way.
+    pub fn none() -> Self {
+        Self {
+            enabled: false,
+            ..Self::default()
+        }
+    }
+
+    /// Whether programs are confined (false only for [`Sandbox::none`]).
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Lets the program read (and run) what is under `path` as well. A relative path is
+    /// taken from the program's working directory.
+    #[must_use]
+    pub fn read(mut self, path: impl Into<PathBuf>) -> Self {
+        self.read.push(path.into());
+        self
+    }
+
+    /// Lets the program read, write, create and delete what is under `path` as well. A
+    /// relative path is taken from the program's working directory.
+    #[must_use]
+    pub fn write(mut self, path: impl Into<PathBuf>) -> Self {
+        self.write.push(path.into());
+        self
+    }
+
+    /// Takes every writable path away, the working directory included: the program may
+    /// write nothing but what [`write`](Self::write) adds afterwards.
+    #[must_use]
+    pub fn no_writes(mut self) -> Self {
+        self.write.clear();
+        self
+    }
+
+    /// The network the program may reach.
+    #[must_use]
+    pub fn network(mut self, network: Network) -> Self {
+        self.network = network;
+        self
+    }
+
+    /// How many processes the program may have running at once, itself included.
+    #[must_use]
+    pub fn processes(mut self, count: u64) -> Self {
+        self.processes = count.max(1);
+        self
+    }
+
+    /// How much memory each process may allocate (heap and anonymous mappings), in MiB.
+    #[must_use]
+    pub fn memory_mb(mut self, mib: u64) -> Self {
+        self.memory_mb = mib.max(1);
+        self
+    }
+
+    /// How much CPU time each process may use (whole seconds, rounded up).
+    #[must_use]
+    pub fn cpu_time(mut self, time: Duration) -> Self {
+        self.cpu_secs = whole_seconds(time);
+        self
+    }
+
+    /// How many files each process may hold open.
+    #[must_use]
+    pub fn open_files(mut self, count: u64) -> Self {
+        self.open_files = count.max(16);
+        self
+    }
+
+    /// The largest file a process may write, in MiB.
+    #[must_use]
+    pub fn file_size_mb(mut self, mib: u64) -> Self {
+        self.file_size_mb = mib;
+        self
+    }
+
+    /// How long the program may run, from its start to the end of everything it started
+    /// (whole seconds, rounded up). None by default: the caller's own time limit applies.
+    #[must_use]
+    pub fn wall_time(mut self, time: Duration) -> Self {
+        self.wall_secs = Some(whole_seconds(time));
+        self
+    }
+
+    /// What this policy enforces, in one sentence, for a tool's description or a plugin's
+    /// info.
+    pub fn describe(&self) -> String {
+        if !self.enabled {
+            return "not sandboxed: programs run with the host's full rights".to_owned();
+        }
+        let mut text =
+            String::from("sandboxed (namespaces, Landlock, seccomp): reads system directories");
+        for path in &self.read {
+            let _ = write!(text, ", {}", path.display());
+        }
+        if self.write.is_empty() {
+            text.push_str(", writes nothing");
+        } else {
+            text.push_str(", writes ");
+            let places: Vec<String> = self
+                .write
+                .iter()
+                .map(|path| {
+                    if path.as_os_str() == "." {
+                        "its working directory".to_owned()
+                    } else {
+                        path.display().to_string()
+                    }
+                })
+                .collect();
+            text.push_str(&places.join(", "));
+        }
+        text.push_str(match self.network {
+            Network::None => ", no network",
+            Network::Full => ", the full network",
+        });
+        let _ = write!(
+            text,
+            ", at most {} processes, {} MiB of memory and {} s of CPU each",
+            self.processes, self.memory_mb, self.cpu_secs
+        );
+        if let Some(secs) = self.wall_secs {
+            let _ = write!(text, ", {secs} s in all");
+        }
+        text
+    }
+}
+
+fn whole_seconds(time: Duration) -> u64 {
+    time.as_secs() + u64::from(time.subsec_nanos() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_reads_into_a_policy_and_unknown_keys_are_refused() {
+        let policy: Sandbox =
+            serde_json::from_str(r#"{ "read": ["/srv"], "network": "full", "processes": 8 }"#)
+                .unwrap();
+        assert_eq!(policy.read, vec![PathBuf::from("/srv")]);
+        assert_eq!(policy.network, Network::Full);
+        assert_eq!(policy.processes, 8);
+        assert_eq!(policy.write, vec![PathBuf::from(".")]);
+        let error = serde_json::from_str::<Sandbox>(r#"{ "netwerk": "full" }"#).unwrap_err();
+        assert!(error.to_string().contains("netwerk"), "{error}");
+        let error = serde_json::from_str::<Sandbox>(r#"{ "network": "proxy" }"#).unwrap_err();
+        assert!(error.to_string().contains("proxy"), "{error}");
+    }
+
+    #[test]
+    fn the_description_says_what_is_enforced() {
+        let text = Sandbox::new().read("/srv").describe();
+        assert!(
+            text.contains("/srv") && text.contains("no network"),
+            "{text}"
+        );
+        assert!(text.contains("its working directory"), "{text}");
+        assert!(Sandbox::none().describe().starts_with("not sandboxed"));
+    }
+}
