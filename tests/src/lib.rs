@@ -116,6 +116,31 @@ pub fn node_plugin(root: &Path, id: &str, manifest: &str, source: &str) -> PathB
     dir
 }
 
+/// How many live processes on this machine run exactly `argv` (their command line, word for
+/// word): how a test finds, from outside, processes a sandboxed program started, whose PIDs
+/// inside the sandbox mean nothing here.
+pub fn processes_running(argv: &[&str]) -> usize {
+    let wanted: Vec<u8> = argv
+        .iter()
+        .flat_map(|word| word.bytes().chain([0]))
+        .collect();
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|entry| {
+                    std::fs::read(entry.path().join("cmdline")).is_ok_and(|line| line == wanted)
+                        && entry
+                            .file_name()
+                            .to_str()
+                            .and_then(|pid| pid.parse().ok())
+                            .is_some_and(process_alive)
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
 /// Whether process `pid` is running (a zombie, exited but not yet reaped, is not).
 pub fn process_alive(pid: u64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {

@@ -1,6 +1,6 @@
-//! `code_exec` and `bash`: a program run in a fresh directory inside the allowed paths, with
-//! a time limit (its whole process group killed), capped output, a cleared environment and
-//! no standard input. Not a sandbox: the program runs as the host's user.
+//! `code_exec` and `bash`: a program run confined by the OS sandbox, in a fresh directory
+//! inside the allowed paths, with a time limit (everything it started killed), capped output,
+//! a cleared environment and no standard input.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -18,6 +18,7 @@ use crate::context::{Progress, State, ToolContext};
 use crate::error::ToolError;
 use crate::process::ProcessGroup;
 use crate::result::ToolOutput;
+use crate::sandbox::{FAILURE_PREFIX, NOT_FOUND, SETUP_FAILED, Sandbox};
 use crate::server::ToolServerBuilder;
 use crate::tool;
 
@@ -60,13 +61,17 @@ impl Language {
 /// Standard output and error are each kept to a cap (the start and the end; the middle is
 /// counted and left out) and streamed as [`Progress`] chunks while the program runs.
 ///
-/// Serving it makes the process non-dumpable (as `ssh-agent` makes itself), so the programs
-/// it runs cannot read the process's environment or memory through `/proc` (model API keys,
-/// bearer tokens); a process run as root is not protected that way, and writes no core dump.
+/// Every run is confined by a [`Sandbox`] (the default policy unless
+/// [`sandbox`](Self::sandbox) sets another): it reads the system directories and its
+/// interpreter's installation, writes its run directory and the call's allowed directories
+/// (a `.git` at their top stays read-only), has no network, sees only its own processes, and
+/// is held to the policy's limits on processes, memory, CPU time and open files. Where the
+/// kernel cannot enforce that, runs are refused with an error saying what is missing, unless
+/// the application chose [`Sandbox::none`].
 ///
-/// **This is not a sandbox.** The program runs as the host's user and can read and write
-/// whatever that user can, and reach the network. Run untrusted code in a WebAssembly
-/// plugin instead.
+/// Serving it also makes the process non-dumpable (as `ssh-agent` makes itself), so that
+/// with [`Sandbox::none`] the programs it runs cannot read the process's environment or
+/// memory through `/proc` (model API keys, bearer tokens) either; it writes no core dump.
 ///
 /// ```
 /// use aleph_tools::builtin::CodeExec;
@@ -94,6 +99,7 @@ pub struct CodeExec {
     node: OsString,
     shell: OsString,
     bash_only: bool,
+    sandbox: Sandbox,
 }
 
 impl Default for CodeExec {
@@ -109,6 +115,7 @@ impl Default for CodeExec {
             node: "node".into(),
             shell: "bash".into(),
             bash_only: false,
+            sandbox: Sandbox::new(),
         }
     }
 }
@@ -176,6 +183,15 @@ impl CodeExec {
         self
     }
 
+    /// The sandbox policy runs are confined by; the run directory and the call's allowed
+    /// directories are added to its writable paths. [`Sandbox::none`] runs programs with the
+    /// host's full rights.
+    #[must_use]
+    pub fn sandbox(mut self, policy: Sandbox) -> Self {
+        self.sandbox = policy;
+        self
+    }
+
     fn program(&self, language: Language) -> &OsString {
         match language {
             Language::Python => &self.python,
@@ -208,8 +224,9 @@ pub(crate) struct BashSettings(CodeExec);
 ///
 /// The program runs in a new empty directory that is deleted afterwards; the working
 /// directory with the user's files is its parent (`..`). Nothing can be typed into it
-/// (standard input is closed). Background processes it starts are ended with it. Print what
-/// you need to see: long output is cut in the middle.
+/// (standard input is closed). Background processes it starts are ended with it. It runs in a
+/// sandbox: files outside the working directory and the system's, the network and other
+/// processes are out of reach. Print what you need to see: long output is cut in the middle.
 #[tool(crate = crate, register = false, destructive, open_world)]
 pub(crate) async fn code_exec(
     /// The language of `code`
@@ -231,7 +248,9 @@ pub(crate) async fn code_exec(
 /// The command runs in a new empty directory that is deleted afterwards; the working
 /// directory with the user's files is its parent (`..`), so start with `cd ..` to work on
 /// them. Nothing can be typed into it (standard input is closed). Background processes it
-/// starts are ended with it. Long output is cut in the middle.
+/// starts are ended with it. It runs in a sandbox: files outside the working directory and
+/// the system's, the network and other processes are out of reach. Long output is cut in the
+/// middle.
 #[tool(crate = crate, register = false, destructive, open_world)]
 pub(crate) async fn bash(
     /// The command, or several lines of script
@@ -300,7 +319,15 @@ async fn run(
     std::fs::write(&script, code)
         .map_err(|e| ToolError::execution(format!("cannot write the program: {e}")))?;
     let program = config.program(language);
-    let mut command = tokio::process::Command::new(program);
+    let mut policy = config.sandbox.clone();
+    if policy.is_enabled() {
+        for root in roots(ctx)? {
+            policy = policy.write(root);
+        }
+    }
+    let mut command = policy
+        .command(program)
+        .map_err(|error| ToolError::execution(error.to_string()))?;
     command
         .arg(&script)
         .current_dir(dir.path())
@@ -326,9 +353,7 @@ async fn run(
     let child = command.spawn().map_err(|e| {
         let program = program.to_string_lossy();
         if e.kind() == std::io::ErrorKind::NotFound {
-            ToolError::execution(format!(
-                "`{program}` is not installed here, so {language:?} code cannot run"
-            ))
+            not_installed(config.program(language), language)
         } else {
             ToolError::execution(format!("`{program}` could not be started: {e}"))
         }
@@ -339,6 +364,20 @@ async fn run(
         Some(Ok(status)) if !timed_out => status.code(),
         _ => None,
     };
+    // The launcher's own failures are the tool's, not the program's.
+    let launcher = err
+        .text()
+        .lines()
+        .find_map(|line| line.strip_prefix(FAILURE_PREFIX).map(str::to_owned));
+    match (exit_code, launcher) {
+        (Some(NOT_FOUND), Some(_)) => return Err(not_installed(program, language)),
+        (Some(SETUP_FAILED), Some(reason)) => {
+            return Err(ToolError::execution(format!(
+                "the sandbox could not be set up: {reason}"
+            )));
+        }
+        _ => {}
+    }
     let run = Run {
         exit_code,
         timed_out,
@@ -352,6 +391,13 @@ async fn run(
     let text = describe(&run, timeout);
     let data = serde_json::to_value(&run).map_err(ToolError::execution)?;
     Ok(ToolOutput::new(text, data))
+}
+
+fn not_installed(program: &OsString, language: Language) -> ToolError {
+    ToolError::execution(format!(
+        "`{}` is not installed here, so {language:?} code cannot run",
+        program.to_string_lossy()
+    ))
 }
 
 /// How a run ended: the exit status (when it was waited for), whether the time limit killed

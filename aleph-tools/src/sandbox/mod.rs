@@ -43,5 +43,9 @@ pub use policy::{Network, Sandbox};
 /// then holds one line starting with [`FAILURE_PREFIX`] that says why.
 pub const SETUP_FAILED: i32 = 125;
 
+/// The exit code of a sandboxed command whose program was not found, as a shell gives; its
+/// standard error then holds one line starting with [`FAILURE_PREFIX`].
+pub const NOT_FOUND: i32 = 127;
+
 /// How the launcher's own messages on standard error begin.
 pub const FAILURE_PREFIX: &str = "aleph-sandbox: ";

@@ -10,6 +10,7 @@ use nix::sys::wait::{WaitStatus, waitpid};
 
 use super::{Failure, files, limits, syscalls};
 use crate::sandbox::launch::{ABI_REPORT, Plan};
+use crate::sandbox::{FAILURE_PREFIX, NOT_FOUND};
 
 pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<i32, Failure> {
     // The first stage waits for this process; should it die first, so does this one.
@@ -28,10 +29,20 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<
         println!("{ABI_REPORT}{abi}");
         return Ok(0);
     }
-    let child = std::process::Command::new(program)
-        .args(args)
-        .spawn()
-        .map_err(|error| Failure::of(&format!("start `{}`", program.to_string_lossy()), error))?;
+    let child = match std::process::Command::new(program).args(args).spawn() {
+        Ok(child) => child,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!(
+                "{FAILURE_PREFIX}`{}` is not installed here (not found on the PATH)",
+                program.to_string_lossy()
+            );
+            return Ok(NOT_FOUND);
+        }
+        Err(error) => {
+            let what = format!("start `{}`", program.to_string_lossy());
+            return Err(Failure::of(&what, error));
+        }
+    };
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     // PID 1 inherits every orphan of the namespace: reap them all until the program ends.
     loop {
