@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use aleph_tools::ToolFilter;
 use aleph_tools::plugin::PluginsConfig;
+use aleph_tools::sandbox::Sandbox;
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
@@ -34,6 +35,9 @@ pub struct Config {
     /// The directories of Markdown skills `--skills` names, reloaded as they change when
     /// plugins are.
     pub skills: Vec<PathBuf>,
+    /// `[sandbox]`: the policy `bash` and `code_exec` run under (the call's allowed
+    /// directories are added to its writable paths).
+    pub sandbox: Sandbox,
 }
 
 /// What `--builtin`, `--allowed-path` and `--searxng` ask for.
@@ -103,6 +107,9 @@ pub struct McpServerSection {
     pub prefix: Option<String>,
     /// The environment variable holding the bearer token sent to a `url`.
     pub bearer_token_env: Option<String>,
+    /// The sandbox a `command` runs in (`[mcp_servers.sandbox]`); the default policy when
+    /// left out: system directories read-only, its working directory writable, no network.
+    pub sandbox: Option<Sandbox>,
 }
 
 #[derive(Deserialize, Default)]
@@ -113,9 +120,20 @@ struct FileShape {
     tools: ToolFilter,
     server: ServerSection,
     mcp_servers: Vec<McpServerSection>,
+    sandbox: Sandbox,
 }
 
 impl Config {
+    /// Turns every sandbox off (`--no-sandbox`): `bash`, `code_exec`, Node.js plugins and
+    /// wrapped MCP servers run with this process's rights.
+    pub fn without_sandbox(&mut self) {
+        self.sandbox = Sandbox::none();
+        self.plugins.runtimes.nodejs.sandbox = Sandbox::none();
+        for server in &mut self.mcp_servers {
+            server.sandbox = Some(Sandbox::none());
+        }
+    }
+
     /// Reads the configuration: `explicit` when given (it must exist), else the file named
     /// by `ALEPH_TOOLS_CONFIG`, else the user's `~/.aleph/config.toml`; the defaults when
     /// there is none. A file in the working directory is read only when named: a cloned
@@ -194,6 +212,13 @@ impl Config {
                     server.name
                 );
             }
+            if server.sandbox.is_some() && server.url.is_some() {
+                bail!(
+                    "in `{}`: `mcp_servers[{i}]` (`{}`) has a `sandbox` but a `url`; only a `command` runs here, in a sandbox",
+                    file.display(),
+                    server.name
+                );
+            }
             if server.command.is_some() == server.url.is_some() {
                 bail!(
                     "in `{}`: `mcp_servers[{i}]` (`{}`) needs exactly one of `command` and `url`",
@@ -210,6 +235,7 @@ impl Config {
             mcp_servers: shape.mcp_servers,
             builtin: None,
             skills: Vec::new(),
+            sandbox: shape.sandbox,
         })
     }
 }

@@ -3,9 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use aleph_tools::builtin::{SearxNg, Skills};
+use aleph_tools::builtin::{CodeExec, SearxNg, Skills};
 use aleph_tools::mcp::{McpConnection, McpEndpoint};
 use aleph_tools::plugin::{PluginInfo, PluginManager, PluginManifest};
+use aleph_tools::sandbox::Sandbox;
 use aleph_tools::{AlephToolServer, ToolServerBuilder};
 use anyhow::{Context as _, bail};
 
@@ -42,6 +43,7 @@ pub enum Plugins<'a> {
 fn with_builtin(
     builder: ToolServerBuilder,
     builtin: &BuiltinTools,
+    sandbox: &Sandbox,
 ) -> anyhow::Result<ToolServerBuilder> {
     let allowed = if builtin.allowed_paths.is_empty() {
         vec![std::env::current_dir().context("the working directory cannot be read")?]
@@ -65,8 +67,8 @@ fn with_builtin(
         .unwrap_or_else(|| allowed[0].clone());
     let mut builder = builder
         .with_file_ops()
-        .with_bash()
-        .with_code_exec()
+        .with_builtin(CodeExec::new().bash_only().sandbox(sandbox.clone()))
+        .with_builtin(CodeExec::new().sandbox(sandbox.clone()))
         .with_web_fetch()
         .with_meta_tools()
         .with_allowed_paths(allowed)
@@ -104,7 +106,7 @@ impl Host {
         let mut builder =
             approval.install(AlephToolServer::builder().with_filter(config.tools.clone()));
         if let Some(builtin) = &config.builtin {
-            builder = with_builtin(builder, builtin)?;
+            builder = with_builtin(builder, builtin, &config.sandbox)?;
         }
         for dir in &config.skills {
             builder = builder.with_builtin(Skills::new(dir).hot_reload(config.plugins.hot_reload));
@@ -245,6 +247,9 @@ async fn connect(
             }
             if let Some(dir) = &section.cwd {
                 endpoint = endpoint.current_dir(dir);
+            }
+            if let Some(policy) = &section.sandbox {
+                endpoint = endpoint.sandbox(policy.clone());
             }
             endpoint
         }

@@ -76,6 +76,11 @@ struct Global {
     /// more
     #[arg(long = "skills", global = true, value_name = "DIR")]
     skill_dirs: Vec<PathBuf>,
+    /// Run bash, code_exec, Node.js plugins and wrapped MCP servers with this process's full
+    /// rights instead of in the OS sandbox (for machines without user namespaces or
+    /// Landlock, or a host confined some other way)
+    #[arg(long, global = true)]
+    no_sandbox: bool,
 }
 
 #[derive(Subcommand)]
@@ -290,6 +295,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         });
     }
     config.skills = cli.global.skill_dirs;
+    if cli.global.no_sandbox {
+        config.without_sandbox();
+    }
     if let Command::Serve { no_watch: true, .. } = cli.command {
         config.plugins.hot_reload = false;
     }

@@ -250,6 +250,12 @@ pub struct NodeConfig {
     pub max_message: ByteSize,
     /// What happens when a process dies.
     pub restart: RestartPolicy,
+    /// The OS sandbox every plugin process runs in (`[plugins.runtimes.nodejs.sandbox]`): its
+    /// limits, and paths granted to every plugin. Each manifest's `[permissions]` add the
+    /// plugin's own directory and grants; by default nothing else is writable and there is
+    /// no network. `enabled = false` runs plugins with the host's rights (Node's permission
+    /// flags alone).
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl Default for NodeConfig {
@@ -263,6 +269,7 @@ impl Default for NodeConfig {
             shutdown_grace_ms: 2_000,
             max_message: ByteSize::mib(16),
             restart: RestartPolicy::default(),
+            sandbox: crate::sandbox::Sandbox::new().no_writes(),
         }
     }
 }

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::{Bounds, McpConnectionBuilder};
-use super::endpoint::{EndpointKind, McpEndpoint};
+use super::endpoint::{EndpointKind, KEPT_ENV, McpEndpoint};
 use super::link::{Client, Link, Remote};
 use super::listing::{ListingBounds, duration, list_tools};
 use super::stdio::CommandTransport;
@@ -251,9 +251,21 @@ impl Inner {
                 args,
                 env,
                 dir,
+                sandbox,
             } => {
-                let mut command = tokio::process::Command::new(program);
-                command.args(args).envs(env.iter().map(|(k, v)| (k, &v.0)));
+                let mut command = sandbox.command(program).map_err(|error| McpError::Spawn {
+                    command: self.endpoint.to_string(),
+                    source: std::io::Error::other(error),
+                })?;
+                command
+                    .args(args)
+                    .env_clear()
+                    .envs(
+                        KEPT_ENV
+                            .iter()
+                            .filter_map(|name| std::env::var_os(name).map(|value| (*name, value))),
+                    )
+                    .envs(env.iter().map(|(k, v)| (k, &v.0)));
                 if let Some(dir) = dir {
                     command.current_dir(dir);
                 }

@@ -3,6 +3,14 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::sandbox::Sandbox;
+
+/// The host's variables a command is given (when set), beside those set with
+/// [`McpEndpoint::env`]: what a program needs to find its way, none of the host's secrets.
+pub(super) const KEPT_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
+];
+
 /// Where an MCP server is: a command that speaks MCP on its stdin and stdout, or a
 /// streamable HTTP URL.
 ///
@@ -29,6 +37,7 @@ pub(super) enum EndpointKind {
         /// Values may be secrets: `Debug` shows the names only.
         env: Vec<(String, Secret)>,
         dir: Option<PathBuf>,
+        sandbox: Sandbox,
     },
     Url {
         url: String,
@@ -49,6 +58,11 @@ impl fmt::Debug for Secret {
 impl McpEndpoint {
     /// A server started as `program`, speaking MCP over its stdin and stdout. Its stderr
     /// goes to this process's stderr.
+    ///
+    /// It runs confined by the default [`Sandbox`] (system directories read-only, its
+    /// working directory writable, no network; see [`sandbox`](Self::sandbox)), and its
+    /// environment holds only `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`, `LANG`,
+    /// `LC_ALL`, `LC_CTYPE` and `TZ` from this process's, and what [`env`](Self::env) sets.
     pub fn command(program: impl Into<String>) -> Self {
         Self {
             kind: EndpointKind::Command {
@@ -56,6 +70,7 @@ impl McpEndpoint {
                 args: Vec::new(),
                 env: Vec::new(),
                 dir: None,
+                sandbox: Sandbox::new(),
             },
         }
     }
@@ -107,6 +122,20 @@ impl McpEndpoint {
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         if let EndpointKind::Url { token: slot, .. } = &mut self.kind {
             *slot = Some(Secret(token.into()));
+        }
+        self
+    }
+
+    /// The sandbox policy the command runs under: what it may read and write beside the
+    /// system directories and its working directory, its network and its limits. A server
+    /// that fetches from the web needs [`Network::Full`](crate::sandbox::Network::Full); one
+    /// started through `npx` or `uvx` needs their caches (`~/.npm`, `~/.cache/uv`) writable
+    /// and the network to download. [`Sandbox::none`] runs it with this process's rights.
+    /// No effect on a URL.
+    #[must_use]
+    pub fn sandbox(mut self, policy: Sandbox) -> Self {
+        if let EndpointKind::Command { sandbox: slot, .. } = &mut self.kind {
+            *slot = policy;
         }
         self
     }

@@ -45,6 +45,8 @@ pub(super) struct Spawn {
     pub(super) args: Vec<OsString>,
     pub(super) dir: PathBuf,
     pub(super) env: Vec<(String, OsString)>,
+    /// The OS sandbox it runs in.
+    pub(super) sandbox: crate::sandbox::Sandbox,
 }
 
 /// A running process and the calls waiting on it.
@@ -86,7 +88,10 @@ impl Connection {
         max_message: u64,
         inbound: broadcast::Sender<(Arc<str>, Value)>,
     ) -> Result<Arc<Self>, String> {
-        let mut command = Command::new(&spawn.node);
+        let mut command: Command = spawn
+            .sandbox
+            .command(&spawn.node)
+            .map_err(|error| error.to_string())?;
         command
             .args(&spawn.args)
             .current_dir(&spawn.dir)

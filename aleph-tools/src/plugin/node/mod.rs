@@ -88,7 +88,7 @@ impl NodejsRuntime {
             message,
         };
         let binary = self.binary().map_err(&fail)?;
-        let (spawn, sandbox) = sandbox::spawn_for(&binary, loaded);
+        let (spawn, sandbox) = sandbox::spawn_for(&binary, loaded, &self.config);
         let initialize = initialize_params(loaded, &self.config);
         let (phase, phase_rx) = watch::channel(Phase::Starting);
         let (inbound, _) = broadcast::channel(INBOUND_BUFFER);
@@ -358,8 +358,9 @@ impl NodePlugin {
         }
     }
 
-    /// What the sandbox enforces for this plugin, in one sentence: the Node.js version, the
-    /// file and process permissions, the environment, and that the network is open.
+    /// What the sandbox enforces for this plugin, in one sentence: the OS sandbox's files,
+    /// network and limits, the Node.js version and its own permission flags, and the
+    /// environment.
     pub fn sandbox(&self) -> &str {
         &self.inner.sandbox
     }

@@ -1,6 +1,6 @@
 //! What a Node.js plugin may reach: the `node` program found and its version checked, the
-//! manifest's grants turned into Node's permission flags, and the environment cut down to
-//! what the manifest lists.
+//! manifest's grants turned into an OS sandbox policy and Node's own permission flags, and
+//! the environment cut down to what the manifest lists.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::super::config::NodeConfig;
 use super::super::manifest::LoadedManifest;
 use super::connection::Spawn;
+use crate::sandbox::{Network, Sandbox};
 
 /// The `node` program plugins run on.
 #[derive(Debug, Clone)]
@@ -81,10 +82,15 @@ fn locate(program: &Path) -> Option<PathBuf> {
 }
 
 /// How to start the plugin, and a sentence saying what its sandbox enforces.
-pub(super) fn spawn_for(binary: &NodeBinary, loaded: &LoadedManifest) -> (Spawn, String) {
+pub(super) fn spawn_for(
+    binary: &NodeBinary,
+    loaded: &LoadedManifest,
+    config: &NodeConfig,
+) -> (Spawn, String) {
     let permissions = &loaded.manifest.permissions;
     let mut args: Vec<OsString> = Vec::new();
-    let mut report = format!("Node.js {}", binary.version);
+    let policy = policy(&config.sandbox, loaded);
+    let mut report = format!("{}; Node.js {}", policy.describe(), binary.version);
     let model = binary.permission_model();
     if model == PermissionModel::Missing {
         report.push_str(
@@ -126,7 +132,7 @@ pub(super) fn spawn_for(binary: &NodeBinary, loaded: &LoadedManifest) -> (Spawn,
             report.push_str("; no processes, worker threads or native addons");
         }
     }
-    report.push_str("; network not restricted (Node.js cannot)");
+
     let mut env: Vec<(String, OsString)> = Vec::new();
     if let Some(path) = std::env::var_os("PATH") {
         env.push(("PATH".into(), path));
@@ -152,8 +158,32 @@ pub(super) fn spawn_for(binary: &NodeBinary, loaded: &LoadedManifest) -> (Spawn,
         args,
         dir: loaded.dir.clone(),
         env,
+        sandbox: policy,
     };
     (spawn, report)
+}
+
+/// The OS sandbox a plugin runs in: the runtime's policy (its limits, and paths granted to
+/// every plugin), with the plugin's directory and granted directories readable, the
+/// directories granted `write:` writable, and the network open only to a plugin granted
+/// hosts (the OS sandbox cannot yet hold it to those hosts: WebAssembly plugins can).
+fn policy(base: &Sandbox, loaded: &LoadedManifest) -> Sandbox {
+    if !base.is_enabled() {
+        return base.clone();
+    }
+    let permissions = &loaded.manifest.permissions;
+    let mut policy = base.clone().read(&loaded.dir);
+    for mount in permissions.mounts(&loaded.dir) {
+        policy = if mount.read_only {
+            policy.read(mount.host)
+        } else {
+            policy.write(mount.host)
+        };
+    }
+    if !permissions.network.is_empty() {
+        policy = policy.network(Network::Full);
+    }
+    policy
 }
 
 fn flag(name: &str, path: &Path) -> OsString {
