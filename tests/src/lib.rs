@@ -116,29 +116,52 @@ pub fn node_plugin(root: &Path, id: &str, manifest: &str, source: &str) -> PathB
     dir
 }
 
-/// How many live processes on this machine run exactly `argv` (their command line, word for
-/// word): how a test finds, from outside, processes a sandboxed program started, whose PIDs
-/// inside the sandbox mean nothing here.
-pub fn processes_running(argv: &[&str]) -> usize {
-    let wanted: Vec<u8> = argv
-        .iter()
-        .flat_map(|word| word.bytes().chain([0]))
-        .collect();
-    std::fs::read_dir("/proc")
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|entry| {
-                    std::fs::read(entry.path().join("cmdline")).is_ok_and(|line| line == wanted)
-                        && entry
-                            .file_name()
-                            .to_str()
-                            .and_then(|pid| pid.parse().ok())
-                            .is_some_and(process_alive)
-                })
-                .count()
+/// The command lines of the live processes on this machine, words joined by spaces: how a
+/// test finds, from outside, the processes a sandboxed program started, whose PIDs inside
+/// the sandbox mean nothing here.
+pub fn command_lines() -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .and_then(|pid| pid.parse().ok())
+                .is_some_and(process_alive)
         })
-        .unwrap_or(0)
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let words: Vec<String> = line
+                .strip_suffix(&[0])
+                .unwrap_or(&line)
+                .split(|&byte| byte == 0)
+                .map(|word| String::from_utf8_lossy(word).into_owned())
+                .collect();
+            words.join(" ")
+        })
+        .collect()
+}
+
+/// How many live processes have `needle` in their command line (a temporary directory's
+/// path, say): a plugin's processes, the sandbox's launcher among them.
+pub fn processes_mentioning(needle: &str) -> usize {
+    command_lines()
+        .iter()
+        .filter(|line| line.contains(needle))
+        .count()
+}
+
+/// How many live processes run exactly `argv` (a `sleep` with a number no other test uses).
+pub fn processes_running(argv: &[&str]) -> usize {
+    let wanted = argv.join(" ");
+    command_lines()
+        .iter()
+        .filter(|line| **line == wanted)
+        .count()
 }
 
 /// Whether process `pid` is running (a zombie, exited but not yet reaped, is not).

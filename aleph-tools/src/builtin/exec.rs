@@ -18,7 +18,7 @@ use crate::context::{Progress, State, ToolContext};
 use crate::error::ToolError;
 use crate::process::ProcessGroup;
 use crate::result::ToolOutput;
-use crate::sandbox::{FAILURE_PREFIX, NOT_FOUND, SETUP_FAILED, Sandbox};
+use crate::sandbox::{FAILURE_PREFIX, NOT_FOUND, SETUP_FAILED, Sandbox, SandboxError};
 use crate::server::ToolServerBuilder;
 use crate::tool;
 
@@ -325,9 +325,10 @@ async fn run(
             policy = policy.write(root);
         }
     }
-    let mut command = policy
-        .command(program)
-        .map_err(|error| ToolError::execution(error.to_string()))?;
+    let mut command = policy.command(program).map_err(|error| match error {
+        SandboxError::NotFound(_) => not_installed(program, language),
+        other => ToolError::execution(other.to_string()),
+    })?;
     command
         .arg(&script)
         .current_dir(dir.path())

@@ -2,6 +2,7 @@
 //! per process, that this machine can enforce a policy at all.
 
 use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,9 @@ pub enum SandboxError {
         "programs cannot be sandboxed here: {0}; run them unconfined only by choosing so (Sandbox::none(), `enabled = false`, --no-sandbox)"
     )]
     Unsupported(String),
+    /// The program is not a path and is not on this process's `PATH`.
+    #[error("`{0}` is not installed here (not found on the PATH)")]
+    NotFound(String),
     /// The policy names a path that is not valid UTF-8.
     #[error("the sandbox policy names a path that is not valid UTF-8: {0}")]
     Path(String),
@@ -52,14 +56,16 @@ pub(super) const ABI_REPORT: &str = "landlock-abi=";
 impl Sandbox {
     /// A command that runs `program` under this policy; add arguments, environment, working
     /// directory and standard streams as for any [`tokio::process::Command`]. The working
-    /// directory given is the one `"."` in the policy stands for.
+    /// directory given is the one `"."` in the policy stands for. A `program` without a `/`
+    /// is looked up on this process's `PATH` now.
     ///
     /// For [`Sandbox::none`] it is a plain command.
     ///
     /// # Errors
     ///
     /// [`SandboxError::Unsupported`] when this machine cannot enforce the policy (see
-    /// [`Sandbox::check`]), [`SandboxError::Path`] for a path the launcher cannot be told.
+    /// [`Sandbox::check`]), [`SandboxError::NotFound`] for a program not on the `PATH`,
+    /// [`SandboxError::Path`] for a path the launcher cannot be told.
     pub fn command(
         &self,
         program: impl AsRef<OsStr>,
@@ -80,7 +86,10 @@ impl Sandbox {
             return Ok(std::process::Command::new(program));
         }
         Self::check()?;
-        self.launcher(program.as_ref(), false)
+        let program = program.as_ref();
+        let found = locate(program)
+            .ok_or_else(|| SandboxError::NotFound(program.to_string_lossy().into_owned()))?;
+        self.launcher(found.as_os_str(), false)
     }
 
     /// Checks, once per process, that programs can be confined here: sets a sandbox up with
@@ -126,6 +135,24 @@ impl Sandbox {
             ))
         }
     }
+}
+
+/// `program` itself when it holds a `/`, else the first executable file of that name on
+/// `PATH`.
+fn locate(program: &OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = Path::new(program);
+    if path.components().count() > 1 || program.is_empty() {
+        return Some(path.to_path_buf());
+    }
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            candidate
+                .metadata()
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
 }
 
 fn probe() -> Result<Support, SandboxError> {

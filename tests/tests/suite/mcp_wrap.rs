@@ -278,7 +278,9 @@ fn served_by_stdio_server(prefix: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
     let server = host();
-    let conn = McpConnection::builder(ours())
+    // The server runs in its sandbox, writing only in its working directory: the marker's.
+    let marker_dir = tempfile::tempdir().expect("temp dir");
+    let conn = McpConnection::builder(ours().current_dir(marker_dir.path()))
         .prefix("ours")
         .connect(&server)
         .await
@@ -313,7 +315,7 @@ async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
     assert_eq!(late.output, json!({ "text": "hi" }));
 
     // Cancelling the caller's token cancels the remote tool.
-    let marker = tempfile::NamedTempFile::new().expect("temp file");
+    let marker = tempfile::NamedTempFile::new_in(marker_dir.path()).expect("temp file");
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     let ctx = ToolContext::new()

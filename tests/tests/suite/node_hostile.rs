@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use aleph_tools::plugin::{PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools::{AlephToolServer, ToolErrorKind};
-use aleph_tools_tests::{eventually, node_plugin, process_alive};
+use aleph_tools_tests::{eventually, node_plugin, processes_mentioning, processes_running};
 use serde_json::json;
 
 /// A plugin written without the SDK, speaking the protocol by hand so it can break it. Each
@@ -50,7 +50,7 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
       return answer(id, "after 10 MB of stderr");
     }
     case "spawn": {
-      const child = require("node:child_process").spawn("sleep", ["300"], { stdio: "ignore" });
+      const child = require("node:child_process").spawn("sleep", ["86421"], { stdio: "ignore" });
       return answer(id, { pid: process.pid, child: child.pid });
     }
   }
@@ -241,17 +241,20 @@ async fn a_plugin_ignoring_shutdown_is_killed_with_its_children_after_the_grace_
     let server = AlephToolServer::new();
     let manager = PluginManager::new(&server, settings);
     assert!(manager.load_all().failed.is_empty());
-    let spawned = server.call("spawn", json!({})).await.output;
-    let (pid, child) = (
-        spawned["pid"].as_u64().unwrap(),
-        spawned["child"].as_u64().unwrap(),
-    );
-    assert!(process_alive(pid) && process_alive(child));
+    let spawned = server.call("spawn", json!({})).await;
+    assert!(spawned.success, "{:?}", spawned.error);
+    // Seen from outside its sandbox: the plugin's processes name its directory.
+    let mention = dir.display().to_string();
+    eventually("the child runs", || {
+        processes_running(&["sleep", "86421"]) == 1
+    })
+    .await;
+    assert!(processes_mentioning(&mention) > 0);
 
     let started = Instant::now();
     manager.unload("hostile").unwrap();
     eventually("the plugin and its child are gone", || {
-        !process_alive(pid) && !process_alive(child)
+        processes_mentioning(&mention) == 0 && processes_running(&["sleep", "86421"]) == 0
     })
     .await;
     assert!(

@@ -23,6 +23,7 @@ use super::tool::{McpRemoteTool, McpToolWrapper};
 use crate::mcp::McpError;
 use crate::mcp::convert::definition_from_mcp;
 use crate::mcp::names::local_names;
+use crate::sandbox::SandboxError;
 use crate::tool::AlephToolDyn;
 use crate::{AlephToolServer, RegistryError};
 
@@ -255,7 +256,12 @@ impl Inner {
             } => {
                 let mut command = sandbox.command(program).map_err(|error| McpError::Spawn {
                     command: self.endpoint.to_string(),
-                    source: std::io::Error::other(error),
+                    source: match error {
+                        SandboxError::NotFound(_) => {
+                            std::io::Error::new(std::io::ErrorKind::NotFound, error)
+                        }
+                        other => std::io::Error::other(other),
+                    },
                 })?;
                 command
                     .args(args)
