@@ -666,11 +666,13 @@ fn configured_mcp_servers_are_wrapped_beside_the_plugins() {
     // config of its own.
     let inner_config = world.root.path().join("inner.toml");
     std::fs::write(&inner_config, "").unwrap();
+    // It runs in a sandbox that lets it read its config and plugins.
     let config = format!(
-        "[plugins]\nsearch_paths = [\"plugins\"]\n\n[[mcp_servers]]\nname = \"inner\"\ncommand = {:?}\nargs = [\"serve\", \"--stdio\", \"--config\", {:?}, \"--plugins\", {:?}]\n\n[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/no/such/program\"\n",
+        "[plugins]\nsearch_paths = [\"plugins\"]\n\n[[mcp_servers]]\nname = \"inner\"\ncommand = {:?}\nargs = [\"serve\", \"--stdio\", \"--config\", {:?}, \"--plugins\", {:?}]\nsandbox = {{ read = [{:?}] }}\n\n[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/no/such/program\"\n",
         env!("CARGO_BIN_EXE_aleph-tools"),
         inner_config.to_str().unwrap(),
-        inner.to_str().unwrap()
+        inner.to_str().unwrap(),
+        world.root.path().to_str().unwrap()
     );
     std::fs::write(world.config(), config).unwrap();
     let output = world.run(&["tools", "list"]);
@@ -690,11 +692,15 @@ fn configured_mcp_servers_are_wrapped_beside_the_plugins() {
 fn a_config_that_wraps_itself_stops_at_a_depth() {
     let world = World::new();
     // `serve` started by an entry of this very config, which it reads again: a chain.
+    // Wrapped servers run in the sandbox, which cannot start sandboxes of its own: the
+    // chain turns it off for the entries it starts, and lets them read the config.
     std::fs::write(
         world.config(),
         format!(
-            "[[mcp_servers]]\nname = \"again\"\ncommand = {:?}\nargs = [\"serve\", \"--stdio\"]\n",
-            env!("CARGO_BIN_EXE_aleph-tools")
+            "[[mcp_servers]]\nname = \"again\"\ncommand = {:?}\nargs = [\"serve\", \"--stdio\", \"--config\", {:?}, \"--no-sandbox\"]\nsandbox = {{ read = [{:?}] }}\n",
+            env!("CARGO_BIN_EXE_aleph-tools"),
+            world.config().to_str().unwrap(),
+            world.root.path().to_str().unwrap()
         ),
     )
     .unwrap();
