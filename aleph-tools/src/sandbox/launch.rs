@@ -170,14 +170,13 @@ fn probe() -> Result<Support, SandboxError> {
             SandboxError::Unsupported(format!("this program cannot start itself again ({error})"))
         })?;
     let stdout = String::from_utf8_lossy(&output.stdout);
-    if output.status.success() {
-        if let Some(abi) = stdout
+    if output.status.success()
+        && let Some(abi) = stdout
             .lines()
             .find_map(|line| line.strip_prefix(ABI_REPORT))
             .and_then(|abi| abi.trim().parse().ok())
-        {
-            return Ok(Support { landlock_abi: abi });
-        }
+    {
+        return Ok(Support { landlock_abi: abi });
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     let reason = stderr

@@ -131,8 +131,7 @@ fn protect(path: &Path) -> Result<(), Failure> {
     .map_err(|error| Failure::of(&what(), error))?;
     // A remount inside a user namespace must keep the flags the mount was locked with.
     let kept = nix::sys::statvfs::statvfs(path)
-        .map(|stat| locked_flags(stat.flags()))
-        .unwrap_or(MsFlags::empty());
+        .map_or(MsFlags::empty(), |stat| locked_flags(stat.flags()));
     mount(
         none,
         path,

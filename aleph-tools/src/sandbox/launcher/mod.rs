@@ -76,12 +76,9 @@ fn run(stage: Stage, args: Vec<OsString>) -> i32 {
         eprintln!("{FAILURE_PREFIX}started without a plan and a program");
         return SETUP_FAILED;
     };
-    let plan: Plan = match plan.to_str().map(serde_json::from_str) {
-        Some(Ok(plan)) => plan,
-        _ => {
-            eprintln!("{FAILURE_PREFIX}the plan it was given is not one it can read");
-            return SETUP_FAILED;
-        }
+    let Some(Ok(plan)) = plan.to_str().map(serde_json::from_str::<Plan>) else {
+        eprintln!("{FAILURE_PREFIX}the plan it was given is not one it can read");
+        return SETUP_FAILED;
     };
     let rest: Vec<OsString> = args.collect();
     let result = match stage {

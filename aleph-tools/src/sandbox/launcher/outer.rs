@@ -3,13 +3,11 @@
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt as _;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::sched::CloneFlags;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::{Pid, getgid, getuid};
+use nix::sys::signal::Signal;
+use nix::unistd::{getgid, getuid};
 
 use super::{Failure, exit_code};
 use crate::sandbox::launch::{INIT_NAME, Plan};
@@ -45,28 +43,46 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<
         .args(args)
         .spawn()
         .map_err(|error| Failure::of("start the sandbox's first process", error))?;
-    let timed_out = Arc::new(AtomicBool::new(false));
-    if let Some(secs) = plan.policy.wall_secs {
-        let pid = Pid::from_raw(i32::try_from(first.id()).unwrap_or(i32::MAX));
-        let flag = Arc::clone(&timed_out);
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(secs));
-            flag.store(true, Ordering::SeqCst);
-            // The first process of a PID namespace takes everything in it along when it dies.
-            let _ = kill(pid, Signal::SIGKILL);
-        });
-    }
-    let status = first
-        .wait()
-        .map_err(|error| Failure::of("wait for the sandbox", error))?;
-    if timed_out.load(Ordering::SeqCst) {
+    let status = match plan.policy.wall_secs {
+        None => Some(
+            first
+                .wait()
+                .map_err(|error| Failure::of("wait for the sandbox", error))?,
+        ),
+        Some(secs) => wait_until(&mut first, Instant::now() + Duration::from_secs(secs))?,
+    };
+    let Some(status) = status else {
         eprintln!(
             "{}the wall time of {} s ran out; everything the program started was ended",
             crate::sandbox::FAILURE_PREFIX,
             plan.policy.wall_secs.unwrap_or_default()
         );
-    }
+        return Ok(128 + Signal::SIGKILL as i32);
+    };
     Ok(exit_code(status))
+}
+
+/// Waits for the sandbox's first process until `deadline`, then kills it (the first process
+/// of a PID namespace takes everything in it along when it dies); `None` when the deadline
+/// came first. It polls: after `unshare(CLONE_NEWPID)` this process can start no thread (the
+/// kernel refuses `CLONE_THREAD` once its children's PID namespace differs from its own).
+fn wait_until(
+    first: &mut std::process::Child,
+    deadline: Instant,
+) -> Result<Option<std::process::ExitStatus>, Failure> {
+    let fail = |error| Failure::of("wait for the sandbox", error);
+    loop {
+        if let Some(status) = first.try_wait().map_err(fail)? {
+            return Ok(Some(status));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            let _ = first.kill();
+            first.wait().map_err(fail)?;
+            return Ok(None);
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+    }
 }
 
 fn write(path: &str, text: &str) -> Result<(), Failure> {

@@ -8,3 +8,4 @@ mod mcp_transport;
 mod model_calls;
 mod outside_parties;
 mod plugin_links;
+mod sandbox;
