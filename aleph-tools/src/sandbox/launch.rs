@@ -63,9 +63,12 @@ impl Sandbox {
     ///
     /// # Errors
     ///
-    /// [`SandboxError::Unsupported`] when this machine cannot enforce the policy (see
-    /// [`Sandbox::check`]), [`SandboxError::NotFound`] for a program not on the `PATH`,
-    /// [`SandboxError::Path`] for a path the launcher cannot be told.
+    /// [`SandboxError::Unsupported`] off Linux, [`SandboxError::NotFound`] for a program not
+    /// on the `PATH`, [`SandboxError::Path`] for a path the launcher cannot be told. Where
+    /// the kernel lacks what the sandbox needs, the command exits with [`SETUP_FAILED`]
+    /// and a line on standard error saying what is missing (as [`Sandbox::check`] would).
+    ///
+    /// [`SETUP_FAILED`]: super::SETUP_FAILED
     pub fn command(
         &self,
         program: impl AsRef<OsStr>,
@@ -85,7 +88,11 @@ impl Sandbox {
         if !self.enabled {
             return Ok(std::process::Command::new(program));
         }
-        Self::check()?;
+        // Without its entry, the launcher would be this program's own `main`.
+        #[cfg(target_os = "linux")]
+        if !super::launcher::linked() {
+            return Err(not_linked());
+        }
         let program = program.as_ref();
         let found = locate(program)
             .ok_or_else(|| SandboxError::NotFound(program.to_string_lossy().into_owned()))?;
@@ -155,12 +162,15 @@ fn locate(program: &OsStr) -> Option<PathBuf> {
         })
 }
 
+#[cfg(target_os = "linux")]
+fn not_linked() -> SandboxError {
+    SandboxError::Unsupported("the sandbox launcher was not linked into this program".to_owned())
+}
+
 fn probe() -> Result<Support, SandboxError> {
     #[cfg(target_os = "linux")]
     if !super::launcher::linked() {
-        return Err(SandboxError::Unsupported(
-            "the sandbox launcher was not linked into this program".to_owned(),
-        ));
+        return Err(not_linked());
     }
     let mut command = Sandbox::new().launcher(OsStr::new(""), true)?;
     let output = command

@@ -24,7 +24,7 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<
     limits::apply(&plan.policy)?;
     limits::drop_capabilities()?;
     let abi = files::confine(&plan.policy, &places)?;
-    syscalls::confine()?;
+    syscalls::confine(plan.policy.network)?;
     if plan.probe {
         println!("{ABI_REPORT}{abi}");
         return Ok(0);

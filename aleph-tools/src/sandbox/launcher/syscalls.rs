@@ -9,10 +9,11 @@ use seccompiler::{
 };
 
 use super::Failure;
+use crate::sandbox::policy::Network;
 
 /// Refused whatever their arguments: debugging other processes, reading their memory,
-/// kernel-side programs and keys, performance counters, namespaces, mounts, modules, and
-/// the machine's clock and power.
+/// kernel-side programs and keys, performance counters, namespaces, mounts, modules, and the
+/// machine's clock and power.
 const REFUSED: &[libc::c_long] = &[
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
@@ -78,8 +79,10 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
     libc::CLONE_NEWTIME,
 ];
 
-/// Installs the filters on this process, for everything it starts.
-pub(super) fn confine() -> Result<(), Failure> {
+/// Installs the filters on this process, for everything it starts. Without the network,
+/// UNIX sockets are refused too (`socketpair` still works): a socket file is reached by its
+/// path, which no network namespace hides, and Landlock guards such paths only from ABI 9.
+pub(super) fn confine(network: Network) -> Result<(), Failure> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|error| Failure::of("filter system calls on this architecture", error))?;
     let mut refused: BTreeMap<i64, Vec<SeccompRule>> =
@@ -100,6 +103,17 @@ pub(super) fn confine() -> Result<(), Failure> {
         );
     }
     refused.insert(libc::SYS_clone, clone_rules);
+    if network == Network::None {
+        let unix = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            u64::from(libc::AF_UNIX.cast_unsigned()),
+        )
+        .and_then(|condition| SeccompRule::new(vec![condition]))
+        .map_err(|error| Failure::of("build the system call filter", error))?;
+        refused.insert(libc::SYS_socket, vec![unix]);
+    }
     install(refused, libc::EPERM, arch)?;
     install(
         BTreeMap::from([(libc::SYS_clone3, Vec::new())]),

@@ -684,6 +684,17 @@ async fn rlimit_nproc_caps_a_fork_bomb() {
     let space = Space::new();
     let ran = python(&Sandbox::new().processes(8), &space.work, FORK_BOMB, &[]).await;
     assert_eq!(ran.code, Some(0), "{}", ran.shown());
+    if running_as_root() {
+        // The kernel applies no RLIMIT_NPROC to root's processes, and the sandbox's root is
+        // the host's: the threat model says so. What still holds: the PID namespace ends
+        // every child of the bomb with the program.
+        eprintln!("running as root: RLIMIT_NPROC does not bind root, only the clean-up is checked");
+        eventually("the PID namespace ended every child of the bomb", || {
+            processes_running(&["sleep", "86412"]) == 0
+        })
+        .await;
+        return;
+    }
     let started: usize = ran.line("started:").parse().unwrap();
     let visible: usize = ran.line("visible:").parse().unwrap();
     assert!(
@@ -707,6 +718,17 @@ async fn rlimit_nproc_caps_a_fork_bomb() {
         processes_running(&["sleep", "86412"]) == 0
     })
     .await;
+}
+
+/// Whether this process runs as root (uid 0).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().next())
+            == Some("0")
+    })
 }
 
 // 8. A memory bomb.
@@ -978,8 +1000,12 @@ async fn the_program_holds_no_capabilities_and_cannot_gain_privileges() {
 
 const UNIX_CONNECT: &str = r"
 import socket, sys
-client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+# A pair of connected sockets (no path, nothing outside) still works.
+left, right = socket.socketpair()
+left.sendall(b'x')
+assert right.recv(1) == b'x'
 try:
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.connect(sys.argv[1])
     client.sendall(b'from the sandbox')
     print('connected')
@@ -988,10 +1014,10 @@ except OSError as error:
 ";
 
 /// An agent's socket (ssh-agent, Docker, D-Bus, X11) outside the allowed paths is a way out
-/// of the sandbox that neither the network namespace nor TCP rules close: only Landlock's
-/// `LANDLOCK_ACCESS_FS_RESOLVE_UNIX` (ABI 9) does.
+/// of the sandbox that neither the network namespace nor TCP rules close (Landlock guards
+/// socket paths only from ABI 9): without the network, seccomp refuses UNIX sockets.
 #[tokio::test]
-async fn a_unix_socket_outside_the_allowed_paths_cannot_be_connected_to() {
+async fn seccomp_refuses_unix_sockets_without_the_network() {
     let space = Space::new();
     let path = space.outside.join("agent.sock");
     let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
