@@ -3,10 +3,12 @@
 //! - `echo/in_process`: a `#[tool]` function linked into the program;
 //! - `echo/wasm`: the `echo` export of the `text-tools` WebAssembly plugin;
 //! - `echo/node`: a Node.js plugin written with `@aleph/plugin-sdk`, one JSON-RPC round trip
-//!   over the child's stdin and stdout.
+//!   over the child's stdin and stdout, the process in its OS sandbox (the default);
+//! - `echo/node_unsandboxed`: the same plugin with `[plugins.runtimes.nodejs.sandbox]`
+//!   turned off, what the sandbox costs a warm call.
 //!
 //! Needs the example plugins and the SDK built: `bash examples/plugins/build.sh`. Run with
-//! `cargo bench -p aleph-tools --features wasm,node --bench node`.
+//! `cargo bench -p aleph-tools --features full --bench node`.
 
 #![allow(missing_docs)]
 
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use aleph_tools::plugin::{PluginManager, PluginsConfig};
 use aleph_tools::prelude::*;
+use aleph_tools::sandbox::Sandbox;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -75,14 +78,20 @@ fn echo_calls(c: &mut Criterion) {
     let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([&root]));
     manager.load(&examples().join("text-tools")).unwrap();
     manager.load(&node).unwrap();
+    let plain = AlephToolServer::new();
+    let mut config = PluginsConfig::with_search_paths([&root]);
+    config.runtimes.nodejs.sandbox = Sandbox::none();
+    let plain_manager = PluginManager::new(&plain, config);
+    plain_manager.load(&node).unwrap();
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let args = json!({ "message": "hello", "n": 1 });
     let mut group = c.benchmark_group("echo");
-    for (label, tool) in [
-        ("in_process", "echo_rust"),
-        ("wasm", "echo"),
-        ("node", "echo_node"),
+    for (label, server, tool) in [
+        ("in_process", &server, "echo_rust"),
+        ("wasm", &server, "echo"),
+        ("node", &server, "echo_node"),
+        ("node_unsandboxed", &plain, "echo_node"),
     ] {
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter(|| async {
@@ -94,6 +103,7 @@ fn echo_calls(c: &mut Criterion) {
     }
     group.finish();
     drop(manager);
+    drop(plain_manager);
     let _ = std::fs::remove_dir_all(&root);
 }
 
