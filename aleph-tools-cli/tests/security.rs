@@ -32,7 +32,8 @@ fn a_project_directory_is_not_trusted_unless_named() {
     let (home, repo) = (root.path().join("home"), root.path().join("repo"));
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(repo.join("plugins")).unwrap();
-    let marker = root.path().join("ran");
+    // Where the trap's command may write: it runs in the sandbox, in the repository.
+    let marker = repo.join("ran");
     std::fs::write(
         repo.join("aleph-tools.toml"),
         format!(
@@ -137,18 +138,20 @@ fn chat(workspace: &Path, api: &ModelApi, extra: &[&str]) -> Output {
 fn chat_runs_the_models_shell_only_when_approved_by_name() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let root = tempfile::tempdir().unwrap();
-    let (workspace, outside) = (root.path().join("work"), root.path().join("outside"));
-    std::fs::create_dir_all(&workspace).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(outside.join("keep.txt"), "mine").unwrap();
-    let script = json!({ "command": format!("rm -rf {}", outside.display()) });
+    let workspace = root.path().join("work");
+    // What the model's shell would delete: inside the workspace, where the sandbox lets an
+    // approved call write.
+    let victim = workspace.join("keep");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("keep.txt"), "mine").unwrap();
+    let script = json!({ "command": format!("rm -rf {}", victim.display()) });
 
     for refused in [&[][..], &["--yes=file_write,file_delete"][..]] {
         let api = runtime.block_on(ModelApi::start(calls_then_done("bash", &script)));
         let output = chat(&workspace, &api, refused);
         let err = text(&output.stderr);
         assert!(output.status.success(), "{err}");
-        assert!(outside.join("keep.txt").exists(), "bash ran: {err}");
+        assert!(victim.join("keep.txt").exists(), "bash ran: {err}");
         assert!(err.contains("[bash("), "{err}");
         assert!(err.contains("needs the user's approval"), "{err}");
         assert!(err.contains("--yes=bash"), "{err}");
@@ -168,7 +171,7 @@ fn chat_runs_the_models_shell_only_when_approved_by_name() {
 
     let output = chat(&workspace, &api, &["--yes=bash"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
-    assert!(!outside.exists(), "approved by name, bash runs");
+    assert!(!victim.exists(), "approved by name, bash runs");
 }
 
 /// The provider's key in the environment never goes to a `--base-url` server; the key
