@@ -219,7 +219,8 @@ fn answer(stream: &mut std::net::TcpStream, secret: &str) {
             Ok(n) => request.extend_from_slice(&buf[..n]),
         }
     }
-    let _ = write!(stream, "HTTP/1.0 200 OK\r\n\r\n{secret}\n");
+    // One write, so the answer cannot reach the reader in pieces.
+    let _ = stream.write_all(format!("HTTP/1.0 200 OK\r\n\r\n{secret}\n").as_bytes());
     let _ = stream.shutdown(std::net::Shutdown::Both);
 }
 
@@ -482,7 +483,10 @@ for (host, to) in [('127.0.0.1', port), ('10.0.0.1', 80)][: int(sys.argv[2])]:
     try:
         with socket.create_connection((host, to), timeout=5) as conn:
             conn.sendall(b'GET / HTTP/1.0\r\n\r\n')
-            print(host, 'connected', conn.recv(4096).decode(errors='replace').split()[-1])
+            answer = b''
+            while chunk := conn.recv(4096):
+                answer += chunk
+            print(host, 'connected', answer.decode(errors='replace').split()[-1])
     except OSError as error:
         print(host, 'refused', round(time.monotonic() - started, 2), error)
 udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -88,13 +88,16 @@ impl Scripts {
         self.dir.path().join(format!("{mode}.log"))
     }
 
-    /// The server in `mode`.
+    /// The server in `mode`, run in its sandbox from the scripts' directory, where it
+    /// writes its log.
     fn endpoint(&self, mode: &str) -> McpEndpoint {
-        McpEndpoint::command("node").args([
-            path(&self.dir.path().join("server.js")),
-            mode.to_owned(),
-            path(&self.log(mode)),
-        ])
+        McpEndpoint::command("node")
+            .args([
+                path(&self.dir.path().join("server.js")),
+                mode.to_owned(),
+                path(&self.log(mode)),
+            ])
+            .current_dir(self.dir.path())
     }
 
     /// How many messages of `method` the server in `mode` got.
