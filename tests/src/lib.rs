@@ -276,6 +276,9 @@ mod book {
 
     #[doc = include_str!("../../book/src/command.md")]
     mod command {}
+
+    #[doc = include_str!("../../book/src/sandbox.md")]
+    mod sandbox {}
 }
 
 #[doc = include_str!("../../book/src/mcp.md")]
