@@ -172,7 +172,13 @@ fn policy(base: &Sandbox, loaded: &LoadedManifest) -> Sandbox {
         return base.clone();
     }
     let permissions = &loaded.manifest.permissions;
-    let mut policy = base.clone().read(&loaded.dir);
+    let mut policy = base.clone();
+    // A plugin's own directory holds its code (a change reloads it): never writable, even
+    // through the `"."` a written-out table starts from. Its `write:` grants are its own.
+    policy
+        .write
+        .retain(|path| path.as_os_str() != "." && path.as_os_str() != "./");
+    let mut policy = policy.read(&loaded.dir);
     for mount in permissions.mounts(&loaded.dir) {
         policy = if mount.read_only {
             policy.read(mount.host)
