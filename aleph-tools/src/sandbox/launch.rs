@@ -147,7 +147,6 @@ impl Sandbox {
 /// `program` itself when it holds a `/`, else the first executable file of that name on
 /// `PATH`.
 fn locate(program: &OsStr) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt as _;
     let path = Path::new(program);
     if path.components().count() > 1 || program.is_empty() {
         return Some(path.to_path_buf());
@@ -155,11 +154,18 @@ fn locate(program: &OsStr) -> Option<PathBuf> {
     let dirs = std::env::var_os("PATH")?;
     std::env::split_paths(&dirs)
         .map(|dir| dir.join(program))
-        .find(|candidate| {
-            candidate
-                .metadata()
-                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        })
+        .find(|candidate| candidate.metadata().is_ok_and(|meta| executable(&meta)))
+}
+
+#[cfg(unix)]
+fn executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    meta.is_file() && meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn executable(meta: &std::fs::Metadata) -> bool {
+    meta.is_file()
 }
 
 #[cfg(target_os = "linux")]
