@@ -366,18 +366,17 @@ async fn run(
         _ => None,
     };
     // The launcher's own failures are the tool's, not the program's.
-    let launcher = err
-        .text()
-        .lines()
-        .find_map(|line| line.strip_prefix(FAILURE_PREFIX).map(str::to_owned));
-    match (exit_code, launcher) {
-        (Some(NOT_FOUND), Some(_)) => return Err(not_installed(program, language)),
-        (Some(SETUP_FAILED), Some(reason)) => {
-            return Err(ToolError::execution(format!(
-                "the sandbox could not be set up: {reason}"
-            )));
-        }
-        _ => {}
+    if let Some(code @ (NOT_FOUND | SETUP_FAILED)) = exit_code
+        && let Some(reason) = err
+            .text()
+            .lines()
+            .find_map(|line| line.strip_prefix(FAILURE_PREFIX).map(str::to_owned))
+    {
+        return Err(if code == NOT_FOUND {
+            not_installed(program, language)
+        } else {
+            ToolError::execution(format!("the sandbox could not be set up: {reason}"))
+        });
     }
     let run = Run {
         exit_code,

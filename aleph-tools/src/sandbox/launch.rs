@@ -145,8 +145,8 @@ impl Sandbox {
 }
 
 /// `program` itself when it holds a `/`, else the first executable file of that name on
-/// `PATH`.
-fn locate(program: &OsStr) -> Option<PathBuf> {
+/// this process's `PATH`.
+pub(crate) fn locate(program: &OsStr) -> Option<PathBuf> {
     let path = Path::new(program);
     if path.components().count() > 1 || program.is_empty() {
         return Some(path.to_path_buf());

@@ -32,7 +32,9 @@ pub(super) enum PermissionModel {
 impl NodeBinary {
     /// Finds `config.node` (a path, or a name in `PATH`) and reads its version.
     pub(super) fn find(config: &NodeConfig) -> Result<Self, String> {
-        let path = locate(&config.node).ok_or_else(|| {
+        let path = crate::sandbox::locate(config.node.as_os_str())
+            .filter(|path| path.is_file())
+            .ok_or_else(|| {
             format!(
                 "cannot find `{}`: Node.js plugins need Node.js 20 or newer on `PATH`, or `[plugins.runtimes.nodejs] node = \"/path/to/node\"`",
                 config.node.display()
@@ -70,15 +72,6 @@ impl NodeBinary {
             _ => PermissionModel::Missing,
         }
     }
-}
-
-fn locate(program: &Path) -> Option<PathBuf> {
-    if program.components().count() > 1 {
-        return program.is_file().then(|| program.to_path_buf());
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
 }
 
 /// How to start the plugin, and a sentence saying what its sandbox enforces.

@@ -162,20 +162,12 @@ fn locked_flags(flags: nix::sys::statvfs::FsFlags) -> MsFlags {
 
 /// Where `program` is installed: its directory, and the directory above when that is a
 /// `bin`, `sbin` or `shims` (not the root, not the home directory), for the path it is
-/// found at and the path links lead to.
+/// found at and the path links lead to. `Sandbox::command` found it on the `PATH` already.
 fn installation(program: &OsStr, cwd: &Path) -> Vec<PathBuf> {
-    let found = if Path::new(program).components().count() > 1 {
-        Some(cwd.join(program))
-    } else {
-        std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|dir| cwd.join(dir).join(program))
-                .find(|candidate| candidate.is_file())
-        })
-    };
-    let Some(found) = found else {
+    if program.is_empty() {
         return Vec::new();
-    };
+    }
+    let found = cwd.join(program);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut places = Vec::new();
     for path in [Some(found.clone()), found.canonicalize().ok()]
