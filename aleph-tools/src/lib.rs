@@ -62,7 +62,7 @@ pub mod builtin;
 mod compress;
 mod context;
 mod error;
-#[cfg(any(feature = "plugins", feature = "builtin"))]
+#[cfg(any(feature = "plugins", feature = "builtin", feature = "sandbox"))]
 mod hosts;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]

@@ -6,13 +6,15 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-#[cfg(any(feature = "wasm", feature = "builtin"))]
+#[cfg(any(feature = "wasm", feature = "builtin", feature = "sandbox"))]
 mod address;
-#[cfg(any(feature = "wasm", feature = "builtin"))]
+#[cfg(any(feature = "wasm", feature = "builtin", feature = "sandbox"))]
 mod rule;
 
+#[cfg(any(feature = "wasm", feature = "builtin", feature = "sandbox"))]
+pub(crate) use rule::HostRule;
 #[cfg(any(feature = "wasm", feature = "builtin"))]
-pub(crate) use rule::{HostRule, Refusal};
+pub(crate) use rule::Refusal;
 
 /// The host a `connect:` rule names (`api.example.com`, `*.example.com`, `*`, `127.0.0.1`,
 /// `::1`), or what is wrong with the rule. Names come back in lower case, IPv6 addresses

@@ -25,6 +25,9 @@ pub enum SandboxError {
     /// The policy names a path that is not valid UTF-8.
     #[error("the sandbox policy names a path that is not valid UTF-8: {0}")]
     Path(String),
+    /// The policy's network names a host pattern that names no host (the message says which).
+    #[error("the sandbox policy's network is not valid: {0}")]
+    Network(String),
 }
 
 /// What [`Sandbox::check`] found this machine can enforce.
@@ -37,11 +40,14 @@ pub struct Support {
 }
 
 /// What the launcher is told: the policy, and whether to only try it.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Plan {
     pub(super) policy: Sandbox,
     /// Set the sandbox up, report, and run nothing.
     pub(super) probe: bool,
+    /// Where the network proxy listens inside the sandbox (set by the first stage).
+    #[serde(default)]
+    pub(super) proxy_port: Option<u16>,
 }
 
 /// The name the launcher's first stage is started under.
@@ -49,6 +55,9 @@ pub(super) const OUTER_NAME: &str = "aleph-sandbox";
 
 /// The name the launcher's second stage (the sandbox's first process) is started under.
 pub(super) const INIT_NAME: &str = "aleph-sandbox-init";
+
+/// The name the network proxy (outside the sandbox) is started under.
+pub(super) const PROXY_NAME: &str = "aleph-sandbox-proxy";
 
 /// How the probe reports the Landlock ABI on standard output.
 pub(super) const ABI_REPORT: &str = "landlock-abi=";
@@ -125,9 +134,16 @@ impl Sandbox {
                     return Err(SandboxError::Path(path.display().to_string()));
                 }
             }
+            let mut policy = self.clone();
+            if let super::Network::Proxy(hosts) = &mut policy.network {
+                for host in hosts.iter_mut() {
+                    *host = super::policy::host_pattern(host).map_err(SandboxError::Network)?;
+                }
+            }
             let plan = serde_json::to_string(&Plan {
-                policy: self.clone(),
+                policy,
                 probe,
+                proxy_port: None,
             })
             .map_err(|error| SandboxError::Path(error.to_string()))?;
             let mut command = std::process::Command::new("/proc/self/exe");

@@ -36,6 +36,7 @@ mod launch;
 mod launcher;
 mod policy;
 
+#[cfg(feature = "node")]
 pub(crate) use launch::locate;
 pub use launch::{SandboxError, Support};
 pub use policy::{Network, Sandbox};

@@ -7,7 +7,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// What a confined program may reach over the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+///
+/// Read from configuration: `network = "none"`, `network = "full"`, or
+/// `network = { proxy = ["pypi.org", "*.pythonhosted.org"] }`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Network {
@@ -15,8 +18,54 @@ pub enum Network {
     /// refuses every TCP connection and bind.
     #[default]
     None,
+    /// Only these hosts, through an HTTP(S) proxy the host runs. The program's network has
+    /// loopback alone, where the proxy listens; `HTTP_PROXY`, `HTTPS_PROXY` (and their lower
+    /// case forms) point at it, and Landlock lets TCP reach that port and no other. The
+    /// proxy admits a `CONNECT` tunnel or a plain `http://` request only to a host a pattern
+    /// covers (`api.example.com`, `*.example.com`, `*`), resolves the name itself and
+    /// connects only to an address it checked: private, loopback and other special
+    /// addresses are refused unless the request and a pattern both name the address
+    /// (`127.0.0.1`, `::1`) or `localhost`. A redirect is a new request, checked again.
+    /// Each refusal is answered with `403` and a line on the program's standard error.
+    ///
+    /// Programs that honour those variables use it (curl, wget, git, pip, npm, Python's
+    /// `urllib` and `requests`, and Node.js 22.21 and later, for which `NODE_USE_ENV_PROXY`
+    /// is set); others reach nothing.
+    Proxy(#[serde(deserialize_with = "host_patterns")] Vec<String>),
     /// The host's network, unrestricted. Only for programs trusted with it.
     Full,
+}
+
+impl Network {
+    /// [`Network::Proxy`] to these host patterns (`api.example.com`, `*.example.com`, `*`,
+    /// `127.0.0.1`, `localhost`; `connect:` rules as plugin manifests write them are read
+    /// too). A pattern that names no host is refused when the command is made.
+    pub fn proxy<S: Into<String>>(hosts: impl IntoIterator<Item = S>) -> Self {
+        Self::Proxy(hosts.into_iter().map(Into::into).collect())
+    }
+}
+
+/// A host pattern in its one form (lower case, no scheme, port or brackets), or what is
+/// wrong with it.
+pub(crate) fn host_pattern(host: &str) -> Result<String, String> {
+    let rule = if host.starts_with("connect:") {
+        host.to_owned()
+    } else {
+        format!("connect:{host}")
+    };
+    crate::hosts::parse_rule(&rule).map_err(|_| {
+        format!(
+            "`{host}` is not a host pattern; write `api.example.com`, `*.example.com`, `*`, `127.0.0.1` or `localhost`"
+        )
+    })
+}
+
+fn host_patterns<'de, D: serde::Deserializer<'de>>(input: D) -> Result<Vec<String>, D::Error> {
+    let hosts = Vec::<String>::deserialize(input)?;
+    hosts
+        .iter()
+        .map(|host| host_pattern(host).map_err(serde::de::Error::custom))
+        .collect()
 }
 
 /// A sandbox policy: the files a program may read and write, its network, and its limits.
@@ -36,7 +85,7 @@ pub enum Network {
 /// [sandbox]
 /// read = ["/srv/data"]
 /// write = [".", "/srv/out"]
-/// network = "none"        # or "full"
+/// network = "none"        # or "full", or { proxy = ["pypi.org", "*.pythonhosted.org"] }
 /// processes = 64
 /// memory_mb = 2048
 /// cpu_secs = 60
@@ -202,10 +251,20 @@ impl Sandbox {
                 .collect();
             text.push_str(&places.join(", "));
         }
-        text.push_str(match self.network {
-            Network::None => ", no network",
-            Network::Full => ", the full network",
-        });
+        match &self.network {
+            Network::None => text.push_str(", no network"),
+            Network::Full => text.push_str(", the full network"),
+            Network::Proxy(hosts) if hosts.is_empty() => {
+                text.push_str(", no network (a proxy that admits no host)");
+            }
+            Network::Proxy(hosts) => {
+                let _ = write!(
+                    text,
+                    ", the network through a proxy to {}",
+                    hosts.join(", ")
+                );
+            }
+        }
         let _ = write!(
             text,
             ", at most {} processes, {} MiB of memory and {} s of CPU each",
@@ -239,6 +298,28 @@ mod tests {
         assert!(error.to_string().contains("netwerk"), "{error}");
         let error = serde_json::from_str::<Sandbox>(r#"{ "network": "proxy" }"#).unwrap_err();
         assert!(error.to_string().contains("proxy"), "{error}");
+    }
+
+    #[test]
+    fn a_proxy_reads_its_hosts_in_one_form_and_refuses_what_names_no_host() {
+        let policy: Sandbox = serde_json::from_str(
+            r#"{ "network": { "proxy": ["PyPI.org", "*.pythonhosted.org", "connect:https://[::1]:8080", "127.0.0.1:9"] } }"#,
+        )
+        .unwrap();
+        assert_eq!(
+            policy.network,
+            Network::proxy(["pypi.org", "*.pythonhosted.org", "::1", "127.0.0.1"])
+        );
+        let text = policy.describe();
+        assert!(text.contains("through a proxy to pypi.org"), "{text}");
+        for bad in ["", "a b", "ex*mple.com", "http://"] {
+            let json = format!(r#"{{ "network": {{ "proxy": [{bad:?}] }} }}"#);
+            let error = serde_json::from_str::<Sandbox>(&json).unwrap_err();
+            assert!(
+                error.to_string().contains("not a host pattern"),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]

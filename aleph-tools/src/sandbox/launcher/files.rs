@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 use nix::mount::{MsFlags, mount};
@@ -193,10 +193,14 @@ fn existing(paths: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
     paths.filter(|path| path.exists()).collect()
 }
 
-/// Confines this process (and all it starts) to `places` with Landlock; with no network,
-/// TCP is refused too, and signals and abstract sockets stay inside. Returns the ABI the
-/// kernel enforced.
-pub(super) fn confine(policy: &Sandbox, places: &Places) -> Result<i32, Failure> {
+/// Confines this process (and all it starts) to `places` with Landlock; unless the network
+/// is the host's, TCP is refused too but for connections to the proxy's port, and signals
+/// and abstract sockets stay inside. Returns the ABI the kernel enforced.
+pub(super) fn confine(
+    policy: &Sandbox,
+    places: &Places,
+    proxy_port: Option<u16>,
+) -> Result<i32, Failure> {
     let abi = ABI::V7;
     let fail = |error: landlock::RulesetError| Failure::of("confine files with Landlock", error);
     let all = AccessFs::from_all(abi);
@@ -204,27 +208,32 @@ pub(super) fn confine(policy: &Sandbox, places: &Places) -> Result<i32, Failure>
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(all)
         .map_err(fail)?;
-    if policy.network == Network::None {
+    if policy.network != Network::Full {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(abi))
             .map_err(fail)?;
     }
-    let status = ruleset
-        .scope(Scope::from_all(abi))
-        .map_err(fail)?
-        .create()
-        .map_err(fail)?
-        .add_rules(path_beneath_rules(&places.reads, AccessFs::from_read(abi)))
-        .map_err(fail)?
-        .add_rules(path_beneath_rules(&places.writes, all))
-        .map_err(fail)?
-        .add_rules(path_beneath_rules(
-            &places.devices,
-            AccessFs::from_file(abi),
-        ))
-        .map_err(fail)?
-        .restrict_self()
-        .map_err(fail)?;
+    let status =
+        ruleset
+            .scope(Scope::from_all(abi))
+            .map_err(fail)?
+            .create()
+            .map_err(fail)?
+            .add_rules(proxy_port.map(|port| {
+                Ok::<_, landlock::RulesetError>(NetPort::new(port, AccessNet::ConnectTcp))
+            }))
+            .map_err(fail)?
+            .add_rules(path_beneath_rules(&places.reads, AccessFs::from_read(abi)))
+            .map_err(fail)?
+            .add_rules(path_beneath_rules(&places.writes, all))
+            .map_err(fail)?
+            .add_rules(path_beneath_rules(
+                &places.devices,
+                AccessFs::from_file(abi),
+            ))
+            .map_err(fail)?
+            .restrict_self()
+            .map_err(fail)?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(Failure(
             "Landlock is not enabled in this kernel (Linux 5.13 or later, with landlock in the lsm= boot list)".to_owned(),

@@ -23,8 +23,8 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<
     let places = files::prepare(&plan.policy, program)?;
     limits::apply(&plan.policy)?;
     limits::drop_capabilities()?;
-    let abi = files::confine(&plan.policy, &places)?;
-    syscalls::confine(plan.policy.network)?;
+    let abi = files::confine(&plan.policy, &places, plan.proxy_port)?;
+    syscalls::confine(&plan.policy.network)?;
     if plan.probe {
         println!("{ABI_REPORT}{abi}");
         return Ok(0);

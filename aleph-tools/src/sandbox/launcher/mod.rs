@@ -1,19 +1,21 @@
 //! The launcher: this very program, started again under [`OUTER_NAME`] (which makes the
-//! namespaces) or [`INIT_NAME`] (the sandbox's first process, which confines itself and runs
-//! the program). It is recognized before `main` runs, so any program linking the library can
+//! namespaces), [`INIT_NAME`] (the sandbox's first process, which confines itself and runs
+//! the program) or [`PROXY_NAME`] (the network proxy, outside the sandbox). It is recognized before `main` runs, so any program linking the library can
 //! confine programs without installing anything.
 
 mod files;
 mod init;
 mod limits;
+mod net;
 mod outer;
+mod proxy;
 mod syscalls;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::launch::{INIT_NAME, OUTER_NAME, Plan};
+use super::launch::{INIT_NAME, OUTER_NAME, PROXY_NAME, Plan};
 use super::{FAILURE_PREFIX, SETUP_FAILED};
 
 /// Set before `main` in every process the launcher's entry was linked into.
@@ -40,6 +42,7 @@ fn entry() {
     let stage = match words.next() {
         Some(name) if name == OUTER_NAME.as_bytes() => Stage::Outer,
         Some(name) if name == INIT_NAME.as_bytes() => Stage::Init,
+        Some(name) if name == PROXY_NAME.as_bytes() => Stage::Proxy,
         _ => return,
     };
     let mut args: Vec<OsString> = words
@@ -57,6 +60,7 @@ fn entry() {
 enum Stage {
     Outer,
     Init,
+    Proxy,
 }
 
 /// A step of the set-up that failed, said in words.
@@ -72,18 +76,21 @@ impl Failure {
 
 fn run(stage: Stage, args: Vec<OsString>) -> i32 {
     let mut args = args.into_iter();
-    let (Some(plan), Some(program)) = (args.next(), args.next()) else {
-        eprintln!("{FAILURE_PREFIX}started without a plan and a program");
-        return SETUP_FAILED;
-    };
-    let Some(Ok(plan)) = plan.to_str().map(serde_json::from_str::<Plan>) else {
+    let plan = args.next().and_then(|plan| {
+        plan.to_str()
+            .and_then(|text| serde_json::from_str::<Plan>(text).ok())
+    });
+    let Some(plan) = plan else {
         eprintln!("{FAILURE_PREFIX}the plan it was given is not one it can read");
         return SETUP_FAILED;
     };
+    let program = args.next();
     let rest: Vec<OsString> = args.collect();
-    let result = match stage {
-        Stage::Outer => outer::run(&plan, &program, &rest),
-        Stage::Init => init::run(&plan, &program, &rest),
+    let result = match (stage, program) {
+        (Stage::Proxy, _) => proxy::run(&plan),
+        (Stage::Outer, Some(program)) => outer::run(&plan, &program, &rest),
+        (Stage::Init, Some(program)) => init::run(&plan, &program, &rest),
+        (_, None) => Err(Failure("started without a program".to_owned())),
     };
     result.unwrap_or_else(|Failure(message)| {
         eprintln!("{FAILURE_PREFIX}{message}");

@@ -9,12 +9,18 @@ use nix::sched::CloneFlags;
 use nix::sys::signal::Signal;
 use nix::unistd::{getgid, getuid};
 
+use super::net::{self, Proxy};
 use super::{Failure, exit_code};
 use crate::sandbox::launch::{INIT_NAME, Plan};
 use crate::sandbox::policy::Network;
 
 pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<i32, Failure> {
     let (uid, gid) = (getuid(), getgid());
+    // The proxy starts first, to stay on the host's network; it is ended when this returns.
+    let proxy = match &plan.policy.network {
+        Network::Proxy(_) => Some(Proxy::start(plan)?),
+        Network::None | Network::Full => None,
+    };
     let mut flags = CloneFlags::CLONE_NEWUSER
         | CloneFlags::CLONE_NEWNS
         | CloneFlags::CLONE_NEWPID
@@ -34,9 +40,16 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<
     write("/proc/self/setgroups", "deny")?;
     write("/proc/self/uid_map", &format!("0 {uid} 1"))?;
     write("/proc/self/gid_map", &format!("0 {gid} 1"))?;
+    let mut first = std::process::Command::new("/proc/self/exe");
+    let mut plan = plan.clone();
+    if let Some(proxy) = &proxy {
+        let port = proxy.listen_inside()?;
+        plan.proxy_port = Some(port);
+        first.envs(net::variables(port));
+    }
     let plan_text =
-        serde_json::to_string(plan).map_err(|error| Failure::of("pass the plan on", error))?;
-    let mut first = std::process::Command::new("/proc/self/exe")
+        serde_json::to_string(&plan).map_err(|error| Failure::of("pass the plan on", error))?;
+    let mut first = first
         .arg0(INIT_NAME)
         .arg(plan_text)
         .arg(program)

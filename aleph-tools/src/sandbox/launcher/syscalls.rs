@@ -79,10 +79,10 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
     libc::CLONE_NEWTIME,
 ];
 
-/// Installs the filters on this process, for everything it starts. Without the network,
-/// UNIX sockets are refused too (`socketpair` still works): a socket file is reached by its
+/// Installs the filters on this process, for everything it starts. Without the host's
+/// network, UNIX sockets are refused too (`socketpair` still works): a socket file is reached by its
 /// path, which no network namespace hides, and Landlock guards such paths only from ABI 9.
-pub(super) fn confine(network: Network) -> Result<(), Failure> {
+pub(super) fn confine(network: &Network) -> Result<(), Failure> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|error| Failure::of("filter system calls on this architecture", error))?;
     let mut refused: BTreeMap<i64, Vec<SeccompRule>> =
@@ -103,7 +103,7 @@ pub(super) fn confine(network: Network) -> Result<(), Failure> {
         );
     }
     refused.insert(libc::SYS_clone, clone_rules);
-    if network == Network::None {
+    if *network != Network::Full {
         let unix = SeccompCondition::new(
             0,
             SeccompCmpArgLen::Dword,

@@ -9,3 +9,4 @@ mod model_calls;
 mod outside_parties;
 mod plugin_links;
 mod sandbox;
+mod sandbox_proxy;

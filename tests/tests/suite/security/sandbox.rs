@@ -29,18 +29,18 @@ use serde_json::json;
 
 /// How long any run may take before the test fails: far past what an attack needs, and
 /// short of hanging CI when a regression leaves something running.
-const BOUND: Duration = Duration::from_secs(60);
+pub(super) const BOUND: Duration = Duration::from_secs(60);
 
 /// A temporary directory holding `work/` (the sandbox's working directory, writable) and
 /// `outside/` beside it (neither readable nor writable), both canonical.
-struct Space {
+pub(super) struct Space {
     _dir: tempfile::TempDir,
-    work: PathBuf,
-    outside: PathBuf,
+    pub(super) work: PathBuf,
+    pub(super) outside: PathBuf,
 }
 
 impl Space {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
         let (work, outside) = (base.join("work"), base.join("outside"));
@@ -70,15 +70,15 @@ fn token() -> String {
 }
 
 /// How a confined run ended and what it printed.
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(super) struct Ran {
+    pub(super) code: Option<i32>,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
 }
 
 impl Ran {
     /// Everything it printed, for assertion messages.
-    fn shown(&self) -> String {
+    pub(super) fn shown(&self) -> String {
         format!(
             "exit {:?}\n--- stdout\n{}--- stderr\n{}",
             self.code, self.stdout, self.stderr
@@ -86,7 +86,7 @@ impl Ran {
     }
 
     /// The words after `label` on the line of standard output that starts with it.
-    fn line(&self, label: &str) -> &str {
+    pub(super) fn line(&self, label: &str) -> &str {
         self.stdout
             .lines()
             .find_map(|line| line.strip_prefix(label))
@@ -99,7 +99,12 @@ impl Ran {
 
 /// `program` with `args`, run under `policy` in `work` with only `PATH` in its environment,
 /// no standard input, and killed if it outlasts [`BOUND`].
-fn command(policy: &Sandbox, work: &Path, program: &str, args: &[&str]) -> tokio::process::Command {
+pub(super) fn command(
+    policy: &Sandbox,
+    work: &Path,
+    program: &str,
+    args: &[&str],
+) -> tokio::process::Command {
     let mut command = policy
         .command(program)
         .expect("this machine can sandbox programs (the sandbox's own tests need it)");
@@ -115,7 +120,7 @@ fn command(policy: &Sandbox, work: &Path, program: &str, args: &[&str]) -> tokio
     command
 }
 
-async fn finish(mut command: tokio::process::Command) -> Ran {
+pub(super) async fn finish(mut command: tokio::process::Command) -> Ran {
     let output = tokio::time::timeout(BOUND, command.output())
         .await
         .expect("the run ends within the bound")
@@ -127,18 +132,18 @@ async fn finish(mut command: tokio::process::Command) -> Ran {
     }
 }
 
-async fn bash(policy: &Sandbox, work: &Path, script: &str) -> Ran {
+pub(super) async fn bash(policy: &Sandbox, work: &Path, script: &str) -> Ran {
     finish(command(policy, work, "bash", &["-c", script])).await
 }
 
-async fn python(policy: &Sandbox, work: &Path, code: &str, args: &[&str]) -> Ran {
+pub(super) async fn python(policy: &Sandbox, work: &Path, code: &str, args: &[&str]) -> Ran {
     let mut all = vec!["-c", code];
     all.extend_from_slice(args);
     finish(command(policy, work, "python3", &all)).await
 }
 
 /// Whether `program` is on the host's `PATH`.
-fn installed(program: &str) -> bool {
+pub(super) fn installed(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
@@ -149,31 +154,35 @@ fn text(path: &Path) -> String {
 
 /// A TCP server on the host's loopback that answers every connection with a secret and
 /// counts them; it stops when dropped.
-struct LoopbackServer {
-    port: u16,
-    secret: String,
+pub(super) struct LoopbackServer {
+    pub(super) port: u16,
+    pub(super) secret: String,
     connections: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl LoopbackServer {
-    fn start() -> Self {
+    pub(super) fn start() -> Self {
+        let secret = token();
+        Self::answering(format!("HTTP/1.0 200 OK\r\n\r\n{secret}\n"), secret)
+    }
+
+    /// A server that answers every request with `reply`, a whole HTTP response.
+    pub(super) fn answering(reply: String, secret: String) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
-        let secret = token();
         let connections = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (secret, connections, stop) =
-                (secret.clone(), Arc::clone(&connections), Arc::clone(&stop));
+            let (connections, stop) = (Arc::clone(&connections), Arc::clone(&stop));
             std::thread::spawn(move || {
                 while !stop.load(Ordering::SeqCst) {
                     match listener.accept() {
                         Ok((mut stream, _)) => {
                             connections.fetch_add(1, Ordering::SeqCst);
-                            answer(&mut stream, &secret);
+                            answer(&mut stream, &reply);
                         }
                         Err(error) if error.kind() == ErrorKind::WouldBlock => {
                             std::thread::sleep(Duration::from_millis(10));
@@ -192,7 +201,7 @@ impl LoopbackServer {
         }
     }
 
-    fn connections(&self) -> usize {
+    pub(super) fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
 }
@@ -206,9 +215,9 @@ impl Drop for LoopbackServer {
     }
 }
 
-/// Reads the request (up to its blank line) and answers with `secret`; a request left unread
+/// Reads the request (up to its blank line) and answers with `reply`; a request left unread
 /// would make closing the connection reset it before the client reads the answer.
-fn answer(stream: &mut std::net::TcpStream, secret: &str) {
+fn answer(stream: &mut std::net::TcpStream, reply: &str) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let mut request = Vec::new();
@@ -220,12 +229,12 @@ fn answer(stream: &mut std::net::TcpStream, secret: &str) {
         }
     }
     // One write, so the answer cannot reach the reader in pieces.
-    let _ = stream.write_all(format!("HTTP/1.0 200 OK\r\n\r\n{secret}\n").as_bytes());
+    let _ = stream.write_all(reply.as_bytes());
     let _ = stream.shutdown(std::net::Shutdown::Both);
 }
 
 /// A server with the `bash` tool rooted at `root`, confined by `policy`.
-fn bash_server(root: &Path, policy: Sandbox) -> AlephToolServer {
+pub(super) fn bash_server(root: &Path, policy: Sandbox) -> AlephToolServer {
     AlephToolServer::builder()
         .with_builtin(CodeExec::new().bash_only().sandbox(policy))
         .with_working_dir(root)
