@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Read from configuration: `network = "none"`, `network = "full"`, or
 /// `network = { proxy = ["pypi.org", "*.pythonhosted.org"] }`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Network {
@@ -31,7 +31,7 @@ pub enum Network {
     /// Programs that honour those variables use it (curl, wget, git, pip, npm, Python's
     /// `urllib` and `requests`, and Node.js 22.21 and later, for which `NODE_USE_ENV_PROXY`
     /// is set); others reach nothing.
-    Proxy(#[serde(deserialize_with = "host_patterns")] Vec<String>),
+    Proxy(Vec<String>),
     /// The host's network, unrestricted. Only for programs trusted with it.
     Full,
 }
@@ -60,12 +60,58 @@ pub(crate) fn host_pattern(host: &str) -> Result<String, String> {
     })
 }
 
-fn host_patterns<'de, D: serde::Deserializer<'de>>(input: D) -> Result<Vec<String>, D::Error> {
-    let hosts = Vec::<String>::deserialize(input)?;
-    hosts
-        .iter()
-        .map(|host| host_pattern(host).map_err(serde::de::Error::custom))
-        .collect()
+impl<'de> Deserialize<'de> for Network {
+    fn deserialize<D: serde::Deserializer<'de>>(input: D) -> Result<Self, D::Error> {
+        input.deserialize_any(NetworkVisitor)
+    }
+}
+
+struct NetworkVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NetworkVisitor {
+    type Value = Network;
+
+    fn expecting(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        out.write_str(r#""none", "full" or { proxy = ["api.example.com"] }"#)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Network, E> {
+        match name {
+            "none" => Ok(Network::None),
+            "full" => Ok(Network::Full),
+            "proxy" => Err(E::custom(
+                r#"a proxy needs the hosts it admits: network = { proxy = ["api.example.com"] }"#,
+            )),
+            other => Err(E::custom(format!(
+                r#"`{other}` is not a network; write "none", "full" or {{ proxy = ["api.example.com"] }}"#
+            ))),
+        }
+    }
+
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Network, M::Error> {
+        use serde::de::Error as _;
+        let Some(key) = map.next_key::<String>()? else {
+            return Err(M::Error::custom(
+                r#"an empty table is not a network; write { proxy = ["api.example.com"] }"#,
+            ));
+        };
+        if key != "proxy" {
+            return Err(M::Error::custom(format!(
+                r#"`{key}` is not a network; write {{ proxy = ["api.example.com"] }}"#
+            )));
+        }
+        let hosts: Vec<String> = map.next_value()?;
+        if let Some(extra) = map.next_key::<String>()? {
+            return Err(M::Error::custom(format!(
+                "`{extra}` is not read beside `proxy`; the table holds `proxy` alone"
+            )));
+        }
+        hosts
+            .iter()
+            .map(|host| host_pattern(host).map_err(M::Error::custom))
+            .collect::<Result<_, _>>()
+            .map(Network::Proxy)
+    }
 }
 
 /// A sandbox policy: the files a program may read and write, its network, and its limits.
@@ -296,8 +342,21 @@ mod tests {
         assert_eq!(policy.write, vec![PathBuf::from(".")]);
         let error = serde_json::from_str::<Sandbox>(r#"{ "netwerk": "full" }"#).unwrap_err();
         assert!(error.to_string().contains("netwerk"), "{error}");
-        let error = serde_json::from_str::<Sandbox>(r#"{ "network": "proxy" }"#).unwrap_err();
-        assert!(error.to_string().contains("proxy"), "{error}");
+        for (network, expected) in [
+            (r#""proxy""#, "needs the hosts it admits"),
+            (r#""open""#, "`open` is not a network"),
+            ("{}", "empty table"),
+            (r#"{ "allow": [] }"#, "`allow` is not a network"),
+            (
+                r#"{ "proxy": ["a.com"], "full": true }"#,
+                "holds `proxy` alone",
+            ),
+            ("7", r#""none", "full" or"#),
+        ] {
+            let json = format!(r#"{{ "network": {network} }}"#);
+            let error = serde_json::from_str::<Sandbox>(&json).unwrap_err();
+            assert!(error.to_string().contains(expected), "{network}: {error}");
+        }
     }
 
     #[test]
