@@ -41,7 +41,15 @@ impl Network {
     /// `127.0.0.1`, `localhost`; `connect:` rules as plugin manifests write them are read
     /// too). A pattern that names no host is refused when the command is made.
     pub fn proxy<S: Into<String>>(hosts: impl IntoIterator<Item = S>) -> Self {
-        Self::Proxy(hosts.into_iter().map(Into::into).collect())
+        Self::Proxy(
+            hosts
+                .into_iter()
+                .map(|host| {
+                    let host = host.into();
+                    host_pattern(&host).unwrap_or(host)
+                })
+                .collect(),
+        )
     }
 }
 

@@ -494,3 +494,106 @@ fn the_runtime_reports_the_node_it_runs_on() {
         String::from_utf8_lossy(&printed.stdout).trim()
     );
 }
+
+const FETCHER_MANIFEST: &str = r#"
+[plugin]
+id = "fetcher"
+version = "1.0.0"
+kind = "nodejs"
+entry = "index.js"
+
+[permissions]
+network = ["connect:127.0.0.1"]
+
+[[tools]]
+name = "get"
+description = "Fetch a URL and say what came back."
+"#;
+
+const FETCHER_SOURCE: &str = r#"
+const { createServer } = require("@aleph/plugin-sdk");
+createServer({
+  name: "fetcher",
+  tools: {
+    get: async ({ url }) => {
+      try {
+        const answer = await fetch(url, { signal: AbortSignal.timeout(20000) });
+        return `${answer.status} ${(await answer.text()).trim()}`;
+      } catch (error) {
+        return `failed ${error.cause?.message || error.message}`;
+      }
+    },
+  },
+}).start();
+"#;
+
+/// A plugin granted `connect:127.0.0.1`, on the given `node`.
+fn fetcher(root: &Path, node: &Path) -> (AlephToolServer, PluginManager) {
+    node_plugin(root, "fetcher", FETCHER_MANIFEST, FETCHER_SOURCE);
+    let server = AlephToolServer::new();
+    let mut config = PluginsConfig::with_search_paths([root]);
+    config.runtimes.nodejs.node = node.to_path_buf();
+    let manager = PluginManager::new(&server, config);
+    (server, manager)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_granted_hosts_reaches_them_through_the_proxy_and_nothing_else() {
+    let node = aleph_tools_tests::interop_peers().join(".venv/bin/node24");
+    let root = tempfile::tempdir().unwrap();
+    let (server, manager) = fetcher(root.path(), &node);
+    let report = manager.load_all();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    let sandbox = manager.get("fetcher").unwrap().sandbox.unwrap();
+    assert!(
+        sandbox.contains("the network through a proxy to 127.0.0.1"),
+        "{sandbox}"
+    );
+    let granted = crate::security::sandbox::LoopbackServer::start();
+    let get = |url: String| {
+        let server = &server;
+        async move {
+            let result = server.call("get", json!({ "url": url })).await;
+            assert!(result.success, "{:?}", result.error);
+            result.output.as_str().unwrap().to_owned()
+        }
+    };
+    let reached = get(format!("http://127.0.0.1:{}/", granted.port)).await;
+    assert_eq!(reached, format!("200 {}", granted.secret));
+    // Node tunnels every request through the proxy, and reports any refused tunnel as a
+    // failed fetch (its reason goes to the plugin's standard error).
+    let refused = get(format!("http://localhost:{}/", granted.port)).await;
+    assert!(refused.starts_with("failed"), "{refused}");
+    assert_eq!(
+        granted.connections(),
+        1,
+        "the host not granted must not reach the server"
+    );
+    manager.unload("fetcher").unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_that_ignores_proxies_refuses_a_plugin_granted_hosts() {
+    let runtime = NodejsRuntime::new(NodeConfig::default());
+    let Ok(version) = runtime.node_version() else {
+        panic!("the tests need `node` on PATH");
+    };
+    let root = tempfile::tempdir().unwrap();
+    let (_server, manager) = fetcher(root.path(), Path::new("node"));
+    let report = manager.load_all();
+    if version.major >= 24 || (version.major == 22 && version.minor >= 21) {
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+        return;
+    }
+    let (_, error) = report
+        .failed
+        .first()
+        .unwrap_or_else(|| panic!("Node.js {version} must refuse a plugin granted hosts"));
+    let error = error.to_string();
+    assert!(
+        error.contains(&format!(
+            "Node.js {version} does not send requests through a proxy"
+        )) && error.contains("network = \"full\""),
+        "{error}"
+    );
+}

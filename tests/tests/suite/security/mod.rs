@@ -8,5 +8,5 @@ mod mcp_transport;
 mod model_calls;
 mod outside_parties;
 mod plugin_links;
-mod sandbox;
+pub(crate) mod sandbox;
 mod sandbox_proxy;

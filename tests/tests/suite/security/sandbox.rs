@@ -154,16 +154,16 @@ fn text(path: &Path) -> String {
 
 /// A TCP server on the host's loopback that answers every connection with a secret and
 /// counts them; it stops when dropped.
-pub(super) struct LoopbackServer {
-    pub(super) port: u16,
-    pub(super) secret: String,
+pub(crate) struct LoopbackServer {
+    pub(crate) port: u16,
+    pub(crate) secret: String,
     connections: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl LoopbackServer {
-    pub(super) fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let secret = token();
         Self::answering(format!("HTTP/1.0 200 OK\r\n\r\n{secret}\n"), secret)
     }
@@ -201,7 +201,7 @@ impl LoopbackServer {
         }
     }
 
-    pub(super) fn connections(&self) -> usize {
+    pub(crate) fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
 }
