@@ -402,6 +402,14 @@ args = ["-y", "server"]
                 "[plugins.policy]\nnetwork = [\"x.com\"]",
                 "plugins.policy.network[0]",
             ),
+            (
+                "[sandbox]\nnetwork = \"proxy\"",
+                "a proxy needs the hosts it admits",
+            ),
+            (
+                "[sandbox]\nnetwork = { proxy = [\"pypi.org\", \"no host/\"] }",
+                "`no host/` is not a host pattern",
+            ),
         ] {
             let error = format!("{:#}", Config::parse(text, file).unwrap_err());
             assert!(error.contains(needle), "{text}: {error}");

@@ -1,7 +1,8 @@
-//! What the sandbox costs a program's start: `true` run to its end plainly, and run under
-//! the default policy (two launcher stages, six namespaces, a fresh `/proc`, Landlock,
-//! seccomp, limits), from this process. The difference is the sandbox's start-up cost; a
-//! bench binary is a large program, so its re-execution is the upper end of it.
+//! What the sandbox costs a program's start: `true` run to its end plainly, under the
+//! default policy (two launcher stages, six namespaces, a fresh `/proc`, Landlock, seccomp,
+//! limits), and under a policy with the network proxy (a third process, loopback brought up,
+//! a socket handed out), from this process. The differences are the sandbox's start-up
+//! costs; a bench binary is a large program, so its re-execution is the upper end of them.
 //!
 //! Run with `cargo bench -p aleph-tools --features sandbox --bench sandbox`.
 
@@ -10,7 +11,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use aleph_tools::sandbox::Sandbox;
+use aleph_tools::sandbox::{Network, Sandbox};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn run(mut command: Command) {
@@ -29,6 +30,10 @@ fn start(c: &mut Criterion) {
     group.bench_function("plain", |b| b.iter(|| run(Command::new("true"))));
     group.bench_function("sandboxed", |b| {
         b.iter(|| run(policy.std_command("true").expect("a sandboxed command")));
+    });
+    let proxied = Sandbox::new().network(Network::proxy(["example.com"]));
+    group.bench_function("sandboxed_proxy", |b| {
+        b.iter(|| run(proxied.std_command("true").expect("a sandboxed command")));
     });
     group.finish();
 }

@@ -1,6 +1,8 @@
 //! Programs run confined: `Sandbox::command` starts a program under a policy, and what the
-//! policy does not grant fails inside the program, while the host is untouched.
+//! policy does not grant fails inside the program, while the host is untouched. With
+//! `Network::proxy`, the program reaches the hosts granted, through a proxy the host runs.
 
+use std::io::{Read as _, Write as _};
 use std::process::Stdio;
 
 use aleph_tools::sandbox::{Network, Sandbox};
@@ -50,6 +52,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let report = sh(&policy, &work, "ls /proc | grep -c '^[0-9]'; echo pid $$").await?;
     println!("its own /proc:\n{report}");
 
+    // A server on the host's loopback, reached through the proxy by the one host granted.
+    let server = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = server.local_addr()?.port();
+    std::thread::spawn(move || {
+        for mut stream in server.incoming().flatten() {
+            let mut request = [0_u8; 4096];
+            let _ = stream.read(&mut request);
+            let _ = stream.write_all(b"HTTP/1.0 200 OK\r\n\r\nhello from the host\n");
+        }
+    });
+    let proxied = Sandbox::new().network(Network::proxy(["127.0.0.1"]));
+    println!("policy: {}", proxied.describe());
+    if which("curl") {
+        let script = format!(
+            "curl -sS http://127.0.0.1:{port}/; curl -sS http://localhost:{port}/ || true"
+        );
+        let report = sh(&proxied, &work, &script).await?;
+        println!("through the proxy:\n{report}");
+        assert!(report.contains("hello from the host"));
+        assert!(report.contains("proxy refused localhost"));
+    } else {
+        println!("(curl is not installed: the proxy's part is left out)");
+    }
+
     std::fs::remove_dir_all(&work)?;
     Ok(())
+}
+
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
