@@ -22,6 +22,11 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 
+import { followProxyVariables } from "./proxy";
+
+// In the sandbox's proxy mode, older Node.js versions send requests through the proxy too.
+followProxyVariables();
+
 /** The protocol version this SDK speaks; the host checks it at `initialize`. */
 export const PROTOCOL_VERSION = 1;
 

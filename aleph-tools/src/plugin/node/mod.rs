@@ -88,7 +88,7 @@ impl NodejsRuntime {
             message,
         };
         let binary = self.binary().map_err(&fail)?;
-        let (spawn, sandbox) = sandbox::spawn_for(&binary, loaded, &self.config).map_err(&fail)?;
+        let (spawn, sandbox) = sandbox::spawn_for(&binary, loaded, &self.config);
         let initialize = initialize_params(loaded, &self.config);
         let (phase, phase_rx) = watch::channel(Phase::Starting);
         let (inbound, _) = broadcast::channel(INBOUND_BUFFER);

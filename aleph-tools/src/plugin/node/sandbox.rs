@@ -64,15 +64,6 @@ impl NodeBinary {
         Ok(Self { path, version })
     }
 
-    /// Whether `NODE_USE_ENV_PROXY` sends `fetch` and `http` through the proxy the variables
-    /// name (Node 22.21 and 24 onward).
-    fn follows_proxy_variables(&self) -> bool {
-        matches!(
-            (self.version.major, self.version.minor),
-            (24.., _) | (22, 21..)
-        )
-    }
-
     pub(super) fn permission_model(&self) -> PermissionModel {
         let v = &self.version;
         match (v.major, v.minor) {
@@ -83,22 +74,15 @@ impl NodeBinary {
     }
 }
 
-/// How to start the plugin, and a sentence saying what its sandbox enforces; or why it
-/// cannot start as its manifest asks.
+/// How to start the plugin, and a sentence saying what its sandbox enforces.
 pub(super) fn spawn_for(
     binary: &NodeBinary,
     loaded: &LoadedManifest,
     config: &NodeConfig,
-) -> Result<(Spawn, String), String> {
+) -> (Spawn, String) {
     let permissions = &loaded.manifest.permissions;
     let mut args: Vec<OsString> = Vec::new();
     let policy = policy(&config.sandbox, loaded);
-    if matches!(policy.network, Network::Proxy(_)) && !binary.follows_proxy_variables() {
-        return Err(format!(
-            "the plugin is granted network hosts, which it reaches only through the sandbox's proxy, and Node.js {} does not send requests through a proxy (22.21 and 24 onward do, with NODE_USE_ENV_PROXY): install a newer Node.js (`[plugins.runtimes.nodejs] node`), or let every plugin reach the whole network (`[plugins.runtimes.nodejs.sandbox] network = \"full\"`)",
-            binary.version
-        ));
-    }
     let mut report = format!("{}; Node.js {}", policy.describe(), binary.version);
     let model = binary.permission_model();
     if model == PermissionModel::Missing {
@@ -169,7 +153,7 @@ pub(super) fn spawn_for(
         env,
         sandbox: policy,
     };
-    Ok((spawn, report))
+    (spawn, report)
 }
 
 /// The OS sandbox a plugin runs in: the runtime's policy (its limits, and paths granted to
@@ -227,23 +211,6 @@ mod tests {
         assert_eq!(model("22.13.0"), PermissionModel::Stable);
         assert_eq!(model("23.4.0"), PermissionModel::Experimental);
         assert_eq!(model("24.19.0"), PermissionModel::Stable);
-    }
-
-    #[test]
-    fn only_a_node_that_follows_the_proxy_variables_takes_network_grants() {
-        let follows = |v: &str| {
-            NodeBinary {
-                path: PathBuf::new(),
-                version: v.parse().unwrap(),
-            }
-            .follows_proxy_variables()
-        };
-        assert!(!follows("20.20.2"));
-        assert!(!follows("22.20.0"));
-        assert!(follows("22.21.0"));
-        assert!(!follows("23.11.1"));
-        assert!(follows("24.0.0"));
-        assert!(follows("26.1.0"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! the program) or [`PROXY_NAME`] (the network proxy, outside the sandbox). It is recognized before `main` runs, so any program linking the library can
 //! confine programs without installing anything.
 
+mod cgroup;
 mod files;
 mod init;
 mod limits;

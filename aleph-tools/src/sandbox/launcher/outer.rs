@@ -9,6 +9,7 @@ use nix::sched::CloneFlags;
 use nix::sys::signal::Signal;
 use nix::unistd::{getgid, getuid};
 
+use super::cgroup::ProcessGroup;
 use super::net::{self, Proxy};
 use super::{Failure, exit_code};
 use crate::sandbox::launch::{INIT_NAME, Plan};
@@ -21,6 +22,11 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> Result<
         Network::Proxy(_) => Some(Proxy::start(plan)?),
         Network::None | Network::Full => None,
     };
+    // The kernel never holds root to RLIMIT_NPROC: for the host's root, a pids cgroup does.
+    let _group = uid
+        .is_root()
+        .then(|| ProcessGroup::join(plan.policy.processes.saturating_add(2)))
+        .flatten();
     let mut flags = CloneFlags::CLONE_NEWUSER
         | CloneFlags::CLONE_NEWNS
         | CloneFlags::CLONE_NEWPID

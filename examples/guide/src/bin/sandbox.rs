@@ -65,9 +65,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proxied = Sandbox::new().network(Network::proxy(["127.0.0.1"]));
     println!("policy: {}", proxied.describe());
     if which("curl") {
-        let script = format!(
-            "curl -sS http://127.0.0.1:{port}/; curl -sS http://localhost:{port}/ || true"
-        );
+        let script =
+            format!("curl -sS http://127.0.0.1:{port}/; curl -sS http://localhost:{port}/ || true");
         let report = sh(&proxied, &work, &script).await?;
         println!("through the proxy:\n{report}");
         assert!(report.contains("hello from the host"));
