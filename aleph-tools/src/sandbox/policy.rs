@@ -389,6 +389,17 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_proxy_pattern_naming_no_host_is_refused_when_the_command_is_made() {
+        let policy = Sandbox::new().network(Network::proxy(["pypi.org", "not a host"]));
+        let error = policy.std_command("true").unwrap_err();
+        assert!(
+            matches!(&error, super::super::SandboxError::Network(text) if text.contains("`not a host`")),
+            "{error}"
+        );
+    }
+
     #[test]
     fn the_description_says_what_is_enforced() {
         let text = Sandbox::new().read("/srv").describe();

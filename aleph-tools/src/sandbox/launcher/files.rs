@@ -213,27 +213,25 @@ pub(super) fn confine(
             .handle_access(AccessNet::from_all(abi))
             .map_err(fail)?;
     }
-    let status =
-        ruleset
-            .scope(Scope::from_all(abi))
-            .map_err(fail)?
-            .create()
-            .map_err(fail)?
-            .add_rules(proxy_port.map(|port| {
-                Ok::<_, landlock::RulesetError>(NetPort::new(port, AccessNet::ConnectTcp))
-            }))
-            .map_err(fail)?
-            .add_rules(path_beneath_rules(&places.reads, AccessFs::from_read(abi)))
-            .map_err(fail)?
-            .add_rules(path_beneath_rules(&places.writes, all))
-            .map_err(fail)?
-            .add_rules(path_beneath_rules(
-                &places.devices,
-                AccessFs::from_file(abi),
-            ))
-            .map_err(fail)?
-            .restrict_self()
-            .map_err(fail)?;
+    let proxy = proxy_port.map(|port| Ok(NetPort::new(port, AccessNet::ConnectTcp)));
+    let status = ruleset
+        .scope(Scope::from_all(abi))
+        .map_err(fail)?
+        .create()
+        .map_err(fail)?
+        .add_rules(proxy)
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(&places.reads, AccessFs::from_read(abi)))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(&places.writes, all))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(
+            &places.devices,
+            AccessFs::from_file(abi),
+        ))
+        .map_err(fail)?
+        .restrict_self()
+        .map_err(fail)?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(Failure(
             "Landlock is not enabled in this kernel (Linux 5.13 or later, with landlock in the lsm= boot list)".to_owned(),

@@ -80,8 +80,9 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
 ];
 
 /// Installs the filters on this process, for everything it starts. Without the host's
-/// network, UNIX sockets are refused too (`socketpair` still works): a socket file is reached by its
-/// path, which no network namespace hides, and Landlock guards such paths only from ABI 9.
+/// network, UNIX sockets are refused too (`socketpair` still works): a socket file is
+/// reached by its path, which no network namespace hides, and Landlock guards such paths
+/// only from ABI 9.
 pub(super) fn confine(network: &Network) -> Result<(), Failure> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|error| Failure::of("filter system calls on this architecture", error))?;
