@@ -25,15 +25,7 @@ pub(crate) fn parse_rule(rule: &str) -> Result<String, String> {
             "`{rule}` must start with `connect:`, as in `connect:https://api.example.com`"
         ));
     };
-    let authority = target
-        .split_once("://")
-        .map_or(target, |(_, rest)| rest)
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or_default();
-    let authority = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
+    let authority = authority(target);
     let no_host = || {
         format!(
             "`{rule}` names no host; write `connect:https://api.example.com`, \
@@ -74,6 +66,35 @@ pub(crate) fn parse_rule(rule: &str) -> Result<String, String> {
         ));
     }
     Ok(host.to_ascii_lowercase())
+}
+
+/// The authority of a rule's target: what follows a scheme, before a path, without
+/// credentials.
+fn authority(target: &str) -> &str {
+    let authority = target
+        .split_once("://")
+        .map_or(target, |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+}
+
+/// The port a `connect:` rule writes out (`connect:127.0.0.1:8080`, `connect:[::1]:8080`,
+/// `connect:http://localhost:3000`), if any; a scheme alone names none.
+#[cfg(feature = "sandbox")]
+pub(crate) fn rule_port(rule: &str) -> Option<u16> {
+    let authority = authority(rule.strip_prefix("connect:").unwrap_or(rule));
+    let port = match authority.strip_prefix('[') {
+        Some(inside) => inside.split_once("]:")?.1,
+        None => match authority.split_once(':') {
+            Some((_, port)) if !port.contains(':') => port,
+            _ => return None,
+        },
+    };
+    port.parse().ok()
 }
 
 fn digits(text: &str) -> bool {

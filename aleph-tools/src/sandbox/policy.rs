@@ -18,8 +18,9 @@ pub enum Network {
     /// refuses every TCP connection and bind.
     #[default]
     None,
-    /// Only these hosts, through an HTTP(S) proxy the host runs. The program's network has
-    /// loopback alone, where the proxy listens; `HTTP_PROXY`, `HTTPS_PROXY` (and their lower
+    /// Only these hosts, through an HTTP(S) proxy the host runs; a pattern with a port
+    /// (`localhost:3000`) admits that port alone, one without admits every port of its
+    /// hosts. The program's network has loopback alone, where the proxy listens; `HTTP_PROXY`, `HTTPS_PROXY` (and their lower
     /// case forms) point at it, and Landlock lets TCP reach that port and no other. The
     /// proxy admits a `CONNECT` tunnel or a plain `http://` request only to a host a pattern
     /// covers (`api.example.com`, `*.example.com`, `*`), resolves the name itself and
@@ -38,8 +39,9 @@ pub enum Network {
 
 impl Network {
     /// [`Network::Proxy`] to these host patterns (`api.example.com`, `*.example.com`, `*`,
-    /// `127.0.0.1`, `localhost`; `connect:` rules as plugin manifests write them are read
-    /// too). A pattern that names no host is refused when the command is made.
+    /// `127.0.0.1`, `localhost`, each with a port or not: `localhost:3000`; `connect:` rules
+    /// as plugin manifests write them are read too). A pattern that names no host is refused
+    /// when the command is made.
     pub fn proxy<S: Into<String>>(hosts: impl IntoIterator<Item = S>) -> Self {
         Self::Proxy(
             hosts
@@ -53,18 +55,23 @@ impl Network {
     }
 }
 
-/// A host pattern in its one form (lower case, no scheme, port or brackets), or what is
-/// wrong with it.
+/// A host pattern in its one form (lower case, no scheme; a port kept when one is written,
+/// as `host:port` or `[v6]:port`), or what is wrong with it.
 pub(crate) fn host_pattern(host: &str) -> Result<String, String> {
     let rule = if host.starts_with("connect:") {
         host.to_owned()
     } else {
         format!("connect:{host}")
     };
-    crate::hosts::parse_rule(&rule).map_err(|_| {
+    let named = crate::hosts::parse_rule(&rule).map_err(|_| {
         format!(
-            "`{host}` is not a host pattern; write `api.example.com`, `*.example.com`, `*`, `127.0.0.1` or `localhost`"
+            "`{host}` is not a host pattern; write `api.example.com`, `*.example.com`, `*`, `127.0.0.1`, `localhost`, or one of them with a port (`localhost:3000`)"
         )
+    })?;
+    Ok(match crate::hosts::rule_port(&rule) {
+        Some(port) if named.contains(':') => format!("[{named}]:{port}"),
+        Some(port) => format!("{named}:{port}"),
+        None => named,
     })
 }
 
@@ -375,7 +382,26 @@ mod tests {
         .unwrap();
         assert_eq!(
             policy.network,
-            Network::proxy(["pypi.org", "*.pythonhosted.org", "::1", "127.0.0.1"])
+            Network::proxy([
+                "pypi.org",
+                "*.pythonhosted.org",
+                "[::1]:8080",
+                "127.0.0.1:9"
+            ])
+        );
+        assert_eq!(
+            Network::proxy([
+                "connect:http://LocalHost:3000/x",
+                "::1",
+                "[::1]",
+                "a.com:443"
+            ]),
+            Network::Proxy(vec![
+                "localhost:3000".into(),
+                "::1".into(),
+                "::1".into(),
+                "a.com:443".into()
+            ])
         );
         let text = policy.describe();
         assert!(text.contains("through a proxy to pypi.org"), "{text}");

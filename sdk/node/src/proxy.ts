@@ -82,9 +82,11 @@ export function tunnel(proxy: URL, host: string, port: number): Promise<net.Sock
 function secure(socket: net.Socket, host: string, options: tls.ConnectionOptions = {}): Promise<tls.TLSSocket> {
   const bare = host.replace(/^\[(.*)\]$/, "$1");
   return new Promise((resolve, reject) => {
+    // `host` is what the certificate is checked against (without it, `localhost`).
     const wrapped = tls.connect({
       ...options,
       socket,
+      host: bare,
       servername: net.isIP(bare) ? undefined : bare,
     });
     wrapped.once("secureConnect", () => resolve(wrapped));

@@ -93,14 +93,25 @@ fn place(mounts: &str, path: &str, matches: impl Fn(&str, &str) -> bool) -> Opti
     })
 }
 
-/// Removes the groups left by launchers that were killed before they could (an empty group
-/// is removed; one still in use refuses).
+/// Removes the groups left by launchers that were killed before they could: those named for
+/// a process that no longer runs (a group whose launcher lives may be empty for a moment,
+/// between its making and its joining, and is left alone).
 fn sweep(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(PREFIX) {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(PREFIX))
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        if gone || pid == std::process::id().cast_signed() {
             let _ = std::fs::remove_dir(entry.path());
         }
     }

@@ -30,8 +30,9 @@ pub(super) fn linked() -> bool {
 
 // The one piece of unsafe code in the library: a function the loader calls before `main`.
 // It is sound because it relies on nothing `main` sets up: it reads `/proc/self/cmdline`
-// with the standard library and, only in a process started as the launcher, runs the
-// launcher and exits without returning.
+// with the standard library and, only in a process started as the launcher, marks every
+// descriptor past standard error close-on-exec (closing none, so no owner loses one), runs
+// the launcher and exits without returning.
 #[allow(unsafe_code)]
 #[ctor::ctor(unsafe)]
 fn entry() {
@@ -52,6 +53,27 @@ fn entry() {
     // The command line ends with a NUL, which leaves one empty word behind.
     if args.last().is_some_and(|last| last.is_empty()) {
         args.pop();
+    }
+    // A descriptor the caller left open on exec (a socket on the host's network, a listener,
+    // a file outside the allowed paths) must not reach the program: only standard input,
+    // output and error pass on. `close_range` with this flag is Linux 5.11, below Landlock's.
+    if matches!(stage, Stage::Outer) {
+        // SAFETY: a system call that changes descriptor flags and touches no memory.
+        let marked = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3_u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        };
+        if marked != 0 {
+            eprintln!(
+                "{FAILURE_PREFIX}cannot keep inherited descriptors out of the sandbox: {}",
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(SETUP_FAILED);
+        }
     }
     std::process::exit(run(stage, args));
 }

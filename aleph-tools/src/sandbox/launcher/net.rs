@@ -72,7 +72,8 @@ impl Proxy {
             &self.channel,
             &[IoSlice::new(&port.to_be_bytes())],
             &mut control,
-            SendFlags::empty(),
+            // Before `main`, SIGPIPE still ends the process: a proxy that died is an error.
+            SendFlags::NOSIGNAL,
         )
         .map_err(|error| Failure::of("hand the proxy its socket", error))?;
         Ok(port)

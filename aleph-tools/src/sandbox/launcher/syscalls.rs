@@ -79,10 +79,16 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
     libc::CLONE_NEWTIME,
 ];
 
-/// Installs the filters on this process, for everything it starts. Without the host's
-/// network, UNIX sockets are refused too (`socketpair` still works): a socket file is
-/// reached by its path, which no network namespace hides, and Landlock guards such paths
-/// only from ABI 9.
+/// The socket families a program without the host's network may open: IP (which reaches only
+/// the sandbox's own network, and through it the proxy) and netlink (which speaks to the
+/// sandbox's own network namespace). UNIX sockets are refused (`socketpair` still works): a
+/// socket file is reached by its path, which no network namespace hides, and Landlock guards
+/// such paths only from ABI 9. So are the families a network namespace does not separate,
+/// such as `AF_VSOCK` (a virtual machine's host).
+const CONFINED_FAMILIES: &[libc::c_int] = &[libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK];
+
+/// Installs the filters on this process, for everything it starts; without the host's
+/// network, sockets only of the [`CONFINED_FAMILIES`].
 pub(super) fn confine(network: &Network) -> Result<(), Failure> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|error| Failure::of("filter system calls on this architecture", error))?;
@@ -105,15 +111,21 @@ pub(super) fn confine(network: &Network) -> Result<(), Failure> {
     }
     refused.insert(libc::SYS_clone, clone_rules);
     if *network != Network::Full {
-        let unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Eq,
-            u64::from(libc::AF_UNIX.cast_unsigned()),
-        )
-        .and_then(|condition| SeccompRule::new(vec![condition]))
-        .map_err(|error| Failure::of("build the system call filter", error))?;
-        refused.insert(libc::SYS_socket, vec![unix]);
+        // One rule: refused when the family is none of those allowed.
+        let others = CONFINED_FAMILIES
+            .iter()
+            .map(|&family| {
+                SeccompCondition::new(
+                    0,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Ne,
+                    u64::from(family.cast_unsigned()),
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(SeccompRule::new)
+            .map_err(|error| Failure::of("build the system call filter", error))?;
+        refused.insert(libc::SYS_socket, vec![others]);
     }
     install(refused, libc::EPERM, arch)?;
     install(

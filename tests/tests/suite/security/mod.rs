@@ -10,3 +10,4 @@ mod outside_parties;
 mod plugin_links;
 pub(crate) mod sandbox;
 mod sandbox_proxy;
+mod sandbox_sockets;

@@ -223,3 +223,45 @@ async fn the_bash_tool_reaches_a_granted_host_with_curl_through_the_proxy() {
     );
     assert_eq!(server.connections(), 1);
 }
+
+#[tokio::test]
+async fn a_pattern_with_a_port_opens_that_port_and_no_other_service_of_the_host() {
+    let space = Space::new();
+    let granted = LoopbackServer::start();
+    // Another service on the host's loopback (a database, say), on a port not granted.
+    let other = LoopbackServer::start();
+    let policy = Sandbox::new().network(Network::proxy([format!("127.0.0.1:{}", granted.port)]));
+    let reached = python(
+        &policy,
+        &space.work,
+        ASK,
+        &[&granted.port.to_string(), "127.0.0.1"],
+    )
+    .await;
+    assert_eq!(
+        reached.line("tunnel 127.0.0.1 ok"),
+        granted.secret,
+        "{}",
+        reached.shown()
+    );
+    let refused = python(
+        &policy,
+        &space.work,
+        ASK,
+        &[&other.port.to_string(), "127.0.0.1"],
+    )
+    .await;
+    for way in ["tunnel", "plain"] {
+        let line = refused.line(&format!("{way} 127.0.0.1"));
+        assert!(
+            line.starts_with("403 Forbidden")
+                && line.contains(&format!(
+                    "port {} of `127.0.0.1` is not granted",
+                    other.port
+                )),
+            "the proxy must hold a pattern to the port it names, by {way}:\n{}",
+            refused.shown()
+        );
+    }
+    assert_eq!(other.connections(), 0, "the other service must see nothing");
+}

@@ -3,6 +3,7 @@
 //! and, for each request whose host the policy admits, connects to an address it checked
 //! itself. It ends when the first stage does.
 
+mod grants;
 mod request;
 
 use std::io::IoSliceMut;
@@ -20,10 +21,10 @@ use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
 use super::Failure;
-use crate::hosts::HostRule;
 use crate::sandbox::FAILURE_PREFIX;
 use crate::sandbox::launch::Plan;
 use crate::sandbox::policy::Network;
+use grants::Grants;
 use request::{MAX_HEAD, Request};
 
 /// How many connections the proxy carries at once; more wait to be accepted.
@@ -48,7 +49,7 @@ pub(super) fn run(plan: &Plan) -> Result<i32, Failure> {
             "the proxy was started for a policy without one".to_owned(),
         ));
     };
-    let rule = Arc::new(HostRule::new(hosts.iter().cloned()));
+    let grants = Arc::new(Grants::new(hosts));
     let listener = receive()?;
     listener
         .set_nonblocking(true)
@@ -72,7 +73,7 @@ pub(super) fn run(plan: &Plan) -> Result<i32, Failure> {
     runtime.block_on(async move {
         let listener = TcpListener::from_std(listener)
             .map_err(|error| Failure::of("listen for the sandbox", error))?;
-        serve(&listener, &rule).await;
+        serve(&listener, &grants).await;
         Ok(0)
     })
 }
@@ -102,7 +103,7 @@ fn receive() -> Result<std::net::TcpListener, Failure> {
     ))
 }
 
-async fn serve(listener: &TcpListener, rule: &Arc<HostRule>) {
+async fn serve(listener: &TcpListener, grants: &Arc<Grants>) {
     let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
@@ -110,9 +111,9 @@ async fn serve(listener: &TcpListener, rule: &Arc<HostRule>) {
         };
         match listener.accept().await {
             Ok((client, _)) => {
-                let rule = Arc::clone(rule);
+                let grants = Arc::clone(grants);
                 tokio::spawn(async move {
-                    carry(client, &rule).await;
+                    carry(client, &grants).await;
                     drop(permit);
                 });
             }
@@ -123,7 +124,7 @@ async fn serve(listener: &TcpListener, rule: &Arc<HostRule>) {
 }
 
 /// Reads one request, and either refuses it in words or carries the connection to its host.
-async fn carry(mut client: TcpStream, rule: &HostRule) {
+async fn carry(mut client: TcpStream, grants: &Grants) {
     let (request, read) = match timeout(HEAD_TIME, read_head(&mut client)).await {
         Ok(Ok(found)) => found,
         Ok(Err(message)) => return answer(&mut client, "400 Bad Request", &message).await,
@@ -133,7 +134,7 @@ async fn carry(mut client: TcpStream, rule: &HostRule) {
         }
     };
     let target = request.target();
-    let addresses = match admit(rule, &request).await {
+    let addresses = match admit(grants, &request).await {
         Ok(addresses) => addresses,
         Err(reason) => {
             let message = format!("the sandbox's network proxy refused {target}: {reason}");
@@ -164,6 +165,8 @@ async fn carry(mut client: TcpStream, rule: &HostRule) {
 
 async fn read_head(client: &mut TcpStream) -> Result<(Request, Vec<u8>), String> {
     let mut read = Vec::with_capacity(4096);
+    // Where the search for the head's end goes on from: each byte is looked at once.
+    let mut searched = 0;
     loop {
         if read.len() >= MAX_HEAD {
             return Err(format!(
@@ -178,15 +181,23 @@ async fn read_head(client: &mut TcpStream) -> Result<(Request, Vec<u8>), String>
         if count == 0 {
             return Err("the connection closed before a whole request came".to_owned());
         }
+        let ended = read
+            .get(searched..)
+            .is_some_and(|rest| rest.windows(4).any(|window| window == b"\r\n\r\n"));
+        searched = read.len().saturating_sub(3);
+        if !ended {
+            continue;
+        }
         if let Some(request) = request::parse(&read)? {
             return Ok((request, read));
         }
     }
 }
 
-/// The addresses `request` may go to: its host granted, its name resolved here, and each
-/// address checked.
-async fn admit(rule: &HostRule, request: &Request) -> Result<Vec<SocketAddr>, String> {
+/// The addresses `request` may go to: its host and port granted, its name resolved here, and
+/// each address checked.
+async fn admit(grants: &Grants, request: &Request) -> Result<Vec<SocketAddr>, String> {
+    let rule = grants.rule(&request.host, request.port)?;
     rule.check(request.scheme(), Some(&request.host))
         .map_err(|refusal| refusal.to_string())?;
     let found: Vec<SocketAddr> = match timeout(
