@@ -152,8 +152,8 @@ fn refuse_x32() -> Result<(), Failure> {
     // Where `struct seccomp_data` holds the call's number and its architecture.
     const NUMBER: u32 = 0;
     const ARCHITECTURE: u32 = 4;
-    // EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE.
-    const X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+    // EM_X86_64 (62) | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE.
+    const X86_64: u32 = 0x3e | 0x8000_0000 | 0x4000_0000;
     const X32_BIT: u32 = 0x4000_0000;
     let step = |code, jt, jf, k| sock_filter { code, jt, jf, k };
     let program = vec![
