@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::manifest::{Permissions, parse_filesystem};
-use crate::hosts::{covers as host_covers, parse_rule as parse_network};
+use crate::hosts::{covers as host_covers, parse_rule as parse_network, rule_port};
 
 /// The host's cap on plugin permissions: `[plugins.policy]`.
 ///
@@ -182,16 +182,16 @@ impl PermissionPolicy {
         let mut permissions = asked.clone();
         let mut refused = Vec::new();
 
-        let hosts: Vec<String> = caps
+        let hosts: Vec<(String, Option<u16>)> = caps
             .network
             .iter()
-            .filter_map(|rule| parse_network(rule).ok())
+            .filter_map(|rule| Some((parse_network(rule).ok()?, rule_port(rule))))
             .collect();
         permissions.network.retain(|rule| {
             let Ok(host) = parse_network(rule) else {
                 return true;
             };
-            let covered = hosts.iter().any(|cap| host_covers(cap, &host));
+            let covered = network_covered(&hosts, &host, rule_port(rule));
             if !covered {
                 refused.push((
                     rule.clone(),
@@ -341,9 +341,31 @@ fn listed(rules: &[String], none: &str) -> String {
     }
 }
 
+/// Whether a cap among `caps` covers `host` on `port`: a cap with a port covers a grant of
+/// that port alone (a grant without a port asks for every port), one without covers any.
+fn network_covered(caps: &[(String, Option<u16>)], host: &str, port: Option<u16>) -> bool {
+    caps.iter()
+        .any(|(cap, cap_port)| host_covers(cap, host) && (cap_port.is_none() || *cap_port == port))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cap_with_a_port_covers_that_port_alone() {
+        let caps = vec![
+            ("localhost".to_owned(), Some(3000)),
+            ("*.example.com".to_owned(), None),
+        ];
+        assert!(network_covered(&caps, "localhost", Some(3000)));
+        assert!(!network_covered(&caps, "localhost", Some(6379)));
+        // A grant without a port asks for every port: more than the cap allows.
+        assert!(!network_covered(&caps, "localhost", None));
+        assert!(network_covered(&caps, "api.example.com", None));
+        assert!(network_covered(&caps, "api.example.com", Some(8443)));
+        assert!(!network_covered(&caps, "example.org", Some(443)));
+    }
 
     #[test]
     fn variable_patterns() {

@@ -216,3 +216,25 @@ fn a_policy_rule_that_cannot_be_read_is_named() {
     let error = PluginsConfig::from_toml("[plugins.policy]\nmode = \"drop\"").unwrap_err();
     assert!(error.to_string().contains("refuse"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_policy_rule_with_a_port_trims_a_grant_of_every_port_and_keeps_its_own() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = plugin(
+        root.path(),
+        "ported",
+        "network = [\"connect:localhost\", \"connect:http://localhost:3000\"]",
+    );
+    let server = AlephToolServer::new();
+    let policy = "mode = \"trim\"\nnetwork = [\"connect:localhost:3000\"]";
+    let manager = PluginManager::new(&server, settings(root.path(), policy));
+    let info = manager.load(&dir).unwrap();
+    assert_eq!(info.status, PluginStatus::Running);
+    assert_eq!(info.dropped, ["connect:localhost"]);
+    let sandbox = info.sandbox.unwrap();
+    assert!(
+        sandbox.contains("the network through a proxy to localhost:3000,")
+            || sandbox.contains("the network through a proxy to localhost:3000;"),
+        "{sandbox}"
+    );
+}
