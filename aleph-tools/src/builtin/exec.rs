@@ -2,7 +2,6 @@
 //! inside the allowed paths, with a time limit (everything it started killed), capped output,
 //! a cleared environment and no standard input.
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::process::Stdio;
@@ -13,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::Builtin;
+use super::capture::Capture;
 use super::workspace::{locate, roots};
 use crate::context::{Progress, State, ToolContext};
 use crate::error::ToolError;
@@ -507,95 +507,12 @@ fn describe(run: &Run, timeout: Duration) -> String {
     text
 }
 
-/// One output stream, kept to a cap: its start and its end; the middle is counted.
-struct Capture {
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    half: usize,
-    omitted: u64,
-    /// The bytes of a character cut between two reads, held until the rest comes.
-    pending: Vec<u8>,
-}
-
-impl Capture {
-    fn new(limit: usize) -> Self {
-        Self {
-            head: Vec::new(),
-            tail: VecDeque::new(),
-            half: limit / 2,
-            omitted: 0,
-            pending: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, bytes: &[u8], progress: &Progress) {
-        let room = self.half - self.head.len();
-        let (head, rest) = bytes.split_at(room.min(bytes.len()));
-        if !head.is_empty() {
-            self.head.extend_from_slice(head);
-            if progress.is_listening() {
-                self.stream(head, progress);
-            }
-        }
-        if rest.len() >= self.half {
-            // The new bytes fill the whole tail: what it held, and their start, are left out.
-            self.omitted += (self.tail.len() + rest.len() - self.half) as u64;
-            self.tail.clear();
-            self.tail.extend(&rest[rest.len() - self.half..]);
-            return;
-        }
-        let overflow = (self.tail.len() + rest.len()).saturating_sub(self.half);
-        self.tail.drain(..overflow);
-        self.omitted += overflow as u64;
-        self.tail.extend(rest);
-    }
-
-    /// Streams what was read as text, holding back a character cut at the end.
-    fn stream(&mut self, bytes: &[u8], progress: &Progress) {
-        self.pending.extend_from_slice(bytes);
-        let complete = match std::str::from_utf8(&self.pending) {
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            _ => self.pending.len(),
-        };
-        let text = String::from_utf8_lossy(&self.pending[..complete]).into_owned();
-        self.pending.drain(..complete);
-        if !text.is_empty() {
-            progress.chunk(text);
-        }
-    }
-
-    /// The kept output as text; a character cut at either edge of the gap is dropped.
-    fn text(&self) -> String {
-        let mut head = self.head.as_slice();
-        if (self.omitted > 0 || !self.tail.is_empty())
-            && let Err(e) = std::str::from_utf8(head)
-            && e.error_len().is_none()
-        {
-            head = &head[..e.valid_up_to()];
-        }
-        let mut text = String::from_utf8_lossy(head).into_owned();
-        if self.omitted > 0 {
-            let _ = write!(text, "\n[… {} bytes left out …]\n", self.omitted);
-        }
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        let start = if self.omitted > 0 {
-            tail.iter()
-                .position(|&b| (b & 0xC0) != 0x80)
-                .unwrap_or(tail.len())
-        } else {
-            0
-        };
-        text.push_str(&String::from_utf8_lossy(&tail[start..]));
-        text
-    }
-}
-
 /// Keeps the programs `bash` and `code_exec` run out of this process's memory and
 /// environment (model API keys, bearer tokens): the process is made non-dumpable, as
 /// `ssh-agent` makes itself, so `/proc/<pid>/environ`, `/proc/<pid>/mem` and `ptrace` are
 /// refused to every process without `CAP_SYS_PTRACE` (root has it: run as another user). A
 /// side effect: the process writes no core dump.
-fn guard_process() {
+pub(super) fn guard_process() {
     #[cfg(target_os = "linux")]
     if let Err(error) = nix::sys::prctl::set_dumpable(false) {
         tracing::warn!(

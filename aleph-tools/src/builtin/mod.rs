@@ -32,6 +32,8 @@
 //! Code execution is **not a sandbox**: the code runs as the host's user, with its
 //! network and its files. Run code you do not trust in a WebAssembly plugin.
 
+mod capture;
+mod code;
 mod exec;
 mod fetch;
 mod files;
@@ -40,6 +42,7 @@ mod search;
 mod skills;
 mod workspace;
 
+pub use code::{CodeMode, ScriptLanguage};
 pub use exec::{CodeExec, Language};
 pub use fetch::WebFetch;
 pub use files::FileOps;

@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use super::table::{Table, checked_entry};
 use super::{
-    ActiveFilter, AlephToolServer, ConfirmationHandler, IncompatibleTools, Settings, ToolFilter,
-    ToolProgressHandler,
+    ActiveFilter, AlephToolServer, ConfirmationHandler, DerivedTool, IncompatibleTools, Settings,
+    ToolFilter, ToolProgressHandler,
 };
 use crate::context::{ElicitationHandler, SamplingHandler};
 use crate::error::RegistryError;
 use crate::middleware::{DynMiddleware, Middleware};
 use crate::names::is_valid_tool_name;
+use crate::patterns::Patterns;
 use crate::provider::Provider;
 use crate::registry;
 use crate::tool::{AlephTool, AlephToolDyn};
@@ -52,6 +53,8 @@ pub struct ToolServerBuilder {
     problems: Vec<RegistryError>,
     /// Run on the built server, in order; the first error is `build`'s.
     after_build: Vec<AfterBuild>,
+    /// Patterns of the tools opened to code, compiled by `build`.
+    open_to_code: Vec<String>,
 }
 
 /// Work for the built server (starting a watcher that adds tools to it).
@@ -89,6 +92,7 @@ impl ToolServerBuilder {
             filter: ToolFilter::default(),
             problems: Vec::new(),
             after_build: Vec::new(),
+            open_to_code: Vec::new(),
         }
     }
 
@@ -251,6 +255,23 @@ impl ToolServerBuilder {
         self
     }
 
+    /// Lets code call the tools matching `patterns` (names or globs) though their
+    /// definitions do not say so: their definitions gain [`Caller::CodeExecution`].
+    ///
+    /// [`Caller::CodeExecution`]: crate::Caller::CodeExecution
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
+    pub(crate) fn open_to_code(mut self, patterns: impl IntoIterator<Item = String>) -> Self {
+        self.open_to_code.extend(patterns);
+        self
+    }
+
+    /// Serves `tool` as a tool remade from the others whenever they or the filter change.
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
+    pub(crate) fn with_derived_tool(mut self, tool: DerivedTool) -> Self {
+        self.settings.derived.push(tool);
+        self
+    }
+
     /// Runs `work` on the server once it is built; an error fails [`build`](Self::build).
     #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
     pub(crate) fn after_build(
@@ -277,16 +298,18 @@ impl ToolServerBuilder {
     /// filter pattern that is not a valid glob.
     pub fn build(self) -> Result<AlephToolServer, RegistryError> {
         let Self {
-            settings,
+            mut settings,
             mut tools,
             registry,
             filter,
             problems,
             after_build,
+            open_to_code,
         } = self;
         if let Some(problem) = problems.into_iter().next() {
             return Err(problem);
         }
+        settings.open_to_code = Patterns::new("open to code", &open_to_code)?;
         if registry {
             let registered = registry::unique_registered_tools()?;
             tools.splice(
@@ -307,14 +330,16 @@ impl ToolServerBuilder {
             });
         }
         for entry in &mut entries {
+            settings.open_to_code(entry);
             settings.check_state(entry)?;
             settings.quarantine.check(entry)?;
         }
         let compiled = filter.compile()?;
-        let table: Table = entries
+        let mut table: Table = entries
             .into_iter()
             .map(|entry| (Arc::clone(&entry.name), Arc::new(entry)))
             .collect();
+        settings.refresh_derived(&mut table, &compiled)?;
         let filter = ActiveFilter {
             source: filter,
             compiled,

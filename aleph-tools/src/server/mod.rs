@@ -12,6 +12,7 @@
 mod builder;
 mod call;
 mod confirm;
+mod derived;
 mod execute;
 mod filter;
 mod gated;
@@ -36,6 +37,7 @@ pub use self::builder::ToolServerBuilder;
 pub(crate) use self::call::CallArgs;
 pub use self::call::{ToolCallFuture, ToolCallRequest};
 pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
+pub(crate) use self::derived::{Derive, DerivedTool};
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 use self::gated::Gated;
@@ -48,7 +50,7 @@ use self::table::{Entry, Table};
 use crate::context::{ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::error::RegistryError;
 use crate::middleware::{Chain, HookSet};
-use crate::patterns::PatternError;
+use crate::patterns::{PatternError, Patterns};
 use crate::sync::lock;
 use crate::tool::ToolDefinition;
 
@@ -67,6 +69,10 @@ struct Settings {
     repair_arguments: bool,
     middleware: Chain,
     quarantine: Quarantine,
+    /// Tools remade from the others whenever they or the filter change.
+    derived: Vec<DerivedTool>,
+    /// Tools code may call though their definitions do not say so.
+    open_to_code: Patterns,
 }
 
 impl Settings {
@@ -287,6 +293,10 @@ impl AlephToolServer {
     pub fn set_filter(&self, filter: ToolFilter) -> Result<(), PatternError> {
         let compiled = filter.compile()?;
         let _writer = lock(&self.shared.write);
+        let mut table = Table::clone(&self.shared.tools.load());
+        if self.refresh_derived(&mut table, &compiled) {
+            self.shared.tools.store(Arc::new(table));
+        }
         let active = !compiled.is_open();
         self.shared.filter.store(
             Arc::new(ActiveFilter {

@@ -97,6 +97,19 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
     })
 }
 
+impl super::Settings {
+    /// `tool`'s entry when this server can serve it: a valid definition (with the callers
+    /// the application opened it to), the state it takes given to the builder, and (unless
+    /// the policy skips misfits) a schema every provider of the server takes.
+    pub(super) fn entry(&self, tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
+        let mut entry = checked_entry(tool)?;
+        self.open_to_code(&mut entry);
+        self.check_state(&entry)?;
+        self.quarantine.check(&mut entry)?;
+        Ok(entry)
+    }
+}
+
 /// A tool marked `strict` must have a schema OpenAI's strict mode takes.
 fn check_strict(definition: &ToolDefinition) -> Result<(), RegistryError> {
     if !definition.strict {
@@ -136,10 +149,7 @@ impl AlephToolServer {
     /// given to the builder, and (unless the policy skips misfits) a schema every provider
     /// of the server takes.
     fn served_entry(&self, tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
-        let mut entry = checked_entry(tool)?;
-        self.shared.settings.check_state(&entry)?;
-        self.shared.settings.quarantine.check(&mut entry)?;
-        Ok(entry)
+        self.shared.settings.entry(tool)
     }
 
     /// Runs `change` on a copy of the table and swaps the copy in when `change` reports that
@@ -149,6 +159,7 @@ impl AlephToolServer {
         let mut table = Table::clone(&self.shared.tools.load());
         let out = change(&mut table);
         if out.changed() {
+            self.refresh_derived(&mut table, &self.shared.filter.load().compiled);
             self.shared.tools.store(Arc::new(table));
             self.shared.changes.send_modify(|count| *count += 1);
         }

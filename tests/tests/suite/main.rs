@@ -22,6 +22,7 @@ mod builtin_files;
 mod builtin_skills;
 mod builtin_web;
 mod calls;
+mod code_mode;
 mod compress;
 mod dialects;
 mod filter;

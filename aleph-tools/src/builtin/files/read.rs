@@ -43,7 +43,13 @@ pub(crate) struct Listing {
 ///
 /// Entries ignored by `.gitignore` and the `.git` directory are left out. `depth` 1 lists the
 /// directory itself; more goes down into subdirectories.
-#[tool(crate = crate, register = false, read_only, idempotent)]
+#[tool(
+    crate = crate,
+    register = false,
+    read_only,
+    idempotent,
+    callers = [human, code_execution]
+)]
 pub(crate) async fn file_list(
     /// The directory to list, relative to the working directory or absolute
     #[arg(default = ".".to_owned())]
@@ -112,7 +118,13 @@ pub(crate) struct Excerpt {
 ///
 /// Long files are returned in parts: when the result has `next_start_line`, call again with
 /// `start_line` set to it. Binary files are refused.
-#[tool(crate = crate, register = false, read_only, idempotent)]
+#[tool(
+    crate = crate,
+    register = false,
+    read_only,
+    idempotent,
+    callers = [human, code_execution]
+)]
 pub(crate) async fn file_read(
     /// The file to read, relative to the working directory or absolute
     path: String,

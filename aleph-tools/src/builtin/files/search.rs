@@ -43,7 +43,13 @@ pub(crate) struct Hits {
 /// `glob` matches paths below `path` (`**/*.rs`, `src/*.toml`); `query` is a regular
 /// expression matched against each line of text files. Give either or both. Files ignored by
 /// `.gitignore`, binary files and very large files are skipped.
-#[tool(crate = crate, register = false, read_only, idempotent)]
+#[tool(
+    crate = crate,
+    register = false,
+    read_only,
+    idempotent,
+    callers = [human, code_execution]
+)]
 pub(crate) async fn file_search(
     /// Glob over paths below `path`, such as `**/*.md`
     glob: Option<String>,
