@@ -5,7 +5,9 @@
 //   {"t":"log","text":"..."}                          what the script printed
 //   {"t":"done","value":...}                          the script returned (value left out: undefined)
 //   {"t":"error","message":"...","line":3}            the script threw
-// The host treats every line as untrusted: the script can write here too.
+// The host treats every line as untrusted: the script can write here too. Each message starts
+// on a line of its own (a newline before it), so what the script wrote without ending its
+// line cannot swallow it.
 'use strict';
 
 const vm = require('node:vm');
@@ -14,7 +16,7 @@ const readline = require('node:readline');
 
 const stdout = process.stdout;
 const write = stdout.write.bind(stdout);
-const send = (message) => write(JSON.stringify(message) + '\n');
+const send = (message) => write('\n' + JSON.stringify(message) + '\n');
 
 const pending = new Map();
 let nextId = 1;
@@ -44,7 +46,7 @@ function callTool(name, args) {
   const id = nextId++;
   return new Promise((resolve, reject) => {
     pending.set(id, { name, resolve, reject });
-    write(`{"t":"call","id":${id},"tool":${JSON.stringify(name)},"args":${json}}\n`);
+    write(`\n{"t":"call","id":${id},"tool":${JSON.stringify(name)},"args":${json}}\n`);
   });
 }
 
@@ -133,7 +135,7 @@ function start(request) {
           ),
         );
       }
-      write(`{"t":"done","value":${json}}\n`);
+      write(`\n{"t":"done","value":${json}}\n`);
     }, fail);
 }
 

@@ -1,6 +1,7 @@
 # Runs one code-mode script in Python: the same protocol as runner.js. The first line of
 # standard input holds {code, tools, valueLimit}; each line on standard output is one JSON
-# message (call, log, done, error); the host answers calls on standard input.
+# message (call, log, done, error), each after a newline of its own; the host answers calls
+# on standard input.
 import ast
 import asyncio
 import json
@@ -16,7 +17,7 @@ _lock = threading.Lock()
 def _send(message):
     line = json.dumps(message, ensure_ascii=False, allow_nan=False)
     with _lock:
-        _protocol.write(line + "\n")
+        _protocol.write("\n" + line + "\n")
         _protocol.flush()
 
 
@@ -159,7 +160,7 @@ async def _main(request):
         _fail(ValueError(f"the returned value is {len(text)} characters of JSON, more than the {limit} allowed; return a summary"))
         return
     with _lock:
-        _protocol.write('{"t":"done","value":' + text + "}\n")
+        _protocol.write('\n{"t":"done","value":' + text + "}\n")
         _protocol.flush()
 
 

@@ -428,6 +428,9 @@ async fn read_lines(mut stdout: impl AsyncBufRead + Unpin, lines: mpsc::Sender<I
                 break;
             }
         }
+        if line.is_empty() {
+            continue;
+        }
         let incoming = match serde_json::from_slice::<Message>(&line) {
             Ok(message) if !cut => Incoming::Message(message),
             _ => {

@@ -2,6 +2,7 @@
 //! tried as an attacker would, through the public API, the built command and real processes.
 //! Run it alone with `cargo test -p aleph-tools-tests --all-features --test suite security::`.
 
+mod code_mode;
 mod files;
 mod hosts;
 mod mcp_transport;
