@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use aleph_tools::ToolFilter;
+use aleph_tools::builtin::CodeMode;
 use aleph_tools::plugin::PluginsConfig;
 use aleph_tools::sandbox::Sandbox;
 use anyhow::{Context as _, bail};
@@ -36,8 +38,46 @@ pub struct Config {
     /// plugins are.
     pub skills: Vec<PathBuf>,
     /// `[sandbox]`: the policy `bash` and `code_exec` run under (the call's allowed
-    /// directories are added to its writable paths).
+    /// directories are added to its writable paths), and code mode's scripts.
     pub sandbox: Sandbox,
+    /// `[code_mode]` (or `--code-mode`): the `code` tool and the tools open to it.
+    pub code_mode: CodeModeSection,
+}
+
+/// `[code_mode]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CodeModeSection {
+    /// Serve `code` (`--code-mode` sets it too).
+    pub enabled: bool,
+    /// Tools open to code beside those whose definitions say so (names or globs).
+    pub open: Vec<String>,
+    /// Seconds a script may run when it asks for no other limit (30 when left out).
+    pub timeout_secs: Option<u64>,
+    /// How many tool calls one script may make (100 when left out).
+    pub max_tool_calls: Option<usize>,
+    /// Bytes of a script's output kept, and of JSON its returned value may take (64 KiB
+    /// when left out).
+    pub output_limit: Option<usize>,
+}
+
+impl CodeModeSection {
+    /// Code mode as configured, confined by `sandbox`.
+    pub fn code_mode(&self, sandbox: &Sandbox) -> CodeMode {
+        let mut mode = CodeMode::new()
+            .open(self.open.iter().cloned())
+            .sandbox(sandbox.clone());
+        if let Some(secs) = self.timeout_secs {
+            mode = mode.default_timeout(Duration::from_secs(secs));
+        }
+        if let Some(calls) = self.max_tool_calls {
+            mode = mode.max_tool_calls(calls);
+        }
+        if let Some(bytes) = self.output_limit {
+            mode = mode.output_limit(bytes);
+        }
+        mode
+    }
 }
 
 /// What `--builtin`, `--allowed-path` and `--searxng` ask for.
@@ -121,6 +161,7 @@ struct FileShape {
     server: ServerSection,
     mcp_servers: Vec<McpServerSection>,
     sandbox: Sandbox,
+    code_mode: CodeModeSection,
 }
 
 impl Config {
@@ -236,6 +277,7 @@ impl Config {
             builtin: None,
             skills: Vec::new(),
             sandbox: shape.sandbox,
+            code_mode: shape.code_mode,
         })
     }
 }

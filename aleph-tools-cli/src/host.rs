@@ -111,6 +111,9 @@ impl Host {
         for dir in &config.skills {
             builder = builder.with_builtin(Skills::new(dir).hot_reload(config.plugins.hot_reload));
         }
+        if config.code_mode.enabled {
+            builder = builder.with_builtin(config.code_mode.code_mode(&config.sandbox));
+        }
         let server = builder.build()?;
         let manager = PluginManager::new(&server, config.plugins.clone());
         let loading = manager.clone();

@@ -76,7 +76,12 @@ struct Global {
     /// more
     #[arg(long = "skills", global = true, value_name = "DIR")]
     skill_dirs: Vec<PathBuf>,
-    /// Run bash, code_exec, Node.js plugins and wrapped MCP servers with this process's full
+    /// Serve `code` as well: a tool that runs a JavaScript (or Python) script in the OS
+    /// sandbox, in which each tool open to code is an async function (with --builtin:
+    /// file_read, file_list, file_search; more through the config's [code_mode] open)
+    #[arg(long, global = true)]
+    code_mode: bool,
+    /// Run bash, code_exec, code mode's scripts, Node.js plugins and wrapped MCP servers with this process's full
     /// rights instead of in the OS sandbox (for machines without user namespaces or
     /// Landlock, or a host confined some other way)
     #[arg(long, global = true)]
@@ -295,6 +300,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         });
     }
     config.skills = cli.global.skill_dirs;
+    if cli.global.code_mode {
+        config.code_mode.enabled = true;
+    }
     if cli.global.no_sandbox {
         config.without_sandbox();
     }

@@ -194,3 +194,60 @@ fn chat_speaks_anthropic_when_asked() {
         "Say hello in French."
     );
 }
+
+#[test]
+fn chat_with_code_mode_does_a_task_in_one_script_that_calls_three_tools() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tea.txt"), "buy tea\nbrew tea\n").unwrap();
+    std::fs::write(dir.path().join("cake.txt"), "bake cake\n").unwrap();
+    let script = r"
+        const listing = await tools.file_list({});
+        const names = listing.entries.map((entry) => entry.path).sort();
+        const tea = await tools.file_read({ path: 'tea.txt' });
+        const hits = await tools.file_search({ query: 'tea' });
+        console.log('listed', names.length, 'files');
+        return { names, lines: tea.content.trim().split('\n').length, hits: hits.hits.length };
+    ";
+    let arguments = json!({ "code": script }).to_string();
+    let api = runtime.block_on(ModelApi::start(vec![
+        call("code", "call_1", &arguments),
+        answer(&["Two files; tea comes up twice."]),
+    ]));
+    let output = chat(
+        dir.path(),
+        &api,
+        &["--code-mode", "Summarize my notes."],
+        None,
+    );
+    let (out, err) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{out}\n{err}");
+    assert_eq!(out, "Two files; tea comes up twice.\n");
+
+    let received = api.received();
+    assert_eq!(received.len(), 2, "one script, one round trip");
+    let code = received[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["function"]["name"] == "code")
+        .expect("`code` is offered");
+    let description = code["function"]["description"].as_str().unwrap();
+    for declared in [
+        "file_read(args: {",
+        "file_list(args?: {",
+        "file_search(args?: {",
+    ] {
+        assert!(description.contains(declared), "{description}");
+    }
+    assert!(!description.contains("bash("), "{description}");
+    let messages = &received[1].body["messages"];
+    let result = messages[2]["content"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{messages}"));
+    assert!(result.contains("listed 2 files"), "{result}");
+    assert!(
+        result.contains(r#"{"hits":2,"lines":2,"names":["cake.txt","tea.txt"]}"#),
+        "{result}"
+    );
+}
