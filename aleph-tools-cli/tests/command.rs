@@ -145,7 +145,7 @@ fn serve_stdio_is_answered_by_the_official_python_client() {
 }
 
 #[test]
-fn serve_builtin_is_answered_by_the_official_python_client() {
+fn serve_builtin_and_code_mode_are_answered_by_the_official_python_client() {
     let world = World::new();
     let workspace = world.root.path().join("work/space");
     std::fs::create_dir_all(&workspace).unwrap();
@@ -161,10 +161,18 @@ fn serve_builtin_is_answered_by_the_official_python_client() {
         .arg(peers.join("builtin_client.py"))
         .arg("--skills")
         .arg(&skills)
+        .arg("--code-mode")
         .arg(&workspace)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_aleph-tools"))
-        .args(["serve", "--stdio", "--yes", "--builtin", "--allowed-path"])
+        .args([
+            "serve",
+            "--stdio",
+            "--yes",
+            "--builtin",
+            "--code-mode",
+            "--allowed-path",
+        ])
         .arg(&workspace)
         .arg("--skills")
         .arg(&skills)
@@ -174,7 +182,7 @@ fn serve_builtin_is_answered_by_the_official_python_client() {
         .output()
         .unwrap();
     let text = succeeded(&output);
-    assert!(text.contains("passed: 10"), "{text}\n{}", stderr(&output));
+    assert!(text.contains("passed: 14"), "{text}\n{}", stderr(&output));
 }
 
 #[test]

@@ -1,11 +1,12 @@
 """An MCP client written with the official Python SDK, run against
-`aleph-tools serve --builtin --allowed-path DIR --yes [--skills SKILLS]`.
+`aleph-tools serve --builtin --allowed-path DIR --yes [--skills SKILLS] [--code-mode]`.
 
-    builtin_client.py [--skills SKILLS] DIR -- COMMAND [ARG...]
+    builtin_client.py [--skills SKILLS] [--code-mode] DIR -- COMMAND [ARG...]
 
 DIR is the directory the built-in tools are bounded by. With --skills, SKILLS is the served
 skills directory, holding `greet/SKILL.md` as the Rust test writes it; the client calls the
-skill, edits its file and waits for the edit to be served. Prints `ok: …` for each check and
+skill, edits its file and waits for the edit to be served. With --code-mode, the client runs a
+script through `code` that calls three tools. Prints `ok: …` for each check and
 `passed: N` at the end; exits non-zero at the first failure.
 """
 
@@ -58,7 +59,41 @@ async def check_skills(client, skills):
     ok("the skill is an MCP prompt too, as it is now")
 
 
-async def run(server, root, skills):
+async def check_code_mode(client):
+    listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert "code" in listed, sorted(listed)
+    description = listed["code"].description
+    for declared in ("file_read(args: {", "file_list(args?: {", "file_search(args?: {"):
+        assert declared in description, description
+    assert "bash(" not in description, description
+    ok("code is listed, its description declaring the tools open to code")
+
+    script = """
+        const listing = await tools.file_list({ path: 'notes' });
+        const todo = await tools.file_read({ path: 'notes/todo.md' });
+        const found = await tools.file_search({ query: 'tea' });
+        console.log('read', todo.path);
+        return { files: listing.entries.length, todo: todo.content, hits: found.hits.length };
+    """
+    ran = await client.call_tool("code", {"code": script})
+    assert not ran.is_error, text_of(ran)
+    assert ran.structured_content["value"] == {"files": 1, "todo": "- tea\n", "hits": 1}, ran.structured_content
+    assert ran.structured_content["tool_calls"] == 3, ran.structured_content
+    assert "read notes/todo.md" in text_of(ran), text_of(ran)
+    ok("a JavaScript script calls three tools in one call")
+
+    python = "todo = await tools.file_read(path='notes/todo.md')\nreturn todo['content'].upper()"
+    ran = await client.call_tool("code", {"language": "python", "code": python})
+    assert ran.structured_content["value"] == "- TEA\n", text_of(ran)
+    ok("a Python script calls a tool")
+
+    refused = await client.call_tool("code", {"code": "return await tools.bash({ command: 'id' })"})
+    assert refused.is_error, text_of(refused)
+    assert "`bash` is not a tool this script may call" in text_of(refused), text_of(refused)
+    ok("a tool not open to code is refused to a script")
+
+
+async def run(server, root, skills, code_mode):
     async with Client(server, mode="legacy") as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         expected = {"file_read", "file_write", "file_edit", "bash", "code_exec", "web_fetch", "list_tools"}
@@ -98,17 +133,20 @@ async def run(server, root, skills):
 
         if skills:
             await check_skills(client, skills)
+        if code_mode:
+            await check_code_mode(client)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("root")
     parser.add_argument("--skills")
+    parser.add_argument("--code-mode", action="store_true")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     server = StdioServerParameters(command=command[0], args=command[1:])
-    anyio.run(run, server, args.root, args.skills)
+    anyio.run(run, server, args.root, args.skills, args.code_mode)
     print(f"passed: {len(CHECKS)}", flush=True)
 
 

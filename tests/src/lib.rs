@@ -271,6 +271,9 @@ mod book {
     #[doc = include_str!("../../book/src/builtin.md")]
     mod builtin {}
 
+    #[doc = include_str!("../../book/src/code-mode.md")]
+    mod code_mode {}
+
     #[doc = include_str!("../../book/src/plugins.md")]
     mod plugins {}
 
