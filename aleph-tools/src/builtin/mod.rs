@@ -1,5 +1,5 @@
-//! Tools that come with the library: files, code execution, web fetch, web search and tools
-//! about the server's tools.
+//! Tools that come with the library: files, code execution, code mode, web fetch, web
+//! search and tools about the server's tools.
 //!
 //! Each is an ordinary `#[tool]`, served by naming it on the builder:
 //!
@@ -29,8 +29,9 @@
 //! [`with_default_timeout`](crate::ToolServerBuilder::with_default_timeout) shorter than a
 //! tool's own limit applies too.
 //!
-//! Code execution is **not a sandbox**: the code runs as the host's user, with its
-//! network and its files. Run code you do not trust in a WebAssembly plugin.
+//! `bash`, `code_exec` and code mode's scripts run in the OS
+//! [sandbox](crate::sandbox::Sandbox) by default. [`CodeMode`] serves `code`: a script the
+//! model writes in which each tool open to code is an async function.
 
 mod capture;
 mod code;

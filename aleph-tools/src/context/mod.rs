@@ -132,6 +132,13 @@ impl ToolContext {
         self
     }
 
+    /// The same context with nobody listening to its progress.
+    #[cfg(feature = "builtin")]
+    pub(crate) fn without_progress(mut self) -> Self {
+        self.progress = None;
+        self
+    }
+
     /// Sets the working directory that relative paths are resolved against.
     #[must_use]
     pub fn with_working_dir(mut self, dir: impl AsRef<Path>) -> Self {

@@ -35,7 +35,10 @@ impl Settings {
     /// Gives code the right to call `entry` when the application opened it to code and
     /// its own definition does not already.
     pub(super) fn open_to_code(&self, entry: &mut Entry) {
+        // A tool made from the others (code mode's own) is never opened: a script could
+        // then start scripts.
         if self.open_to_code.is_match(&entry.name)
+            && !self.derived.iter().any(|d| *d.name == *entry.name)
             && !entry.definition.allows_caller(Caller::CodeExecution)
         {
             let mut definition = ToolDefinition::clone(&entry.definition);

@@ -207,11 +207,11 @@ async fn a_tool_not_open_to_code_is_refused_by_name_and_by_a_forged_line() {
     // A line written straight to the protocol's pipe is read as untrusted as any other.
     let result = code(
         &server,
-        json!({ "code": r#"
+        json!({ "code": r"
             require('fs').writeSync(1, JSON.stringify({ t: 'call', id: 999, tool: 'secret', args: {} }) + '\n');
             await new Promise((resolve) => setTimeout(resolve, 300));
             return 'sent';
-        "# }),
+        " }),
     )
     .await;
     assert!(result.success, "{:?}", result.error);
@@ -301,4 +301,74 @@ async fn what_the_script_prints_streams_as_progress() {
         event,
         ProgressEvent::Progress { message: Some(message), .. } if message == "calling whoami"
     )));
+}
+
+#[tokio::test]
+async fn code_is_never_open_to_code_even_when_every_tool_is_opened() {
+    let (server, _) = server(CodeMode::new().open(["*"]));
+    assert!(
+        !server
+            .definition("code")
+            .unwrap()
+            .allows_caller(Caller::CodeExecution)
+    );
+    assert!(
+        server
+            .definition("shout")
+            .unwrap()
+            .allows_caller(Caller::CodeExecution)
+    );
+    let result = code(
+        &server,
+        json!({ "code": "try { await tools.code({ code: 'return 1' }) } catch (e) { return e.message }" }),
+    )
+    .await;
+    let message = result.output["value"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`code` is not a tool this script may call"),
+        "{result:?}"
+    );
+    // Called as code's call from outside a script, it refuses too.
+    let nested = server
+        .call("code", json!({ "code": "return 1" }))
+        .context(ToolContext::new().with_caller(Caller::CodeExecution))
+        .await;
+    assert!(!nested.success);
+}
+
+#[tokio::test]
+async fn values_the_host_cannot_read_fail_clearly_and_at_once() {
+    let (server, _) = server(CodeMode::new());
+    // Half of a character is sent as U+FFFD rather than breaking the line.
+    let result = code(&server, json!({ "code": "return '\u{1F600}x'.slice(1)" })).await;
+    assert_eq!(result.output["value"], "\u{FFFD}x", "{:?}", result.error);
+    // `null` is a value; nothing is not.
+    let result = code(&server, json!({ "code": "return null" })).await;
+    assert_eq!(result.output["value"], Value::Null);
+    assert!(
+        result.model_text().contains("--- returned ---\nnull"),
+        "{}",
+        result.model_text()
+    );
+    // A number JSON cannot hold ends the run with the reason, not at the time limit.
+    let started = std::time::Instant::now();
+    let result = code(
+        &server,
+        json!({ "language": "python", "code": "return 10**400", "timeout_secs": 20 }),
+    )
+    .await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let error = result.error.unwrap();
+    assert!(
+        error.contains("what it returned could not be read"),
+        "{error}"
+    );
+    // A call whose line is past the limit fails; the script goes on.
+    let result = code(
+        &server,
+        json!({ "code": "try { await tools.get_item({ id: 1, pad: 'x'.repeat(2_000_000) }) } catch (e) { return e.message }" }),
+    )
+    .await;
+    let message = result.output["value"].as_str().unwrap_or_default();
+    assert!(message.contains("the call could not be read"), "{result:?}");
 }

@@ -222,9 +222,7 @@ impl Builtin for CodeMode {
 }
 
 /// The tools of `tools` code may call.
-fn open_tools<'a>(
-    tools: &'a [Arc<ToolDefinition>],
-) -> impl Iterator<Item = &'a Arc<ToolDefinition>> + 'a {
+fn open_tools(tools: &[Arc<ToolDefinition>]) -> impl Iterator<Item = &Arc<ToolDefinition>> {
     tools
         .iter()
         .filter(|definition| definition.allows_caller(Caller::CodeExecution))
@@ -282,6 +280,12 @@ impl AlephToolDyn for CodeTool {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
+            if ctx.caller() == Caller::CodeExecution {
+                return Err(ToolError::permission_denied(
+                    TOOL_NAME,
+                    "a script may not start another script",
+                ));
+            }
             let args: CodeArgs = serde_json::from_value(args)
                 .map_err(|e| ToolError::execution(format!("the arguments of `code`: {e}")))?;
             let timeout = args
@@ -297,33 +301,49 @@ impl AlephToolDyn for CodeTool {
 /// `code`'s description: how to write a script, its limits, and the declarations of the
 /// tools open to code.
 fn describe(mode: &CodeMode, tools: &[Arc<ToolDefinition>]) -> String {
-    let mut text = String::from(
+    let confinement = if mode.sandbox.is_enabled() {
+        "It runs in a sandbox, without the network and without files beyond its own directory \
+         unless the server grants more: reach them through the tools."
+    } else {
+        "It runs with the server's own rights."
+    };
+    let mut text = format!(
         "Run a JavaScript program that calls tools as async functions, and get what it printed and returned.\n\n\
          Use it to do in one step what would take many tool calls: loop over items, call tools in \
          parallel (`Promise.all`), filter and combine their results. Only what the program prints \
          (`console.log`) and returns (as JSON) comes back, so return what matters, not everything.\n\n\
          The program is the body of an async function: use `await` and `return` at its top level. \
          `await tools.NAME(args)` calls a tool and gives its result; a failed call throws a `ToolError` \
-         whose message says why. There is no network and no file outside the program's own directory: \
-         reach them through the tools. Python runs too (`\"language\": \"python\"`): \
-         `await tools.NAME(arg=value)`.\n\n",
+         whose message says why. Await every call: one that fails unawaited ends the program. \
+         {confinement} Python runs too (`\"language\": \"python\"`): `await tools.NAME(arg=value)` \
+         (`tools[\"NAME\"](...)` for a name with a dash).\n\n",
     );
     let _ = write!(
         text,
         "Limits: {} s per program unless `timeout_secs` asks for more (at most {} s), {} tool calls, \
-         {} KiB of output.\n\n",
+         {} bytes of output.\n\n",
         mode.default_timeout.as_secs(),
         mode.max_timeout.as_secs(),
         mode.max_tool_calls,
-        mode.output_limit / 1024,
+        mode.output_limit,
     );
-    let open: Vec<&ToolDefinition> = open_tools(tools).map(|d| &**d).collect();
+    let open: Vec<&ToolDefinition> = open_tools(tools)
+        .map(|d| &**d)
+        .filter(|d| d.name != TOOL_NAME)
+        .collect();
     if open.is_empty() {
         text.push_str("No tool is open to code yet: `tools` is empty.");
-    } else {
-        text.push_str("The tools:\n\n```ts\n");
-        text.push_str(&typescript::declarations(open));
-        text.push_str("\n```");
+        return text;
     }
+    let declarations = typescript::declarations(open);
+    // A fence longer than any run of backticks in the declarations, which a tool's docs
+    // could otherwise close.
+    let longest = declarations
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let _ = write!(text, "The tools:\n\n{fence}ts\n{declarations}\n{fence}");
     text
 }

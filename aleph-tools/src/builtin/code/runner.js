@@ -16,7 +16,10 @@ const readline = require('node:readline');
 
 const stdout = process.stdout;
 const write = stdout.write.bind(stdout);
-const send = (message) => write('\n' + JSON.stringify(message) + '\n');
+// Strings as the host reads them: a lone surrogate (half of a character) becomes U+FFFD.
+const wellFormed = (_key, value) => (typeof value === 'string' ? value.toWellFormed() : value);
+const toJson = (value) => JSON.stringify(value, wellFormed);
+const send = (message) => write('\n' + toJson(message) + '\n');
 
 const pending = new Map();
 let nextId = 1;
@@ -39,14 +42,14 @@ function callTool(name, args) {
   }
   let json;
   try {
-    json = JSON.stringify(args);
+    json = toJson(args);
   } catch (error) {
     return Promise.reject(new TypeError(`the arguments of tools.${name} cannot be sent as JSON: ${error.message}`));
   }
   const id = nextId++;
   return new Promise((resolve, reject) => {
     pending.set(id, { name, resolve, reject });
-    write(`\n{"t":"call","id":${id},"tool":${JSON.stringify(name)},"args":${json}}\n`);
+    write(`\n{"t":"call","id":${id},"tool":${toJson(name)},"args":${json}}\n`);
   });
 }
 
@@ -57,8 +60,10 @@ function makeTools(names) {
   // reason and the closest names.
   return new Proxy(own, {
     get(target, key) {
-      if (typeof key !== 'string' || key === 'then' || key === 'toJSON') return undefined;
-      return target[key] ?? ((args) => callTool(key, args));
+      if (typeof key !== 'string') return undefined;
+      if (key in target) return target[key];
+      if (key === 'then' || key === 'toJSON') return undefined;
+      return (args) => callTool(key, args);
     },
     set() {
       return false;
@@ -123,7 +128,7 @@ function start(request) {
       if (value === undefined) return send({ t: 'done' });
       let json;
       try {
-        json = JSON.stringify(value);
+        json = toJson(value);
       } catch (error) {
         return fail(new TypeError(`the returned value cannot be turned into JSON: ${error.message}`));
       }

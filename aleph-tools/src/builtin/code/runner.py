@@ -49,19 +49,20 @@ class ToolError(Exception):
 class _Tools:
     """Each tool open to code, as an async method: `await tools.name(arg=value)`."""
 
+    # The runner's own attributes are name-mangled (`_Tools__…`), so no tool name hides them.
     def __init__(self, names, loop):
-        object.__setattr__(self, "_names", tuple(names))
-        object.__setattr__(self, "_loop", loop)
-        object.__setattr__(self, "_pending", {})
-        object.__setattr__(self, "_next", 1)
+        object.__setattr__(self, "_Tools__names", tuple(names))
+        object.__setattr__(self, "_Tools__loop", loop)
+        object.__setattr__(self, "_Tools__pending", {})
+        object.__setattr__(self, "_Tools__next", 1)
 
     def __dir__(self):
-        return list(self._names)
+        return list(self.__names)
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return lambda args=None, **named: self._call(name, args, named)
+        return lambda args=None, **named: self.__call(name, args, named)
 
     def __getitem__(self, name):
         return self.__getattr__(name)
@@ -69,22 +70,22 @@ class _Tools:
     def __setattr__(self, name, value):
         raise AttributeError("tools cannot be changed")
 
-    async def _call(self, name, args, named):
+    async def __call(self, name, args, named):
         if args is None:
             args = named
         elif named or not isinstance(args, dict):
             raise TypeError(
                 f"tools.{name} takes named arguments (tools.{name}(city='Paris')) or one dict"
             )
-        call_id = self._next
-        object.__setattr__(self, "_next", call_id + 1)
-        future = self._loop.create_future()
-        self._pending[call_id] = (name, future)
+        call_id = self.__next
+        object.__setattr__(self, "_Tools__next", call_id + 1)
+        future = self.__loop.create_future()
+        self.__pending[call_id] = (name, future)
         _send({"t": "call", "id": call_id, "tool": name, "args": args})
         return await future
 
-    def _answer(self, message):
-        entry = self._pending.pop(message.get("id"), None)
+    def __answer(self, message):
+        entry = self.__pending.pop(message.get("id"), None)
         if entry is None:
             return
         name, future = entry
@@ -133,7 +134,7 @@ def _read(loop, tools):
             message = json.loads(line)
         except ValueError:
             continue
-        loop.call_soon_threadsafe(tools._answer, message)
+        loop.call_soon_threadsafe(tools._Tools__answer, message)
 
 
 async def _main(request):

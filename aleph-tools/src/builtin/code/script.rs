@@ -4,7 +4,10 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
@@ -23,8 +26,13 @@ use crate::result::ToolOutput;
 use crate::sandbox::{FAILURE_PREFIX, NOT_FOUND, SETUP_FAILED, SandboxError};
 use crate::server::AlephToolServer;
 
-/// The longest line the script may write; longer lines are cut and read as output.
-const LINE_LIMIT: usize = 4 << 20;
+/// The longest line the script may write beside its returned value (whose limit is the
+/// output limit); longer lines are cut and read as output.
+const LINE_LIMIT: usize = 1 << 20;
+
+/// How many bytes of answers may wait for the runtime to read them before the script is
+/// stopped: one that asks for calls without ever reading their answers.
+const ANSWER_BACKLOG: usize = 16 << 20;
 
 /// How long the runtime's standard error may stay open once the run is over.
 const STDERR_GRACE: Duration = Duration::from_millis(500);
@@ -43,7 +51,8 @@ enum Message {
         text: String,
     },
     Done {
-        #[serde(default)]
+        /// Left out when the script returned nothing; `null` when it returned `null`.
+        #[serde(default, deserialize_with = "present")]
         value: Option<Value>,
     },
     Error {
@@ -53,9 +62,22 @@ enum Message {
     },
 }
 
+/// A field that is there, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(field: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(field).map(Some)
+}
+
 /// What came out of the runtime's standard output.
 enum Incoming {
     Message(Message),
+    /// A call line the host cannot read (cut at the line limit, or not JSON it takes): the
+    /// call fails with the reason, so the script is not left waiting.
+    BadCall {
+        id: u64,
+        reason: String,
+    },
+    /// A `done` or `error` line the host cannot read.
+    BadEnd(String),
     /// A line that is not the protocol's (written past the `tools` object), shown as output.
     Text(Vec<u8>),
 }
@@ -68,8 +90,12 @@ enum Ending {
         line: Option<u64>,
     },
     TimedOut,
+    /// The script asked for calls faster than it read their answers.
+    Flooded,
     /// The runtime ended without saying how the script did.
     Exited,
+    /// The runtime said the script ended, in a line the host cannot read.
+    Unreadable(String),
 }
 
 /// A tool call the script asked for, waiting for a free slot.
@@ -90,9 +116,15 @@ pub(super) async fn run(
     let server = ctx.server().ok_or_else(|| {
         ToolError::execution("code mode runs only in calls made through a tool server")
     })?;
-    let child_ctx = ctx.clone().with_caller(Caller::CodeExecution);
+    // The script's calls report nothing of their own: their progress would interleave
+    // with the script's, and only what the script prints is its output.
+    let child_ctx = ctx
+        .clone()
+        .with_caller(Caller::CodeExecution)
+        .without_progress();
     let open: Vec<String> = super::open_tools(&server.list_tools_for_context(&child_ctx))
         .map(|definition| definition.name.clone())
+        .filter(|name| name != super::TOOL_NAME)
         .collect();
     let dir = tempfile::Builder::new()
         .prefix("aleph-code-")
@@ -100,40 +132,7 @@ pub(super) async fn run(
         .map_err(|e| {
             ToolError::execution(format!("cannot create a directory for the script: {e}"))
         })?;
-    let runner = dir.path().join(language.runner_name());
-    std::fs::write(&runner, language.runner())
-        .map_err(|e| ToolError::execution(format!("cannot write the script's runner: {e}")))?;
-    let program = mode.program(language);
-    let mut command = mode.sandbox.command(program).map_err(|error| match error {
-        SandboxError::NotFound(_) => not_installed(language, program),
-        other => ToolError::execution(other.to_string()),
-    })?;
-    command
-        .arg(&runner)
-        .current_dir(dir.path())
-        .env_clear()
-        .envs(std::env::var_os("PATH").map(|path| ("PATH", path)))
-        .env("HOME", dir.path())
-        .env("TMPDIR", dir.path())
-        .env("LANG", "C.UTF-8")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONIOENCODING", "utf-8")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    let mut child = command.spawn().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            not_installed(language, program)
-        } else {
-            ToolError::execution(format!(
-                "`{}` could not be started: {e}",
-                program.to_string_lossy()
-            ))
-        }
-    })?;
+    let mut child = spawn(mode, language, dir.path())?;
     // From here on, leaving this function (the end, a server time limit, a cancelled call)
     // kills the runtime and everything it started.
     let group = ProcessGroup::new(child.id());
@@ -144,107 +143,218 @@ pub(super) async fn run(
             "the script's runtime could not be spoken to",
         ));
     };
+    let (answers_tx, answers_rx) = mpsc::unbounded_channel::<String>();
+    let answers = Answers {
+        sender: Some(answers_tx),
+        waiting: Arc::default(),
+    };
     let start = json!({ "code": code, "tools": open, "valueLimit": mode.output_limit });
-    let (answers, answers_rx) = mpsc::unbounded_channel::<String>();
-    let _ = answers.send(start.to_string());
-    let writer = AbortOnDrop(tokio::spawn(write_lines(stdin, answers_rx)));
-    let (lines_tx, mut lines) = mpsc::channel(16);
-    let reader = AbortOnDrop(tokio::spawn(read_lines(BufReader::new(stdout), lines_tx)));
-    let errors = tokio::spawn(capture(stderr, mode.output_limit));
+    answers.send(start.to_string());
+    let writer = AbortOnDrop(tokio::spawn(write_lines(
+        stdin,
+        answers_rx,
+        Arc::clone(&answers.waiting),
+    )));
+    let (lines_tx, lines) = mpsc::channel(16);
+    let line_limit = LINE_LIMIT.max(mode.output_limit + 1024);
+    let reader = AbortOnDrop(tokio::spawn(read_lines(
+        BufReader::new(stdout),
+        lines_tx,
+        line_limit,
+    )));
+    let mut errors = AbortOnDrop(tokio::spawn(capture(stderr, mode.output_limit)));
 
-    let progress = ctx.progress();
     let started = Instant::now();
     let mut session = Session {
         server,
         ctx: child_ctx,
+        progress: ctx.progress(),
         open: open.iter().cloned().collect(),
         open_list: open,
         max_calls: mode.max_tool_calls,
         calls: 0,
+        output: Capture::new(mode.output_limit),
+        answers,
     };
-    let mut output = Capture::new(mode.output_limit);
-    let mut queued: VecDeque<Asked> = VecDeque::new();
-    let mut running = FuturesUnordered::new();
-    let limit = tokio::time::sleep(timeout);
-    tokio::pin!(limit);
-    let ending = loop {
-        tokio::select! {
-            incoming = lines.recv() => match incoming {
-                None => break Ending::Exited,
-                Some(Incoming::Text(mut bytes)) => {
-                    bytes.push(b'\n');
-                    output.push(&bytes, &progress);
-                }
-                Some(Incoming::Message(message)) => match message {
-                    Message::Log { text } => output.push(text.as_bytes(), &progress),
-                    Message::Done { value } => break Ending::Returned(value),
-                    Message::Error { message, line } => break Ending::Threw { message, line },
-                    Message::Call { id, tool, args } => {
-                        queued.push_back(Asked { id, tool, args });
-                    }
-                },
-            },
-            Some((id, answer)) = running.next() => {
-                let _ = answers.send(answer_line(id, answer));
-            },
-            () = &mut limit => break Ending::TimedOut,
-        }
-        while running.len() < mode.parallel_calls
-            && let Some(asked) = queued.pop_front()
-        {
-            match session.admit(&asked, &progress) {
-                Ok(()) => running.push(session.call(asked)),
-                Err(refusal) => {
-                    let _ = answers.send(answer_line(asked.id, Err(refusal)));
-                }
-            }
-        }
-    };
+    let ending = session.drive(lines, mode.parallel_calls, timeout).await;
     let elapsed = started.elapsed();
     group.kill();
-    drop((running, reader, writer));
-    let _ = tokio::time::timeout(STDERR_GRACE, child.wait()).await;
+    session.answers.sender = None;
+    drop((reader, writer));
+    let status = tokio::time::timeout(STDERR_GRACE, child.wait()).await;
     drop(group);
-    let stderr = match tokio::time::timeout(STDERR_GRACE, errors).await {
+    let stderr = match tokio::time::timeout(STDERR_GRACE, &mut errors.0).await {
         Ok(Ok(capture)) => capture.text(),
         _ => String::new(),
     };
-    drop(dir);
-    let calls = session.calls;
+    // A script may have left many files: they are removed away from the async workers.
+    tokio::task::spawn_blocking(move || drop(dir));
+    // The launcher's own failures (its exit code says so) are the tool's, not the script's.
+    let code = match status {
+        Ok(Ok(status)) => status.code(),
+        _ => None,
+    };
     if matches!(ending, Ending::Exited)
+        && let Some(code @ (NOT_FOUND | SETUP_FAILED)) = code
         && let Some(reason) = stderr
             .lines()
             .find_map(|line| line.strip_prefix(FAILURE_PREFIX))
     {
-        return Err(
-            match child.try_wait().ok().flatten().and_then(|s| s.code()) {
-                Some(NOT_FOUND) => not_installed(language, program),
-                Some(SETUP_FAILED) | None | Some(_) => {
-                    ToolError::execution(format!("the sandbox could not be set up: {reason}"))
-                }
-            },
-        );
+        return Err(if code == NOT_FOUND {
+            not_installed(language, mode.program(language))
+        } else {
+            ToolError::execution(format!("the sandbox could not be set up: {reason}"))
+        });
     }
-    finish(ending, &output, &stderr, calls, timeout, elapsed)
+    finish(
+        ending,
+        &session.output,
+        &stderr,
+        session.calls,
+        timeout,
+        elapsed,
+    )
 }
 
-/// What a run's tool calls share: the server, the context they run with, the tools open to
-/// the script and the count against the limit.
+/// Starts the runtime for `language` in the sandbox, in `dir`, with the runner written there.
+fn spawn(
+    mode: &CodeMode,
+    language: ScriptLanguage,
+    dir: &Path,
+) -> Result<tokio::process::Child, ToolError> {
+    let runner = dir.join(language.runner_name());
+    std::fs::write(&runner, language.runner())
+        .map_err(|e| ToolError::execution(format!("cannot write the script's runner: {e}")))?;
+    let program = mode.program(language);
+    let mut command = mode.sandbox.command(program).map_err(|error| match error {
+        SandboxError::NotFound(_) => not_installed(language, program),
+        other => ToolError::execution(other.to_string()),
+    })?;
+    command
+        .arg(&runner)
+        .current_dir(dir)
+        .env_clear()
+        .envs(std::env::var_os("PATH").map(|path| ("PATH", path)))
+        .env("HOME", dir)
+        .env("TMPDIR", dir)
+        .env("LANG", "C.UTF-8")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONIOENCODING", "utf-8")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    command.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            not_installed(language, program)
+        } else {
+            ToolError::execution(format!(
+                "`{}` could not be started: {e}",
+                program.to_string_lossy()
+            ))
+        }
+    })
+}
+
+/// One script's run as the host sees it: the server and context its calls run with, the
+/// tools open to it, its count of calls, what it printed, and the answers on their way to it.
 struct Session<'a> {
     server: &'a AlephToolServer,
     ctx: ToolContext,
+    progress: Progress,
     open: HashSet<String>,
     open_list: Vec<String>,
     max_calls: usize,
     calls: usize,
+    output: Capture,
+    answers: Answers,
+}
+
+/// The answers on their way to the runtime, and how many of their bytes wait to be written.
+struct Answers {
+    sender: Option<mpsc::UnboundedSender<String>>,
+    waiting: Arc<AtomicUsize>,
+}
+
+impl Answers {
+    /// Queues `line`; `false` when the backlog is past [`ANSWER_BACKLOG`].
+    fn send(&self, line: String) -> bool {
+        let waiting = self.waiting.fetch_add(line.len() + 1, Ordering::Relaxed);
+        if let Some(sender) = &self.sender {
+            let _ = sender.send(line);
+        }
+        waiting <= ANSWER_BACKLOG
+    }
 }
 
 impl Session<'_> {
-    /// `Ok` when the script may make this call; otherwise why not, for the script.
-    fn admit(&mut self, asked: &Asked, progress: &Progress) -> Result<(), String> {
-        if !self.open.contains(&asked.tool) {
-            let closest =
-                crate::names::closest(&asked.tool, self.open_list.iter().map(String::as_str), 1);
+    /// Reads the runtime's lines and answers its calls, at most `parallel` running at once,
+    /// until the script ends or `timeout` passes.
+    ///
+    /// Lines are read whatever the backlog of answers (a runtime blocked writing while the
+    /// host is blocked answering would wait for each other forever); the backlog is bounded
+    /// instead, and the calls waiting for a slot by the call limit.
+    async fn drive(
+        &mut self,
+        mut lines: mpsc::Receiver<Incoming>,
+        parallel: usize,
+        timeout: Duration,
+    ) -> Ending {
+        let mut queued: VecDeque<Asked> = VecDeque::new();
+        let mut running = FuturesUnordered::new();
+        let limit = tokio::time::sleep(timeout);
+        tokio::pin!(limit);
+        loop {
+            let answered = tokio::select! {
+                incoming = lines.recv() => match incoming {
+                    None => return Ending::Exited,
+                    Some(Incoming::BadCall { id, reason }) => self.answer(id, Err(reason)),
+                    Some(Incoming::BadEnd(reason)) => return Ending::Unreadable(reason),
+                    Some(Incoming::Text(mut bytes)) => {
+                        bytes.push(b'\n');
+                        self.output.push(&bytes, &self.progress);
+                        true
+                    }
+                    Some(Incoming::Message(message)) => match message {
+                        Message::Log { text } => {
+                            self.output.push(text.as_bytes(), &self.progress);
+                            true
+                        }
+                        Message::Done { value } => return Ending::Returned(value),
+                        Message::Error { message, line } => return Ending::Threw { message, line },
+                        Message::Call { id, tool, args } => match self.admit(&tool) {
+                            Ok(()) => {
+                                queued.push_back(Asked { id, tool, args });
+                                true
+                            }
+                            Err(refusal) => self.answer(id, Err(refusal)),
+                        },
+                    },
+                },
+                Some((id, answer)) = running.next() => self.answer(id, answer),
+                () = &mut limit => return Ending::TimedOut,
+            };
+            if !answered {
+                return Ending::Flooded;
+            }
+            while running.len() < parallel
+                && let Some(asked) = queued.pop_front()
+            {
+                running.push(self.call(asked));
+            }
+        }
+    }
+
+    /// `Ok` when the script may make this call, counting it; otherwise why not, for the
+    /// script.
+    fn admit(&mut self, tool: &str) -> Result<(), String> {
+        if !self.open.contains(tool) {
+            // No tool name is longer than 64 characters: a longer one is shown cut.
+            let tool: String = tool.chars().take(64).collect();
+            let tool = tool.as_str();
+            let closest = crate::names::closest(tool, self.open_list.iter().map(String::as_str), 1);
             let hint = closest
                 .first()
                 .map_or_else(String::new, |name| format!(" (did you mean `{name}`?)"));
@@ -254,8 +364,7 @@ impl Session<'_> {
                 format!("the tools open to code are {}", self.open_list.join(", "))
             };
             return Err(format!(
-                "`{}` is not a tool this script may call{hint}; {open}",
-                asked.tool
+                "`{tool}` is not a tool this script may call{hint}; {open}"
             ));
         }
         if self.calls >= self.max_calls {
@@ -265,12 +374,19 @@ impl Session<'_> {
             ));
         }
         self.calls += 1;
-        progress.report(
-            self.calls as f64,
-            None,
-            Some(&format!("calling {}", asked.tool)),
-        );
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "a count of calls, far below 2^52"
+        )]
+        let count = self.calls as f64;
+        self.progress
+            .report(count, None, Some(&format!("calling {tool}")));
         Ok(())
+    }
+
+    /// Queues `answer` for the script; `false` when the backlog is past its bound.
+    fn answer(&self, id: u64, answer: Result<Value, String>) -> bool {
+        self.answers.send(answer_line(id, answer))
     }
 
     /// The call, through the server's whole pipeline, as code's call.
@@ -343,6 +459,16 @@ fn finish(
                 timeout.as_secs_f64()
             )));
         }
+        Ending::Flooded => {
+            return Err(ToolError::execution(format!(
+                "the script was stopped: it asked for calls much faster than it read their answers ({calls_made} made); await the calls it makes\n{shown}"
+            )));
+        }
+        Ending::Unreadable(reason) => {
+            return Err(ToolError::execution(format!(
+                "the script ended, but what it returned could not be read: {reason} ({calls_made} made)\n{shown}"
+            )));
+        }
         Ending::Exited => {
             return Err(ToolError::execution(format!(
                 "the script's runtime ended before the script finished ({calls_made} made): it exited or was killed (a limit on memory, CPU time or processes)\n{shown}"
@@ -355,7 +481,7 @@ fn finish(
             let _ = write!(text, "--- returned ---\n{value}");
         }
         None if text.is_empty() => {
-            text.push_str("(the script printed nothing and returned nothing)")
+            text.push_str("(the script printed nothing and returned nothing)");
         }
         None => text.push_str("(returned nothing)"),
     }
@@ -391,18 +517,24 @@ impl<T> Drop for AbortOnDrop<T> {
 async fn write_lines(
     mut stdin: tokio::process::ChildStdin,
     mut lines: mpsc::UnboundedReceiver<String>,
+    waiting: Arc<AtomicUsize>,
 ) {
     while let Some(mut line) = lines.recv().await {
         line.push('\n');
         if stdin.write_all(line.as_bytes()).await.is_err() {
             return;
         }
+        waiting.fetch_sub(line.len(), Ordering::Relaxed);
     }
 }
 
-/// Reads the runtime's standard output line by line, each kept to [`LINE_LIMIT`] bytes (a
-/// longer line is cut and read as output), until it closes or nobody listens.
-async fn read_lines(mut stdout: impl AsyncBufRead + Unpin, lines: mpsc::Sender<Incoming>) {
+/// Reads the runtime's standard output line by line, each kept to `limit` bytes (a longer
+/// line is cut and read as output), until it closes or nobody listens.
+async fn read_lines(
+    mut stdout: impl AsyncBufRead + Unpin,
+    lines: mpsc::Sender<Incoming>,
+    limit: usize,
+) {
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -419,7 +551,7 @@ async fn read_lines(mut stdout: impl AsyncBufRead + Unpin, lines: mpsc::Sender<I
             }
             let newline = buf.iter().position(|&b| b == b'\n');
             let piece = &buf[..newline.unwrap_or(buf.len())];
-            let room = LINE_LIMIT.saturating_sub(line.len());
+            let room = limit.saturating_sub(line.len());
             line.extend_from_slice(&piece[..piece.len().min(room)]);
             cut |= piece.len() > room;
             let used = newline.map_or(buf.len(), |at| at + 1);
@@ -433,17 +565,42 @@ async fn read_lines(mut stdout: impl AsyncBufRead + Unpin, lines: mpsc::Sender<I
         }
         let incoming = match serde_json::from_slice::<Message>(&line) {
             Ok(message) if !cut => Incoming::Message(message),
-            _ => {
-                if cut {
-                    line.extend_from_slice(b" [... the rest of this line was left out]");
-                }
-                Incoming::Text(std::mem::take(&mut line))
-            }
+            Ok(_) => unreadable(&line, format!("the line is longer than {limit} bytes")),
+            Err(error) => unreadable(&line, error.to_string()),
         };
+        let incoming = match incoming {
+            Incoming::Text(mut text) if cut => {
+                text.extend_from_slice(b" [... the rest of this line was left out]");
+                Incoming::Text(text)
+            }
+            other => other,
+        };
+        line.clear();
         if lines.send(incoming).await.is_err() {
             return;
         }
     }
+}
+
+/// A line that is not a message the host reads: a call or an ending that could not be read
+/// (`reason` says why) when it starts as the runner writes them, else output.
+fn unreadable(line: &[u8], reason: String) -> Incoming {
+    if let Some(rest) = line.strip_prefix(br#"{"t":"call","id":"#) {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if let Some(id) = std::str::from_utf8(&rest[..digits])
+            .ok()
+            .and_then(|id| id.parse().ok())
+        {
+            return Incoming::BadCall {
+                id,
+                reason: format!("the call could not be read: {reason}"),
+            };
+        }
+    }
+    if line.starts_with(br#"{"t":"done""#) || line.starts_with(br#"{"t":"error""#) {
+        return Incoming::BadEnd(reason);
+    }
+    Incoming::Text(line.to_vec())
 }
 
 /// Keeps the runtime's standard error to `limit` bytes.

@@ -10,10 +10,22 @@ use crate::tool::ToolDefinition;
 /// How deep a schema is followed before its type is given as `unknown`.
 const MAX_DEPTH: usize = 12;
 
+/// How many schema nodes one tool's declaration visits (references are expanded where they
+/// are used, so a schema can name far more than it holds); past it, types are `unknown`.
+const NODE_BUDGET: usize = 2_000;
+
+/// How long the declarations may grow; the tools past it are named, not declared.
+const MAX_LENGTH: usize = 64 * 1024;
+
 /// `declare const tools: { … };` with one method per tool, each with its description.
 pub(super) fn declarations<'a>(tools: impl IntoIterator<Item = &'a ToolDefinition>) -> String {
     let mut out = String::from("declare const tools: {\n");
+    let mut left_out = Vec::new();
     for tool in tools {
+        if out.len() > MAX_LENGTH {
+            left_out.push(property_name(&tool.name));
+            continue;
+        }
         doc(&mut out, "  ", &tool.description);
         let input = Types::new(&tool.parameters).of(&tool.parameters, 1);
         // Arguments that are all optional may be left out.
@@ -32,11 +44,19 @@ pub(super) fn declarations<'a>(tools: impl IntoIterator<Item = &'a ToolDefinitio
             property_name(&tool.name)
         );
     }
+    if !left_out.is_empty() {
+        let _ = writeln!(
+            out,
+            "  // {} more, not declared here to keep this short: {}",
+            left_out.len(),
+            left_out.join(", ")
+        );
+    }
     out.push_str("};");
     out
 }
 
-/// Writes `text` as a JSDoc comment at `indent`; nothing for empty text.
+/// Writes `text` as a `JSDoc` comment at `indent`; nothing for empty text.
 fn doc(out: &mut String, indent: &str, text: &str) {
     let text = text.trim().replace("*/", "*\\/");
     if text.is_empty() {
@@ -72,6 +92,8 @@ struct Types<'s> {
     root: &'s Value,
     /// The references being expanded, to stop at a type that contains itself.
     expanding: Vec<&'s str>,
+    /// Schema nodes this declaration may still visit.
+    budget: usize,
 }
 
 impl<'s> Types<'s> {
@@ -79,14 +101,16 @@ impl<'s> Types<'s> {
         Self {
             root,
             expanding: Vec::new(),
+            budget: NODE_BUDGET,
         }
     }
 
     /// The type of `schema`, written at nesting `level` (for indenting object members).
     fn of(&mut self, schema: &'s Value, level: usize) -> String {
-        if level > MAX_DEPTH {
+        if level > MAX_DEPTH || self.budget == 0 {
             return "unknown".to_owned();
         }
+        self.budget -= 1;
         let object = match schema {
             Value::Bool(false) => return "never".to_owned(),
             Value::Object(object) => object,
@@ -192,7 +216,7 @@ impl<'s> Types<'s> {
         let properties = match object.get("properties") {
             Some(Value::Object(properties)) if !properties.is_empty() => properties,
             // Named properties, none of them: an object to send empty.
-            Some(_) if !extra.as_ref().is_some_and(|value| value != "unknown") => {
+            Some(_) if extra.as_ref().is_none_or(|value| value == "unknown") => {
                 return "{}".to_owned();
             }
             _ => {
@@ -309,6 +333,45 @@ mod tests {
         let text = declarations([&definition]);
         assert!(text.contains("next?: unknown | null;"), "{text}");
         assert!(text.contains("Promise<unknown>"), "{text}");
+    }
+
+    #[test]
+    fn a_schema_that_names_itself_over_and_over_stays_small() {
+        // Forty definitions, each naming the next twice: 2^40 paths if followed naively.
+        let mut defs = serde_json::Map::new();
+        for i in 0..40 {
+            let next = json!({ "$ref": format!("#/$defs/D{}", i + 1) });
+            defs.insert(format!("D{i}"), json!({ "anyOf": [next.clone(), { "type": "object", "properties": { "a": next, "b": { "$ref": format!("#/$defs/D{}", i + 1) } } }] }));
+        }
+        defs.insert("D40".to_owned(), json!({ "type": "string" }));
+        let definition = tool(
+            json!({ "type": "object", "properties": { "d": { "$ref": "#/$defs/D0" } }, "$defs": defs }),
+            None,
+        );
+        let text = declarations([&definition]);
+        assert!(text.len() < 200_000, "{}", text.len());
+        assert!(text.contains("unknown"));
+    }
+
+    #[test]
+    fn declarations_past_the_length_name_the_rest() {
+        let long = "word ".repeat(4_000);
+        let tools: Vec<ToolDefinition> = (0..40)
+            .map(|i| {
+                let mut definition = tool(json!({ "type": "object", "properties": {} }), None);
+                definition.name = format!("tool_{i}");
+                definition.description.clone_from(&long);
+                definition
+            })
+            .collect();
+        let text = declarations(&tools);
+        assert!(text.len() < MAX_LENGTH + 30_000, "{}", text.len());
+        assert!(
+            text.contains("more, not declared here"),
+            "{}",
+            &text[text.len() - 200..]
+        );
+        assert!(text.contains("tool_39"));
     }
 
     #[test]

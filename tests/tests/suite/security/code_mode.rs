@@ -139,6 +139,32 @@ async fn ten_thousand_tool_calls_are_held_to_the_limit() {
 }
 
 #[tokio::test]
+async fn a_script_that_never_reads_its_answers_is_stopped() {
+    let s = setup(CodeMode::new());
+    let started = Instant::now();
+    let result = code(
+        &s.server,
+        json!({ "code": r#"
+            const fs = require('fs');
+            const name = 'x'.repeat(60);
+            // Writes retried until taken (the pipe is non-blocking); stdin never read.
+            for (let i = 0; ; ) {
+                try { fs.writeSync(1, `\n{"t":"call","id":${i},"tool":"${name}","args":{}}\n`); i++ } catch {}
+            }
+        "#, "timeout_secs": 120 }),
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let error = result.error.unwrap();
+    assert!(
+        error.contains("asked for calls much faster than it read their answers"),
+        "{}",
+        brief(&error)
+    );
+    still_serving(&s.server).await;
+}
+
+#[tokio::test]
 async fn a_flood_of_output_is_cut_to_the_limit() {
     let limit = 16 * 1024;
     let s = setup(CodeMode::new().output_limit(limit));
