@@ -135,7 +135,7 @@ pub(super) async fn run(
     let mut child = spawn(mode, language, dir.path())?;
     // From here on, leaving this function (the end, a server time limit, a cancelled call)
     // kills the runtime and everything it started.
-    let group = ProcessGroup::new(child.id());
+    let mut group = ProcessGroup::new(child.id());
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -182,7 +182,10 @@ pub(super) async fn run(
     session.answers.sender = None;
     drop((reader, writer));
     let status = tokio::time::timeout(STDERR_GRACE, child.wait()).await;
-    drop(group);
+    if matches!(status, Ok(Ok(_))) {
+        // Reaped: its number may be given to another process from now on.
+        group.kill_and_forget();
+    }
     let stderr = match tokio::time::timeout(STDERR_GRACE, &mut errors.0).await {
         Ok(Ok(capture)) => capture.text(),
         _ => String::new(),

@@ -338,7 +338,7 @@ mod tests {
     #[test]
     fn a_schema_that_names_itself_over_and_over_stays_small() {
         // Forty definitions, each naming the next twice: 2^40 paths if followed naively.
-        let mut defs = serde_json::Map::new();
+        let mut defs = Map::new();
         for i in 0..40 {
             let next = json!({ "$ref": format!("#/$defs/D{}", i + 1) });
             defs.insert(format!("D{i}"), json!({ "anyOf": [next.clone(), { "type": "object", "properties": { "a": next, "b": { "$ref": format!("#/$defs/D{}", i + 1) } } }] }));
