@@ -302,7 +302,7 @@ mod tests {
         assert!(text.contains("/** Get the weather. */"), "{text}");
         assert!(text.contains("get_weather(args: {"), "{text}");
         assert!(
-            text.contains("/** City name */\n      city: string;"),
+            text.contains("/** City name */\n    city: string;"),
             "{text}"
         );
         assert!(
