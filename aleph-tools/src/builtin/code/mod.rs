@@ -20,7 +20,7 @@ use crate::error::ToolError;
 use crate::result::ToolOutput;
 use crate::sandbox::Sandbox;
 use crate::server::{Derive, DerivedTool, ToolServerBuilder};
-use crate::tool::{AlephToolDyn, BoxFuture, ToolAnnotations, ToolDefinition};
+use crate::tool::{BoxFuture, RuntimeTool, ToolAnnotations, ToolDefinition, ToolHandler};
 
 /// The name the code-mode tool is served under.
 const TOOL_NAME: &str = "code";
@@ -211,9 +211,8 @@ impl Builtin for CodeMode {
         super::exec::guard_process();
         let open = self.open.clone();
         let mode = Arc::new(self);
-        let first = CodeTool::new(Arc::clone(&mode), &[]);
-        let derive: Derive =
-            Arc::new(move |tools| Arc::new(CodeTool::new(Arc::clone(&mode), tools)));
+        let first = code_tool(Arc::clone(&mode), &[]);
+        let derive: Derive = Arc::new(move |tools| Arc::new(code_tool(Arc::clone(&mode), tools)));
         builder
             .open_to_code(open)
             .with_derived_tool(DerivedTool::new(TOOL_NAME, derive))
@@ -244,56 +243,40 @@ struct CodeArgs {
     timeout_secs: Option<u64>,
 }
 
-/// The `code` tool, described for the tools open to code when it was made.
-struct CodeTool {
-    mode: Arc<CodeMode>,
-    definition: ToolDefinition,
+/// The `code` tool, described for the tools open to code when it is made.
+fn code_tool(mode: Arc<CodeMode>, tools: &[Arc<ToolDefinition>]) -> RuntimeTool<CodeRunner> {
+    let description = describe(&mode, tools);
+    let parameters = Value::clone(&crate::schema::arguments_schema_for::<CodeArgs>());
+    let definition = ToolDefinition::new(TOOL_NAME, description, parameters)
+        .with_title("Run code that calls tools")
+        .with_annotations(ToolAnnotations {
+            read_only: Some(false),
+            open_world: Some(true),
+            ..ToolAnnotations::NONE
+        });
+    RuntimeTool::new(definition, CodeRunner(mode))
 }
 
-impl CodeTool {
-    fn new(mode: Arc<CodeMode>, tools: &[Arc<ToolDefinition>]) -> Self {
-        let description = describe(&mode, tools);
-        let parameters = Value::clone(&crate::schema::arguments_schema_for::<CodeArgs>());
-        let definition = ToolDefinition::new(TOOL_NAME, description, parameters)
-            .with_title("Run code that calls tools")
-            .with_annotations(ToolAnnotations {
-                read_only: Some(false),
-                open_world: Some(true),
-                ..ToolAnnotations::NONE
-            });
-        Self { mode, definition }
-    }
-}
+/// Runs `code`'s calls. The server checks the caller first: `code` is never open to code,
+/// so a script cannot start another.
+struct CodeRunner(Arc<CodeMode>);
 
-impl AlephToolDyn for CodeTool {
-    fn name(&self) -> &str {
-        TOOL_NAME
-    }
-
-    fn definition(&self) -> ToolDefinition {
-        self.definition.clone()
-    }
-
+impl ToolHandler for CodeRunner {
     fn call<'a>(
         &'a self,
+        _definition: &'a ToolDefinition,
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            if ctx.caller() == Caller::CodeExecution {
-                return Err(ToolError::permission_denied(
-                    TOOL_NAME,
-                    "a script may not start another script",
-                ));
-            }
             let args: CodeArgs = serde_json::from_value(args)
                 .map_err(|e| ToolError::execution(format!("the arguments of `code`: {e}")))?;
             let timeout = args
                 .timeout_secs
-                .map_or(self.mode.default_timeout, Duration::from_secs)
-                .min(self.mode.max_timeout);
+                .map_or(self.0.default_timeout, Duration::from_secs)
+                .min(self.0.max_timeout);
             let language = args.language.unwrap_or_default();
-            script::run(&self.mode, ctx, language, &args.code, timeout).await
+            script::run(&self.0, ctx, language, &args.code, timeout).await
         })
     }
 }
@@ -327,10 +310,7 @@ fn describe(mode: &CodeMode, tools: &[Arc<ToolDefinition>]) -> String {
         mode.max_tool_calls,
         mode.output_limit,
     );
-    let open: Vec<&ToolDefinition> = open_tools(tools)
-        .map(|d| &**d)
-        .filter(|d| d.name != TOOL_NAME)
-        .collect();
+    let open: Vec<&ToolDefinition> = open_tools(tools).map(|d| &**d).collect();
     if open.is_empty() {
         text.push_str("No tool is open to code yet: `tools` is empty.");
         return text;

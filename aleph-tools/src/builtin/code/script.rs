@@ -124,7 +124,6 @@ pub(super) async fn run(
         .without_progress();
     let open: Vec<String> = super::open_tools(&server.list_tools_for_context(&child_ctx))
         .map(|definition| definition.name.clone())
-        .filter(|name| name != super::TOOL_NAME)
         .collect();
     let dir = tempfile::Builder::new()
         .prefix("aleph-code-")
