@@ -2,7 +2,7 @@
 //! speaks, the tool calls it asks for (each through the server's whole pipeline as
 //! [`Caller::CodeExecution`]), and the limits that hold it.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Stdio;
@@ -168,8 +168,7 @@ pub(super) async fn run(
         server,
         ctx: child_ctx,
         progress: ctx.progress(),
-        open: open.iter().cloned().collect(),
-        open_list: open,
+        open,
         max_calls: mode.max_tool_calls,
         calls: 0,
         output: Capture::new(mode.output_limit),
@@ -266,8 +265,7 @@ struct Session<'a> {
     server: &'a AlephToolServer,
     ctx: ToolContext,
     progress: Progress,
-    open: HashSet<String>,
-    open_list: Vec<String>,
+    open: Vec<String>,
     max_calls: usize,
     calls: usize,
     output: Capture,
@@ -352,18 +350,18 @@ impl Session<'_> {
     /// `Ok` when the script may make this call, counting it; otherwise why not, for the
     /// script.
     fn admit(&mut self, tool: &str) -> Result<(), String> {
-        if !self.open.contains(tool) {
+        if !self.open.iter().any(|name| name == tool) {
             // No tool name is longer than 64 characters: a longer one is shown cut.
             let tool: String = tool.chars().take(64).collect();
             let tool = tool.as_str();
-            let closest = crate::names::closest(tool, self.open_list.iter().map(String::as_str), 1);
+            let closest = crate::names::closest(tool, self.open.iter().map(String::as_str), 1);
             let hint = closest
                 .first()
                 .map_or_else(String::new, |name| format!(" (did you mean `{name}`?)"));
-            let open = if self.open_list.is_empty() {
+            let open = if self.open.is_empty() {
                 "no tool is open to code".to_owned()
             } else {
-                format!("the tools open to code are {}", self.open_list.join(", "))
+                format!("the tools open to code are {}", self.open.join(", "))
             };
             return Err(format!(
                 "`{tool}` is not a tool this script may call{hint}; {open}"
