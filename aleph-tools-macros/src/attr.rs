@@ -29,6 +29,7 @@ enum Flag {
     OpenWorld,
     Strict,
     Task,
+    DeferLoading,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,7 +49,7 @@ enum Valued {
 }
 
 impl Key {
-    const ALL: [Self; 20] = [
+    const ALL: [Self; 21] = [
         Self::Valued(Valued::Name),
         Self::Valued(Valued::Description),
         Self::Valued(Valued::Title),
@@ -66,6 +67,7 @@ impl Key {
         Self::Valued(Valued::Callers),
         Self::Flag(Flag::Strict),
         Self::Flag(Flag::Task),
+        Self::Flag(Flag::DeferLoading),
         Self::Valued(Valued::Register),
         Self::Valued(Valued::Crate),
         Self::Flag(Flag::Inline),
@@ -81,6 +83,7 @@ impl Key {
             Self::Flag(Flag::OpenWorld) => "open_world",
             Self::Flag(Flag::Strict) => "strict",
             Self::Flag(Flag::Task) => "task",
+            Self::Flag(Flag::DeferLoading) => "defer_loading",
             Self::Valued(Valued::Name) => "name",
             Self::Valued(Valued::Description) => "description",
             Self::Valued(Valued::Title) => "title",
@@ -136,6 +139,7 @@ impl Key {
             Self::Flag(Flag::OpenWorld) => "`open_world`",
             Self::Flag(Flag::Strict) => "`strict`",
             Self::Flag(Flag::Task) => "`task`",
+            Self::Flag(Flag::DeferLoading) => "`defer_loading`",
         }
     }
 }
@@ -168,6 +172,8 @@ pub(crate) struct ToolAttrs {
     pub callers: Vec<Ident>,
     pub strict: bool,
     pub task: bool,
+    /// Kept out of the tools array until a search finds it.
+    pub defer_loading: bool,
     /// Run a sync function in place on the async worker instead of the blocking pool.
     pub inline: bool,
     pub register: bool,
@@ -252,6 +258,7 @@ impl ToolAttrs {
             Flag::OpenWorld => self.open_world = Some(value),
             Flag::Strict => self.strict = value,
             Flag::Task => self.task = value,
+            Flag::DeferLoading => self.defer_loading = value,
         }
     }
 

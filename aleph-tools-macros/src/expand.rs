@@ -527,5 +527,10 @@ fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
             fn task(&self) -> bool { true }
         });
     }
+    if attrs.defer_loading {
+        out.extend(quote! {
+            fn defer_loading(&self) -> bool { true }
+        });
+    }
     out
 }

@@ -119,7 +119,7 @@ pub mod __private_0_1_0;
 /// Keys: `name`, `description`, `tags = [...]`, `category = Builtin | Mcp | Plugin |
 /// Skill`, `confirm`, `read_only`, `destructive`, `idempotent`, `open_world`, `timeout =
 /// "10s"`, `example = "..."` (repeatable), `callers = [human, code_execution]`, `strict`,
-/// `task`, `inline`, `register = false`, `crate = path`. The guide's "Writing tools" chapter covers
+/// `task`, `defer_loading`, `inline`, `register = false`, `crate = path`. The guide's "Writing tools" chapter covers
 /// each.
 ///
 /// A sync function's body runs on Tokio's blocking pool (in place outside a Tokio runtime),

@@ -1,5 +1,6 @@
 //! The loop: ask the model, run the tools it calls, answer it, until it answers in text.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use futures_util::future::{Either, select};
 
 use crate::context::ToolContext;
 use crate::provider::{Provider, ProviderCall, RoundLimits};
-use crate::result::ToolResult;
+use crate::result::{Content, ToolResult};
 use crate::server::AlephToolServer;
 
 /// The rounds a loop runs unless told otherwise.
@@ -267,15 +268,14 @@ impl Agent {
         let on_delta = |delta: StreamDelta| emit(&AgentEvent::Delta(&delta));
         let mut usage = Usage::default();
         let mut tool_calls = 0;
+        // Deferred tools a search found in this run: they join the next rounds' tools.
+        let mut found = BTreeSet::new();
         for round in 1..=self.max_rounds {
             if cancel.is_cancelled() {
                 return Err(AgentError::Cancelled { round });
             }
             emit(&AgentEvent::RoundStarted { round });
-            let tools = match &self.context {
-                Some(context) => server.tools_for_context(provider, context),
-                None => server.tools_for(provider),
-            };
+            let tools = server.tools_with_found(provider, self.context.as_ref(), &found);
             let mut request = ModelRequest::new(conversation, &tools);
             if self.on_event.is_some() {
                 request = request.with_delta_handler(&on_delta);
@@ -317,12 +317,25 @@ impl Agent {
                     result,
                 });
             }
+            found.extend(answered.results.iter().flat_map(references));
             conversation.push_results(&answered);
         }
         Err(AgentError::MaxRounds {
             rounds: self.max_rounds,
         })
     }
+}
+
+/// The tools a successful result refers to (a tool search's answer).
+fn references(result: &ToolResult) -> impl Iterator<Item = String> + '_ {
+    result
+        .content
+        .iter()
+        .filter(|_| result.success)
+        .filter_map(|block| match block {
+            Content::ToolReference(reference) => Some(reference.tool_name.clone()),
+            _ => None,
+        })
 }
 
 impl AlephToolServer {

@@ -41,6 +41,7 @@ mod files;
 mod meta;
 mod search;
 mod skills;
+mod tool_search;
 mod workspace;
 
 pub use code::{CodeMode, ScriptLanguage};
@@ -50,6 +51,7 @@ pub use files::FileOps;
 pub use meta::MetaTools;
 pub use search::{SearchBackend, SearchHit, SearchQuery, SearxNg};
 pub use skills::{Skill, SkillArgument, SkillError, SkillScan, Skills};
+pub use tool_search::{EmbedError, Embedder, ToolSearch};
 
 use crate::server::ToolServerBuilder;
 

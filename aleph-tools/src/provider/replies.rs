@@ -33,6 +33,7 @@ impl Provider {
     /// | image | described | `input_image` (data URL; PNG, JPEG, GIF, WebP) | `image` (PNG, JPEG, GIF, WebP) | `inlineData` part (PNG, JPEG, WebP) | as is |
     /// | PDF resource | described | `input_file` | `document` | `inlineData` part | as is |
     /// | audio, links, other resources | described | described | described | described | as is |
+    /// | tool reference | described | described | `tool_reference` (the result holds only these) | described | described |
     ///
     /// "Described" is the block's line in the text ([`Content::describe`]): an embedded
     /// text resource gives its text, anything else a bracketed line naming it.
@@ -67,12 +68,15 @@ impl Provider {
             Self::Anthropic => {
                 let blocks: Vec<Value> = pairs
                     .map(|(call, result)| {
-                        let content = mixed_parts(
-                            result,
-                            anthropic_block,
-                            |text| json!({ "type": "text", "text": text }),
-                        )
-                        .map_or_else(|| Value::from(result.model_text()), Value::Array);
+                        let content = tool_references(result)
+                            .or_else(|| {
+                                mixed_parts(
+                                    result,
+                                    anthropic_block,
+                                    |text| json!({ "type": "text", "text": text }),
+                                )
+                            })
+                            .map_or_else(|| Value::from(result.model_text()), Value::Array);
                         let mut block = json!({
                             "type": "tool_result",
                             "tool_use_id": call.id.as_deref().unwrap_or_default(),
@@ -172,6 +176,26 @@ fn responses_part(block: &Content) -> Option<Value> {
     }
 }
 
+/// A tool search's answer as Anthropic takes it: its `tool_reference` blocks alone (the
+/// API puts the definitions they name before the model itself). `None` for a result
+/// without references.
+fn tool_references(result: &ToolResult) -> Option<Vec<Value>> {
+    if !result.success {
+        return None;
+    }
+    let references: Vec<Value> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            Content::ToolReference(reference) => {
+                Some(json!({ "type": "tool_reference", "tool_name": reference.tool_name }))
+            }
+            _ => None,
+        })
+        .collect();
+    (!references.is_empty()).then_some(references)
+}
+
 /// A block as an item of an Anthropic `tool_result`'s `content` list.
 fn anthropic_block(block: &Content) -> Option<Value> {
     let (kind, data, mime) = match block {
@@ -247,7 +271,12 @@ impl ToolResult {
     pub fn to_mcp(&self, wrap_output: bool) -> Value {
         let mut out = Map::new();
         let content = if self.success && !self.content.is_empty() {
-            serde_json::to_value(&self.content).unwrap_or_default()
+            let blocks = self.content.iter().map(|block| match block {
+                // MCP has no such block: the line naming the tool.
+                Content::ToolReference(_) => json!({ "type": "text", "text": block.describe() }),
+                _ => serde_json::to_value(block).unwrap_or_default(),
+            });
+            Value::Array(blocks.collect())
         } else {
             json!([{ "type": "text", "text": self.model_text() }])
         };

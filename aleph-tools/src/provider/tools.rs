@@ -102,11 +102,17 @@ impl Provider {
                 "parameters": schema,
                 "strict": strict,
             }),
-            Self::Anthropic => json!({
-                "name": name,
-                "description": description,
-                "input_schema": schema,
-            }),
+            Self::Anthropic => {
+                let mut tool = json!({
+                    "name": name,
+                    "description": description,
+                    "input_schema": schema,
+                });
+                if definition.defer_loading {
+                    tool["defer_loading"] = Value::Bool(true);
+                }
+                tool
+            }
             Self::Gemini => {
                 let mut declaration = Map::new();
                 declaration.insert("name".into(), name.into());

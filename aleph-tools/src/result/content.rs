@@ -41,6 +41,10 @@ pub enum Content {
     ResourceLink(ResourceLink),
     /// A resource's contents, carried inline.
     Resource(EmbeddedResource),
+    /// A tool the model may call from now on: a tool search's answer. Anthropic's API reads
+    /// it as a `tool_reference` block and loads the deferred tool's definition itself; for
+    /// every other reader it is a line naming the tool.
+    ToolReference(ToolReference),
 }
 
 impl Content {
@@ -135,6 +139,7 @@ impl Content {
                 ),
                 None => write!(out, "[resource link: {} <{}>]", link.name, link.uri),
             },
+            Self::ToolReference(reference) => write!(out, "[tool: {}]", reference.tool_name),
             Self::Resource(embedded) => {
                 let resource = &embedded.resource;
                 match &resource.body {
@@ -162,6 +167,23 @@ impl From<&str> for Content {
 impl From<String> for Content {
     fn from(text: String) -> Self {
         Self::text(text)
+    }
+}
+
+/// A tool a search found, by name (see [`Content::ToolReference`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolReference {
+    /// The tool's name.
+    pub tool_name: String,
+}
+
+impl ToolReference {
+    /// A reference to the tool `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            tool_name: name.into(),
+        }
     }
 }
 

@@ -14,7 +14,7 @@ mod content;
 
 pub use self::content::{
     Content, EmbeddedResource, MediaContent, ResourceBody, ResourceContents, ResourceLink,
-    TextContent,
+    TextContent, ToolReference,
 };
 
 /// A tool's answer: content for the model (text, images, audio, resources), structured data

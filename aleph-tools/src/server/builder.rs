@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::table::{Table, checked_entry};
 use super::{
-    ActiveFilter, AlephToolServer, ConfirmationHandler, DerivedTool, IncompatibleTools, Settings,
-    ToolFilter, ToolProgressHandler,
+    ActiveFilter, AlephToolServer, ConfirmationHandler, Deferral, DerivedTool, IncompatibleTools,
+    Settings, ToolFilter, ToolProgressHandler,
 };
 use crate::context::{ElicitationHandler, SamplingHandler};
 use crate::error::RegistryError;
@@ -55,6 +55,8 @@ pub struct ToolServerBuilder {
     after_build: Vec<AfterBuild>,
     /// Patterns of the tools opened to code, compiled by `build`.
     open_to_code: Vec<String>,
+    /// With a tool search: the patterns of the tools it defers, and its own tools.
+    deferred: Option<(Vec<String>, Vec<String>)>,
 }
 
 /// Work for the built server (starting a watcher that adds tools to it).
@@ -93,6 +95,7 @@ impl ToolServerBuilder {
             problems: Vec::new(),
             after_build: Vec::new(),
             open_to_code: Vec::new(),
+            deferred: None,
         }
     }
 
@@ -265,6 +268,21 @@ impl ToolServerBuilder {
         self
     }
 
+    /// Turns on deferred loading for a tool search whose own tools are `always_loaded`:
+    /// tools marked [`defer_loading`](crate::tool::ToolDefinition::defer_loading), and those
+    /// matching `patterns` (names or globs), stay out of the tools array until found.
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
+    pub(crate) fn defer_loading(
+        mut self,
+        patterns: impl IntoIterator<Item = String>,
+        always_loaded: impl IntoIterator<Item = String>,
+    ) -> Self {
+        let (deferred, loaded) = self.deferred.get_or_insert_default();
+        deferred.extend(patterns);
+        loaded.extend(always_loaded);
+        self
+    }
+
     /// Serves `tool` as a tool remade from the others whenever they or the filter change.
     #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
     pub(crate) fn with_derived_tool(mut self, tool: DerivedTool) -> Self {
@@ -305,6 +323,7 @@ impl ToolServerBuilder {
             problems,
             after_build,
             open_to_code,
+            deferred,
         } = self;
         if let Some(problem) = problems.into_iter().next() {
             return Err(problem);
@@ -329,10 +348,14 @@ impl ToolServerBuilder {
                 name: pair[0].name.to_string(),
             });
         }
+        if let Some((patterns, always_loaded)) = deferred {
+            settings.deferral = Some(Deferral {
+                patterns: Patterns::new("deferred", &patterns)?,
+                always_loaded,
+            });
+        }
         for entry in &mut entries {
-            settings.open_to_code(entry);
-            settings.check_state(entry)?;
-            settings.quarantine.check(entry)?;
+            settings.adopt(entry)?;
         }
         let compiled = filter.compile()?;
         let mut table: Table = entries

@@ -12,6 +12,7 @@
 mod builder;
 mod call;
 mod confirm;
+mod deferral;
 mod derived;
 mod execute;
 mod filter;
@@ -37,6 +38,7 @@ pub use self::builder::ToolServerBuilder;
 pub(crate) use self::call::CallArgs;
 pub use self::call::{ToolCallFuture, ToolCallRequest};
 pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
+pub(crate) use self::deferral::Deferral;
 pub(crate) use self::derived::{Derive, DerivedTool};
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
@@ -73,6 +75,8 @@ struct Settings {
     derived: Vec<DerivedTool>,
     /// Tools code may call though their definitions do not say so.
     open_to_code: Patterns,
+    /// Which tools wait for a search; `None` without a tool search.
+    deferral: Option<Deferral>,
 }
 
 impl Settings {

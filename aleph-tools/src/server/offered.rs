@@ -68,7 +68,8 @@ impl AlephToolServer {
         if self.hidden_from(context).is_none() {
             return self.tools_for(provider);
         }
-        Arc::new(self.build_tools_for(provider, &self.list_tools_for_context(context)))
+        let tools = Self::loaded_for(provider, self.list_tools_for_context(context));
+        Arc::new(self.build_tools_for(provider, &tools))
     }
 
     /// The names of the tools the filter offers that a layer leaves out for a caller with

@@ -113,6 +113,8 @@ impl AlephToolServer {
 
     /// The `tools` array for a request to `provider`: the tools the filter offers, sorted
     /// by name, with schemas in the provider's default [`dialect`](Provider::dialect).
+    /// Deferred tools (see [`ToolSearch`](crate::builtin::ToolSearch)) are left out, but for
+    /// Anthropic, whose array marks them `defer_loading`.
     ///
     /// The array is built once and shared until the tools or the filter change (the
     /// changes [`watch_tools`](Self::watch_tools) counts), so asking again each round of a
@@ -129,7 +131,8 @@ impl AlephToolServer {
         if let Some(list) = lock(&self.shared.tool_lists).get(version, provider) {
             return list;
         }
-        let list = Arc::new(self.build_tools_for(provider, &self.list_tools()));
+        let tools = Self::loaded_for(provider, self.list_tools());
+        let list = Arc::new(self.build_tools_for(provider, &tools));
         lock(&self.shared.tool_lists).put(version, provider, Arc::clone(&list));
         list
     }

@@ -103,10 +103,17 @@ impl super::Settings {
     /// the policy skips misfits) a schema every provider of the server takes.
     pub(super) fn entry(&self, tool: Arc<dyn AlephToolDyn>) -> Result<Entry, RegistryError> {
         let mut entry = checked_entry(tool)?;
-        self.open_to_code(&mut entry);
-        self.check_state(&entry)?;
-        self.quarantine.check(&mut entry)?;
+        self.adopt(&mut entry)?;
         Ok(entry)
+    }
+
+    /// Applies the server's settings to a checked entry: opens it to code, defers it,
+    /// checks its state and the providers.
+    pub(super) fn adopt(&self, entry: &mut Entry) -> Result<(), RegistryError> {
+        self.open_to_code(entry);
+        self.defer(entry);
+        self.check_state(entry)?;
+        self.quarantine.check(entry)
     }
 }
 

@@ -170,7 +170,7 @@ pub enum IconTheme {
 /// Serializes with the keys `name`, `description` and `parameters` (the input JSON Schema),
 /// and, where set, `title`, `icons`, `meta`, `output_schema`, `category`, `annotations`,
 /// `requires_confirmation`, `examples`, `tags`, `allowed_callers`, `timeout_ms`, `strict`,
-/// `task` and `output_limit`.
+/// `task`, `output_limit` and `defer_loading`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolDefinition {
@@ -233,6 +233,11 @@ pub struct ToolDefinition {
     /// the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_limit: Option<usize>,
+    /// Whether the tool stays out of the tools array until a search finds it. It takes
+    /// effect on a server that serves [`ToolSearch`](crate::builtin::ToolSearch), which also
+    /// defers the tools its patterns name; elsewhere the server clears it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub defer_loading: bool,
 }
 
 impl ToolDefinition {
@@ -256,6 +261,7 @@ impl ToolDefinition {
             strict: false,
             task: false,
             output_limit: None,
+            defer_loading: false,
         }
     }
 
@@ -354,6 +360,14 @@ impl ToolDefinition {
     #[must_use]
     pub fn with_output_limit(mut self, max_chars: usize) -> Self {
         self.output_limit = Some(max_chars);
+        self
+    }
+
+    /// Keeps the tool out of the tools array until a search finds it (see
+    /// [`defer_loading`](Self::defer_loading)).
+    #[must_use]
+    pub fn with_defer_loading(mut self, defer: bool) -> Self {
+        self.defer_loading = defer;
         self
     }
 

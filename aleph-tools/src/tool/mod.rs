@@ -155,6 +155,12 @@ pub trait AlephTool: Send + Sync + 'static {
         false
     }
 
+    /// Whether the tool stays out of the tools array until a search finds it (see
+    /// [`ToolDefinition::defer_loading`]).
+    fn defer_loading(&self) -> bool {
+        false
+    }
+
     /// JSON Schema of [`Self::Args`], generated once per process.
     fn input_schema() -> Arc<Value> {
         schema::arguments_schema_for::<Self::Args>()
@@ -192,6 +198,7 @@ pub trait AlephTool: Send + Sync + 'static {
             strict: self.strict(),
             task: self.task(),
             output_limit: None,
+            defer_loading: self.defer_loading(),
         }
     }
 

@@ -60,4 +60,5 @@ mod repair;
 mod schemas;
 mod security;
 mod state;
+mod tool_search;
 mod validation;

@@ -13,6 +13,19 @@ use crate::provider::{Provider, arguments_text};
 
 const PROVIDER: Provider = Provider::Anthropic;
 
+/// The beta a request with deferred tools names in `anthropic-beta`: tool search, whose
+/// results refer to the deferred tools the model may now call.
+const DEFERRED_TOOLS_BETA: &str = "advanced-tool-use-2025-11-20";
+
+/// Whether a tools array holds a tool marked `defer_loading`.
+fn defers_tools(tools: &Value) -> bool {
+    tools.as_array().is_some_and(|tools| {
+        tools
+            .iter()
+            .any(|tool| tool.get("defer_loading") == Some(&Value::Bool(true)))
+    })
+}
+
 /// The API version sent in `anthropic-version`.
 const API_VERSION: &str = "2023-06-01";
 
@@ -78,6 +91,12 @@ impl Anthropic {
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         if let Some(value) = self.settings.key_header("")? {
             headers.insert("x-api-key", value);
+        }
+        if defers_tools(request.tools) {
+            headers.insert(
+                "anthropic-beta",
+                HeaderValue::from_static(DEFERRED_TOOLS_BETA),
+            );
         }
         let body = self.body(&request);
         let response = self.settings.post(PROVIDER, &url, headers, &body).await?;

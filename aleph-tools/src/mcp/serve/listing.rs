@@ -78,6 +78,8 @@ impl Session {
             .tools
             .list_tools()
             .iter()
+            // Deferred tools wait for `tool_search`, and are called through `call_tool`.
+            .filter(|definition| !definition.defer_loading)
             .filter_map(
                 |definition| match tool_to_mcp(definition, self.served.dialect, shape) {
                     Ok(tool) => Some(tool),

@@ -1,0 +1,357 @@
+//! Tool search with deferred loading: tools marked deferred stay out of the tools array;
+//! the model finds them with `tool_search` (keywords ranked by BM25, fused with an
+//! embedder's ranking by meaning when one is given, or a regular expression) and calls
+//! them directly where the found tools are added to its tools (the agent loop, Anthropic's
+//! API) or through `call_tool` (MCP clients, whose tool list stays as it was).
+
+mod embed;
+mod index;
+
+use std::fmt;
+use std::sync::Arc;
+
+use heck::ToSnakeCase;
+use regex::RegexBuilder;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use self::embed::Vectors;
+pub use self::embed::{EmbedError, Embedder};
+use self::index::{Document, Index};
+use super::Builtin;
+use crate::context::{State, ToolContext};
+use crate::error::{ArgumentProblem, ToolError};
+use crate::result::{Content, ToolOutput, ToolReference};
+use crate::server::{AlephToolServer, ToolServerBuilder};
+use crate::tool;
+
+/// The name of the search tool.
+pub(crate) const SEARCH_TOOL: &str = "tool_search";
+/// The name of the tool that calls a found tool by name.
+pub(crate) const CALL_TOOL: &str = "call_tool";
+/// The most tools one search returns.
+const MAX_RESULTS: usize = 25;
+/// The longest regular expression a search takes, in bytes.
+const PATTERN_LIMIT: usize = 512;
+/// The most memory a compiled regular expression may take.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// Tool search with deferred loading: `tool_search` and `call_tool`.
+///
+/// Deferred tools (those marked [`defer_loading`](crate::tool::ToolDefinition::defer_loading),
+/// `#[tool(defer_loading)]`, and those [`defer`](Self::defer) names) stay out of the tools
+/// array a model is sent, so a server with a thousand tools costs the model a few. The
+/// model finds them with `tool_search`:
+///
+/// - in the agent loop, found tools join the next round's tools array;
+/// - with Anthropic's API the array carries the deferred tools marked `defer_loading`, and
+///   the search answers with `tool_reference` blocks, so the API loads them itself;
+/// - over MCP, clients list `tool_search` and `call_tool`, and call a found tool through
+///   `call_tool`: their tool list never changes, so it needs no `list_changed` round trip
+///   and keeps clients' prompt caches.
+///
+/// Every found tool is called through the server's whole pipeline. Deferral decides what a
+/// model is shown first, never what it may call: a caller who knows a deferred tool's name
+/// may call it.
+///
+/// ```
+/// use aleph_tools::builtin::ToolSearch;
+/// use aleph_tools::prelude::*;
+/// use aleph_tools::provider::Provider;
+///
+/// /// Open a pull request.
+/// #[tool(register = false)]
+/// fn create_pull_request(title: String) -> String {
+///     title
+/// }
+///
+/// let server = AlephToolServer::builder()
+///     .with_tool(CreatePullRequestTool)
+///     .with_builtin(ToolSearch::new().defer(["create_*"]))
+///     .build()?;
+/// let tools = server.tools_for(Provider::OpenAiChat);
+/// let names: Vec<&str> = tools.as_array().unwrap().iter()
+///     .map(|tool| tool["function"]["name"].as_str().unwrap())
+///     .collect();
+/// assert_eq!(names, ["call_tool", "tool_search"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct ToolSearch {
+    defer: Vec<String>,
+    max_results: usize,
+    embedder: Option<Arc<dyn Embedder>>,
+}
+
+impl fmt::Debug for ToolSearch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSearch")
+            .field("defer", &self.defer)
+            .field("max_results", &self.max_results)
+            .field("embedder", &self.embedder.is_some())
+            .finish()
+    }
+}
+
+impl Default for ToolSearch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ToolSearch {
+    /// Defers the tools marked `defer_loading`; five results a search; keywords only.
+    pub fn new() -> Self {
+        Self {
+            defer: Vec::new(),
+            max_results: 5,
+            embedder: None,
+        }
+    }
+
+    /// Defers the tools matching `patterns` too (names or globs: `github_*`, `*`). The
+    /// search's own tools are never deferred.
+    #[must_use]
+    pub fn defer(mut self, patterns: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.defer.extend(patterns.into_iter().map(Into::into));
+        self
+    }
+
+    /// How many tools a search returns when the model does not say (at most 25).
+    #[must_use]
+    pub fn max_results(mut self, results: usize) -> Self {
+        self.max_results = results.clamp(1, MAX_RESULTS);
+        self
+    }
+
+    /// Ranks by meaning too: each tool's text and each query are embedded, and the
+    /// ranking by closeness is fused with the keyword ranking. Tools are embedded at the
+    /// first search after they change, and kept.
+    #[must_use]
+    pub fn embedder(mut self, embedder: impl Embedder) -> Self {
+        self.embedder = Some(Arc::new(embedder));
+        self
+    }
+}
+
+impl Builtin for ToolSearch {
+    fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder {
+        let searcher = Searcher {
+            max_results: self.max_results,
+            vectors: self.embedder.map(|e| Arc::new(Vectors::new(e))),
+            index: tokio::sync::Mutex::new(None),
+        };
+        builder
+            .defer_loading(self.defer, [SEARCH_TOOL.to_owned(), CALL_TOOL.to_owned()])
+            .with_state(searcher)
+            .with_tool(ToolSearchTool)
+            .with_tool(CallToolTool)
+    }
+}
+
+/// The search's state: its settings and the index of the deferred tools, built at the
+/// first search after the tools change.
+pub(crate) struct Searcher {
+    max_results: usize,
+    vectors: Option<Arc<Vectors>>,
+    index: tokio::sync::Mutex<Option<(u64, Arc<Index>)>>,
+}
+
+impl Searcher {
+    /// The index of the deferred tools `server` serves now.
+    async fn index(&self, server: &AlephToolServer) -> Arc<Index> {
+        let version = server.tools_version();
+        let mut slot = self.index.lock().await;
+        if let Some((built, index)) = &*slot
+            && *built == version
+        {
+            return Arc::clone(index);
+        }
+        let documents: Vec<Document> = server
+            .list_tools()
+            .into_iter()
+            .filter(|definition| definition.defer_loading)
+            .map(Document::new)
+            .collect();
+        let mut index = Index::new(documents);
+        if let Some(vectors) = &self.vectors {
+            let texts: Vec<String> = index.documents.iter().map(|d| d.text.clone()).collect();
+            let vectors = Arc::clone(vectors);
+            let made = tokio::task::spawn_blocking(move || {
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                vectors.catalog(&texts)
+            })
+            .await;
+            match made {
+                Ok(Ok(made)) => index.vectors = Some(made),
+                Ok(Err(error)) => {
+                    tracing::warn!("tool search ranks by keywords alone: {error}");
+                }
+                Err(error) => tracing::warn!("tool search ranks by keywords alone: {error}"),
+            }
+        }
+        let index = Arc::new(index);
+        *slot = Some((version, Arc::clone(&index)));
+        index
+    }
+
+    /// The query's vector, when the index has the tools' vectors to compare it with.
+    async fn query_vector(&self, index: &Index, query: &str) -> Option<Arc<[f32]>> {
+        let vectors = Arc::clone(self.vectors.as_ref().filter(|_| index.vectors.is_some())?);
+        let query = query.to_owned();
+        match tokio::task::spawn_blocking(move || vectors.query(&query)).await {
+            Ok(Ok(vector)) => Some(vector),
+            Ok(Err(error)) => {
+                tracing::warn!("this tool search ranks by keywords alone: {error}");
+                None
+            }
+            Err(error) => {
+                tracing::warn!("this tool search ranks by keywords alone: {error}");
+                None
+            }
+        }
+    }
+}
+
+/// One tool a search found.
+#[derive(Debug, Serialize, JsonSchema)]
+struct FoundTool {
+    name: String,
+    description: String,
+    /// The JSON Schema of its arguments.
+    input_schema: Value,
+}
+
+/// What a search found, best first.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Found {
+    tools: Vec<FoundTool>,
+}
+
+/// Find tools by what they do: many tools are not listed until a search finds them.
+///
+/// Describe the task in a few words as `query` ("send a message to a channel"), or give
+/// `pattern`, a regular expression matched (ignoring case) against tool names, descriptions
+/// and parameters. Returns the best matches with the JSON Schema of their arguments. Call a
+/// found tool by its name; where it is not in your tools, call it through `call_tool`.
+#[tool(crate = crate, register = false, read_only, idempotent)]
+pub(crate) async fn tool_search(
+    /// What the tool should do, in a few words
+    query: Option<String>,
+    /// A regular expression to match instead of `query` (`^github_`, `calendar|event`)
+    pattern: Option<String>,
+    /// How many tools to return (5 unless the server says otherwise; at most 25)
+    #[schemars(range(min = 1, max = 25))]
+    limit: Option<usize>,
+    searcher: State<Searcher>,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let server = ctx
+        .server()
+        .ok_or_else(|| ToolError::execution("this call was not made through a tool server"))?;
+    let limit = limit.unwrap_or(searcher.max_results).clamp(1, MAX_RESULTS);
+    let index = searcher.index(server).await;
+    let order = match (query.as_deref().map(str::trim), pattern.as_deref()) {
+        (Some(query), None) if !query.is_empty() => {
+            let vector = searcher.query_vector(&index, query).await;
+            index.rank(query, vector.as_deref())
+        }
+        (None, Some(pattern)) => {
+            if pattern.len() > PATTERN_LIMIT {
+                return Err(wrong(
+                    SEARCH_TOOL,
+                    "/pattern",
+                    format!("a regular expression of at most {PATTERN_LIMIT} bytes"),
+                ));
+            }
+            let regex = RegexBuilder::new(pattern)
+                .case_insensitive(true)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .dfa_size_limit(REGEX_SIZE_LIMIT)
+                .build()
+                .map_err(|e| {
+                    wrong(
+                        SEARCH_TOOL,
+                        "/pattern",
+                        format!("a regular expression this search reads ({e})"),
+                    )
+                })?;
+            index.matching(&regex)
+        }
+        (Some(_), Some(_)) => {
+            return Err(wrong(SEARCH_TOOL, "", "`query` or `pattern`, not both"));
+        }
+        _ => {
+            return Err(wrong(
+                SEARCH_TOOL,
+                "/query",
+                "a few words saying what the tool should do (or `pattern`, a regular expression)",
+            ));
+        }
+    };
+    let caller = ctx.caller();
+    let tools: Vec<FoundTool> = order
+        .into_iter()
+        .map(|i| &index.documents[i].definition)
+        .filter(|definition| {
+            definition.allows_caller(caller) && server.offers(&definition.name, ctx)
+        })
+        .take(limit)
+        .map(|definition| FoundTool {
+            name: definition.name.clone(),
+            description: definition.description.clone(),
+            input_schema: definition.parameters.clone(),
+        })
+        .collect();
+    let found = Found { tools };
+    let text = if found.tools.is_empty() {
+        "No tool matched; try other words, or a broader pattern.".to_owned()
+    } else {
+        serde_json::to_string(&found).map_err(|e| ToolError::execution(e.to_string()))?
+    };
+    let mut output = ToolOutput::text(text);
+    for tool in &found.tools {
+        output = output.with(Content::ToolReference(ToolReference::new(&tool.name)));
+    }
+    let data = serde_json::to_value(&found).map_err(|e| ToolError::execution(e.to_string()))?;
+    Ok(output.with_data(data))
+}
+
+/// Call a tool that `tool_search` found, by name, with its arguments.
+///
+/// Use it for found tools that are not in your tools; call the others directly.
+#[tool(crate = crate, register = false, open_world)]
+pub(crate) async fn call_tool(
+    /// The tool's name, as `tool_search` gave it
+    name: String,
+    /// The tool's arguments, as its input schema describes them
+    arguments: Option<Map<String, Value>>,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    if name.to_snake_case() == CALL_TOOL {
+        return Err(wrong(
+            CALL_TOOL,
+            "/name",
+            "the name of the tool to call, not `call_tool` itself",
+        ));
+    }
+    let server = ctx
+        .server()
+        .ok_or_else(|| ToolError::execution("this call was not made through a tool server"))?;
+    let arguments = Value::Object(arguments.unwrap_or_default());
+    let result = server.call(&name, arguments).context(ctx.clone()).await;
+    if !result.success {
+        let error = result.error.unwrap_or_else(|| "the call failed".to_owned());
+        return Err(ToolError::execution(format!("`{name}`: {error}")));
+    }
+    let data = (result.content.is_empty() || !result.output.is_string()).then_some(result.output);
+    let mut output = ToolOutput::blocks(result.content);
+    output.data = data;
+    Ok(output)
+}
+
+/// Arguments that do not fit: `pointer` should have been `expected`.
+fn wrong(tool: &str, pointer: &str, expected: impl Into<String>) -> ToolError {
+    ToolError::invalid_args(tool, [ArgumentProblem::new(pointer, expected)])
+}
