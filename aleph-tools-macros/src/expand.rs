@@ -441,9 +441,17 @@ fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
             fn category(&self) -> #private::ToolCategory { #private::ToolCategory::#category }
         });
     }
-    if attrs.confirm {
+    // The flags that turn a `false` default on.
+    let flags = [
+        (attrs.confirm, "requires_confirmation"),
+        (attrs.strict, "strict"),
+        (attrs.task, "task"),
+        (attrs.defer_loading, "defer_loading"),
+    ];
+    for (_, method) in flags.iter().filter(|(set, _)| *set) {
+        let method = Ident::new(method, Span::call_site());
         out.extend(quote! {
-            fn requires_confirmation(&self) -> bool { true }
+            fn #method(&self) -> bool { true }
         });
     }
     if let Some(title) = &attrs.title {
@@ -515,21 +523,6 @@ fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
             fn timeout(&self) -> #private::Option<#private::Duration> {
                 #private::Some(#private::Duration::from_millis(#ms))
             }
-        });
-    }
-    if attrs.strict {
-        out.extend(quote! {
-            fn strict(&self) -> bool { true }
-        });
-    }
-    if attrs.task {
-        out.extend(quote! {
-            fn task(&self) -> bool { true }
-        });
-    }
-    if attrs.defer_loading {
-        out.extend(quote! {
-            fn defer_loading(&self) -> bool { true }
         });
     }
     out

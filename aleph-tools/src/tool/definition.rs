@@ -173,6 +173,10 @@ pub enum IconTheme {
 /// `task`, `output_limit` and `defer_loading`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is one yes-or-no fact of the definition, a key of its JSON"
+)]
 pub struct ToolDefinition {
     /// The name the model calls the tool by.
     pub name: String,

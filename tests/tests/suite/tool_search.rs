@@ -332,13 +332,13 @@ impl ChatModel for Scripted {
     }
 }
 
-fn completion(message: Value) -> Value {
+fn completion(message: &Value) -> Value {
     json!({ "choices": [{ "index": 0, "finish_reason": "stop", "message": message }] })
 }
 
 fn tool_call(id: &str, name: &str, arguments: &Value) -> Value {
     completion(
-        json!({ "role": "assistant", "content": null, "tool_calls": [{
+        &json!({ "role": "assistant", "content": null, "tool_calls": [{
         "id": id, "type": "function",
         "function": { "name": name, "arguments": arguments.to_string() }
     }] }),
@@ -355,7 +355,7 @@ async fn the_agent_loop_adds_found_tools_to_the_next_round() {
             "get_current_time",
             &json!({ "timezone": "Asia/Tokyo" }),
         ),
-        completion(json!({ "role": "assistant", "content": "It is noon in Tokyo." })),
+        completion(&json!({ "role": "assistant", "content": "It is noon in Tokyo." })),
     ]);
     let mut conversation = Conversation::new(Provider::OpenAiChat);
     conversation.push_user("What time is it in Tokyo?");
@@ -430,6 +430,7 @@ async fn anthropic_loads_deferred_tools_from_tool_references() {
 }
 
 /// An embedder that knows two meanings: time, and talk.
+#[expect(clippy::unnecessary_wraps, reason = "an embedder's signature")]
 fn concepts(texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
     Ok(texts
         .iter()

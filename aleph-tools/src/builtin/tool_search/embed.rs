@@ -88,8 +88,7 @@ impl Vectors {
                 let vector = known
                     .get(*text)
                     .or_else(|| made.get(*text))
-                    .map(Arc::clone)
-                    .unwrap_or_else(|| Arc::from([]));
+                    .map_or_else(|| Arc::from([]), Arc::clone);
                 kept.insert((*text).to_owned(), Arc::clone(&vector));
                 vector
             })
