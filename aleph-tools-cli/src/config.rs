@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use aleph_tools::ToolFilter;
-use aleph_tools::builtin::CodeMode;
+use aleph_tools::builtin::{CodeMode, ToolSearch};
 use aleph_tools::plugin::PluginsConfig;
 use aleph_tools::sandbox::Sandbox;
 use anyhow::{Context as _, bail};
@@ -42,6 +42,9 @@ pub struct Config {
     pub sandbox: Sandbox,
     /// `[code_mode]` (or `--code-mode`): the `code` tool and the tools open to it.
     pub code_mode: CodeModeSection,
+    /// `[tool_search]` (or `--tool-search`, `--defer`): deferred tools and the search that
+    /// finds them.
+    pub tool_search: ToolSearchSection,
 }
 
 /// `[code_mode]`.
@@ -77,6 +80,29 @@ impl CodeModeSection {
             mode = mode.output_limit(bytes);
         }
         mode
+    }
+}
+
+/// `[tool_search]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolSearchSection {
+    /// Serve `tool_search` and `call_tool` (`--tool-search`, or any `--defer`, sets it too).
+    pub enabled: bool,
+    /// Tools deferred beside those marked `defer_loading` (names or globs).
+    pub defer: Vec<String>,
+    /// How many tools a search returns when the model does not say (5 when left out).
+    pub max_results: Option<usize>,
+}
+
+impl ToolSearchSection {
+    /// The tool search as configured.
+    pub fn tool_search(&self) -> ToolSearch {
+        let mut search = ToolSearch::new().defer(self.defer.iter().cloned());
+        if let Some(results) = self.max_results {
+            search = search.max_results(results);
+        }
+        search
     }
 }
 
@@ -145,6 +171,9 @@ pub struct McpServerSection {
     pub url: Option<String>,
     /// The prefix of its tools' names; `name` when left out, none when empty.
     pub prefix: Option<String>,
+    /// Its tools wait for a tool search (`[tool_search]`) instead of being listed.
+    #[serde(default)]
+    pub defer_loading: bool,
     /// The environment variable holding the bearer token sent to a `url`.
     pub bearer_token_env: Option<String>,
     /// The sandbox a `command` runs in (`[mcp_servers.sandbox]`); the default policy when
@@ -162,6 +191,7 @@ struct FileShape {
     mcp_servers: Vec<McpServerSection>,
     sandbox: Sandbox,
     code_mode: CodeModeSection,
+    tool_search: ToolSearchSection,
 }
 
 impl Config {
@@ -278,6 +308,7 @@ impl Config {
             skills: Vec::new(),
             sandbox: shape.sandbox,
             code_mode: shape.code_mode,
+            tool_search: shape.tool_search,
         })
     }
 }

@@ -114,6 +114,9 @@ impl Host {
         if config.code_mode.enabled {
             builder = builder.with_builtin(config.code_mode.code_mode(&config.sandbox));
         }
+        if config.tool_search.enabled {
+            builder = builder.with_builtin(config.tool_search.tool_search());
+        }
         let server = builder.build()?;
         let manager = PluginManager::new(&server, config.plugins.clone());
         let loading = manager.clone();
@@ -263,7 +266,7 @@ async fn connect(
         (None, None) => bail!("it has neither `command` nor `url`"),
     };
     let prefix = section.prefix.as_deref().unwrap_or(&section.name);
-    let mut builder = McpConnection::builder(endpoint);
+    let mut builder = McpConnection::builder(endpoint).defer_loading(section.defer_loading);
     if !prefix.is_empty() {
         builder = builder.prefix(prefix);
     }

@@ -81,6 +81,15 @@ struct Global {
     /// file_read, file_list, file_search; more through the config's [code_mode] open)
     #[arg(long, global = true)]
     code_mode: bool,
+    /// Serve `tool_search` and `call_tool`: deferred tools (marked `defer_loading`, named by
+    /// --defer or the config's [tool_search] defer) are left out of the tools list until
+    /// the model finds them
+    #[arg(long, global = true)]
+    tool_search: bool,
+    /// Defer the tools matching PATTERN (a name or glob, `github_*`) behind a tool search;
+    /// repeat for more (implies --tool-search)
+    #[arg(long = "defer", global = true, value_name = "PATTERN")]
+    defer: Vec<String>,
     /// Run bash, code_exec, code mode's scripts, Node.js plugins and wrapped MCP servers with this process's full
     /// rights instead of in the OS sandbox (for machines without user namespaces or
     /// Landlock, or a host confined some other way)
@@ -302,6 +311,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     config.skills = cli.global.skill_dirs;
     if cli.global.code_mode {
         config.code_mode.enabled = true;
+    }
+    if cli.global.tool_search || !cli.global.defer.is_empty() {
+        config.tool_search.enabled = true;
+        config.tool_search.defer.extend(cli.global.defer);
     }
     if cli.global.no_sandbox {
         config.without_sandbox();

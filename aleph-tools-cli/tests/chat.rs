@@ -251,3 +251,48 @@ fn chat_with_code_mode_does_a_task_in_one_script_that_calls_three_tools() {
         "{result}"
     );
 }
+
+#[test]
+fn chat_with_deferred_tools_finds_one_and_calls_it_in_the_next_round() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tea.txt"), "buy tea\n").unwrap();
+    let search = json!({ "query": "read a file's text" }).to_string();
+    let read = json!({ "path": "tea.txt" }).to_string();
+    let api = runtime.block_on(ModelApi::start(vec![
+        call("tool_search", "call_1", &search),
+        call("file_read", "call_2", &read),
+        answer(&["Buy tea."]),
+    ]));
+    let output = chat(
+        dir.path(),
+        &api,
+        &["--defer", "file_*", "What is in tea.txt?"],
+        None,
+    );
+    let (out, err) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{out}\n{err}");
+    assert_eq!(out, "Buy tea.\n");
+
+    let offered = |round: usize| -> Vec<String> {
+        api.received()[round].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = offered(0);
+    assert!(first.contains(&"tool_search".to_owned()), "{first:?}");
+    assert!(
+        !first.iter().any(|name| name.starts_with("file_")),
+        "{first:?}"
+    );
+    let second = offered(1);
+    assert!(second.contains(&"file_read".to_owned()), "{second:?}");
+    let messages = &api.received()[2].body["messages"];
+    assert!(
+        messages[4]["content"].as_str().unwrap().contains("buy tea"),
+        "{messages}"
+    );
+}

@@ -727,3 +727,41 @@ fn a_config_that_wraps_itself_stops_at_a_depth() {
         stderr(&output)
     );
 }
+
+#[test]
+fn serve_with_deferred_tools_is_searched_by_the_official_python_and_typescript_clients() {
+    let world = World::new();
+    let workspace = world.root.path().join("work/space");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "- tea\n").unwrap();
+    let peers = interop_peers();
+    for (program, client, checks) in [
+        (".venv/bin/python", "tool_search_client.py", 5),
+        (".venv/bin/node24", "tool_search_client.mjs", 4),
+    ] {
+        let output = Command::new(peers.join(program))
+            .arg(peers.join(client))
+            .arg(env!("CARGO_BIN_EXE_aleph-tools"))
+            .args([
+                "serve",
+                "--stdio",
+                "--yes",
+                "--builtin",
+                "--defer",
+                "file_*",
+            ])
+            .arg("--allowed-path")
+            .arg(&workspace)
+            .current_dir(&workspace)
+            .env("HOME", world.home())
+            .env_remove("ALEPH_TOOLS_CONFIG")
+            .output()
+            .unwrap();
+        let text = succeeded(&output);
+        assert!(
+            text.contains(&format!("passed: {checks}")),
+            "{client}: {text}\n{}",
+            stderr(&output)
+        );
+    }
+}

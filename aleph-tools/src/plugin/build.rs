@@ -119,6 +119,7 @@ fn plugin_tools<'a>(
             })
             .with_confirmation(section.requires_confirmation)
             .with_task(section.task)
+            .with_defer_loading(section.defer_loading || manifest.plugin.defer_loading)
             .with_tags(
                 section
                     .tags

@@ -51,6 +51,7 @@ impl Default for Bounds {
 pub struct McpConnectionBuilder {
     pub(super) endpoint: McpEndpoint,
     pub(super) prefix: Option<String>,
+    pub(super) defer_loading: bool,
     pub(super) bounds: Bounds,
 }
 
@@ -59,6 +60,7 @@ impl McpConnectionBuilder {
         Self {
             endpoint,
             prefix: None,
+            defer_loading: false,
             bounds: Bounds::default(),
         }
     }
@@ -67,6 +69,14 @@ impl McpConnectionBuilder {
     /// side by side. Without a prefix the tools keep their (cleaned) names.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// Marks every tool of the server deferred: on a server with a
+    /// [`ToolSearch`](crate::builtin::ToolSearch), they stay out of the tools array until a
+    /// search finds them.
+    pub fn defer_loading(mut self, defer: bool) -> Self {
+        self.defer_loading = defer;
         self
     }
 
@@ -154,6 +164,7 @@ impl McpConnectionBuilder {
             }),
             endpoint: self.endpoint,
             prefix: self.prefix,
+            defer_loading: self.defer_loading,
             bounds: self.bounds,
             server: server.clone(),
             served: Mutex::new(Served::default()),

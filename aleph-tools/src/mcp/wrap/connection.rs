@@ -189,6 +189,8 @@ pub(super) struct Inner {
     pub(super) remote: Arc<Remote>,
     pub(super) endpoint: McpEndpoint,
     pub(super) prefix: Option<String>,
+    /// Whether its tools are deferred.
+    pub(super) defer_loading: bool,
     pub(super) bounds: Bounds,
     pub(super) server: AlephToolServer,
     pub(super) served: Mutex<Served>,
@@ -394,7 +396,8 @@ impl Inner {
             .zip(names)
             .map(|(tool, name)| {
                 McpToolWrapper::new(
-                    definition_from_mcp(&name, &self.remote.label, tool),
+                    definition_from_mcp(&name, &self.remote.label, tool)
+                        .with_defer_loading(self.defer_loading),
                     McpRemoteTool {
                         remote_name: tool.name.to_string(),
                         remote: Arc::clone(&self.remote),

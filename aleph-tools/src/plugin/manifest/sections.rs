@@ -74,6 +74,9 @@ pub struct PluginInfoSection {
     /// The host plugin interface versions it works with (`"^1"`); any when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<semver::VersionReq>,
+    /// Every tool of the plugin waits for a tool search (see `[[tools]] defer_loading`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
 }
 
 /// How a plugin runs.
@@ -206,6 +209,10 @@ pub struct ToolSection {
     /// Calls may run as MCP tasks, polled by clients that support them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub task: bool,
+    /// The tool stays out of the tools array until a tool search finds it, on a server
+    /// that serves one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
     /// Labels for filtering.
     #[serde(default)]
     pub tags: Vec<String>,
