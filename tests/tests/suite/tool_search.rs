@@ -84,7 +84,7 @@ async fn search(server: &AlephToolServer, args: Value) -> ToolResult {
 }
 
 /// The names a search found, best first.
-fn found(result: &ToolResult) -> Vec<String> {
+fn found_names(result: &ToolResult) -> Vec<String> {
     assert!(result.success, "{:?}", result.error);
     result.output["tools"]
         .as_array()
@@ -155,7 +155,7 @@ async fn without_a_tool_search_nothing_is_deferred() {
 async fn a_search_finds_tools_by_keywords_with_their_schemas() {
     let server = server();
     let result = search(&server, json!({ "query": "post a message in a channel" })).await;
-    assert_eq!(found(&result)[0], "send_message");
+    assert_eq!(found_names(&result)[0], "send_message");
     let first = &result.output["tools"][0];
     assert_eq!(first["description"], "Send a message to a chat channel.");
     assert_eq!(
@@ -170,35 +170,35 @@ async fn a_search_finds_tools_by_keywords_with_their_schemas() {
             _ => None,
         })
         .collect();
-    assert_eq!(references, found(&result));
+    assert_eq!(references, found_names(&result));
     assert!(result.model_text().contains("\"channel\""));
 
     let time = search(&server, json!({ "query": "current time in Tokyo" })).await;
-    assert_eq!(found(&time)[0], "get_current_time");
+    assert_eq!(found_names(&time)[0], "get_current_time");
     // Parameter docs count: only `repo`'s description says "owner".
     let owner = search(&server, json!({ "query": "owner" })).await;
-    assert_eq!(found(&owner), ["create_issue"]);
+    assert_eq!(found_names(&owner), ["create_issue"]);
     let one = search(
         &server,
         json!({ "query": "issue message time", "limit": 1 }),
     )
     .await;
-    assert_eq!(found(&one).len(), 1);
+    assert_eq!(found_names(&one).len(), 1);
     let none = search(&server, json!({ "query": "zebra" })).await;
-    assert!(found(&none).is_empty());
+    assert!(found_names(&none).is_empty());
     assert!(none.model_text().contains("No tool matched"));
     // Loaded tools are not searched: they are in the tools array already.
     let loaded = search(&server, json!({ "query": "add two integers" })).await;
-    assert!(!found(&loaded).contains(&"add".to_owned()));
+    assert!(!found_names(&loaded).contains(&"add".to_owned()));
 }
 
 #[tokio::test]
 async fn a_pattern_search_and_bad_search_arguments() {
     let server = server();
     let created = search(&server, json!({ "pattern": "^create_" })).await;
-    assert_eq!(found(&created), ["create_issue"]);
+    assert_eq!(found_names(&created), ["create_issue"]);
     let either = search(&server, json!({ "pattern": "CHANNEL|zone" })).await;
-    assert_eq!(found(&either), ["get_current_time", "send_message"]);
+    assert_eq!(found_names(&either), ["get_current_time", "send_message"]);
 
     for (args, expected) in [
         (json!({ "pattern": "(" }), "/pattern"),
@@ -231,11 +231,14 @@ async fn a_search_finds_only_what_the_caller_is_offered() {
         .call("tool_search", query.clone())
         .context(guest)
         .await;
-    assert!(!found(&as_guest).contains(&"send_message".to_owned()));
+    assert!(!found_names(&as_guest).contains(&"send_message".to_owned()));
     let as_writer = server.call("tool_search", query).context(writer).await;
-    assert_eq!(found(&as_writer)[0], "send_message");
+    assert_eq!(found_names(&as_writer)[0], "send_message");
     let blocked = search(&server, json!({ "pattern": "issue" })).await;
-    assert!(found(&blocked).is_empty(), "the filter blocks create_issue");
+    assert!(
+        found_names(&blocked).is_empty(),
+        "the filter blocks create_issue"
+    );
 }
 
 #[tokio::test]
@@ -288,10 +291,10 @@ async fn tools_added_later_are_deferred_and_found() {
         .unwrap();
     assert!(!names(&server.tools_for(Provider::OpenAiChat)).contains(&"send_fax".to_owned()));
     let result = search(&server, json!({ "query": "fax" })).await;
-    assert_eq!(found(&result), ["send_fax"]);
+    assert_eq!(found_names(&result), ["send_fax"]);
     server.remove("send_fax");
     let gone = search(&server, json!({ "query": "fax" })).await;
-    assert!(found(&gone).is_empty());
+    assert!(found_names(&gone).is_empty());
 }
 
 /// A model that plays back OpenAI chat completions and keeps the tool names it was offered.
@@ -450,7 +453,7 @@ fn concepts(texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
 async fn an_embedder_finds_tools_that_share_no_word_with_the_query() {
     let keywords = server();
     let query = json!({ "query": "which hour is it over in Japan" });
-    assert!(found(&search(&keywords, query.clone()).await).is_empty());
+    assert!(found_names(&search(&keywords, query.clone()).await).is_empty());
 
     let meaning = builder(
         ToolSearch::new()
@@ -459,9 +462,12 @@ async fn an_embedder_finds_tools_that_share_no_word_with_the_query() {
     )
     .build()
     .unwrap();
-    assert_eq!(found(&search(&meaning, query).await)[0], "get_current_time");
+    assert_eq!(
+        found_names(&search(&meaning, query).await)[0],
+        "get_current_time"
+    );
     let tell = search(&meaning, json!({ "query": "tell the team" })).await;
-    assert_eq!(found(&tell)[0], "send_message");
+    assert_eq!(found_names(&tell)[0], "send_message");
 
     // An embedder that fails leaves keyword search working.
     let broken = builder(
@@ -472,7 +478,7 @@ async fn an_embedder_finds_tools_that_share_no_word_with_the_query() {
     .build()
     .unwrap();
     let result = search(&broken, json!({ "query": "message" })).await;
-    assert_eq!(found(&result), ["send_message"]);
+    assert_eq!(found_names(&result), ["send_message"]);
 }
 
 #[tokio::test]
@@ -521,5 +527,95 @@ async fn a_thousand_deferred_tools_cost_the_model_two() {
     let result = deferred
         .call("tool_search", json!({ "query": "record kind 517" }))
         .await;
-    assert_eq!(found(&result)[0], "tool_0517");
+    assert_eq!(found_names(&result)[0], "tool_0517");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrapped_mcp_server_is_deferred_whole() {
+    use aleph_tools::mcp::{McpConnection, McpEndpoint};
+
+    let server = AlephToolServer::builder()
+        .with_tool(AddTool)
+        .with_builtin(ToolSearch::new())
+        .build()
+        .unwrap();
+    let peers = aleph_tools_tests::interop_peers();
+    let everything = McpEndpoint::command("node")
+        .arg(
+            peers
+                .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+                .display()
+                .to_string(),
+        )
+        .arg("stdio");
+    let connection = McpConnection::builder(everything)
+        .prefix("everything")
+        .defer_loading(true)
+        .connect(&server)
+        .await
+        .expect("connect to server-everything");
+    assert!(connection.tools().len() > 5);
+    assert_eq!(
+        names(&server.tools_for(Provider::OpenAiChat)),
+        ["add", "call_tool", "tool_search"]
+    );
+    let found = search(&server, json!({ "query": "sum of two numbers" })).await;
+    assert_eq!(found_names(&found)[0], "everything_get-sum");
+    let sum = server
+        .call(
+            "call_tool",
+            json!({ "name": "everything_get-sum", "arguments": { "a": 2, "b": 3 } }),
+        )
+        .await;
+    assert!(sum.model_text().contains('5'), "{sum:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_defers_all_its_tools_or_one() {
+    use aleph_tools::plugin::{PluginManager, PluginsConfig};
+
+    let manifest = |id: &str, whole: bool| {
+        format!(
+            "[plugin]\nid = \"{id}\"\nversion = \"1.0.0\"\nkind = \"nodejs\"\nentry = \"index.js\"\n\
+             defer_loading = {whole}\n\n\
+             [[tools]]\nname = \"{id}_shout\"\ndescription = \"Shout a word.\"\nhandler = \"shout\"\n\n\
+             [[tools]]\nname = \"{id}_whisper\"\ndescription = \"Whisper a word.\"\nhandler = \"whisper\"\n\
+             defer_loading = true\n"
+        )
+    };
+    let source = r#"
+const { createServer } = require("@aleph/plugin-sdk");
+createServer({
+  name: "voices",
+  tools: {
+    shout: ({ word }) => String(word).toUpperCase(),
+    whisper: ({ word }) => String(word).toLowerCase(),
+  },
+}).start();
+"#;
+    let root = tempfile::tempdir().unwrap();
+    aleph_tools_tests::node_plugin(root.path(), "loud", &manifest("loud", false), source);
+    aleph_tools_tests::node_plugin(root.path(), "quiet", &manifest("quiet", true), source);
+    let server = AlephToolServer::builder()
+        .with_builtin(ToolSearch::new())
+        .build()
+        .unwrap();
+    let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
+    let report = tokio::task::spawn_blocking(move || manager.load_all())
+        .await
+        .unwrap();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert_eq!(
+        names(&server.tools_for(Provider::OpenAiChat)),
+        ["call_tool", "loud_shout", "tool_search"]
+    );
+    let found = search(&server, json!({ "query": "whisper" })).await;
+    assert_eq!(found_names(&found), ["loud_whisper", "quiet_whisper"]);
+    let called = server
+        .call(
+            "call_tool",
+            json!({ "name": "quiet_shout", "arguments": { "word": "hey" } }),
+        )
+        .await;
+    assert_eq!(called.output, json!("HEY"), "{called:?}");
 }
