@@ -5,7 +5,7 @@ never globally), started over stdio with dummy credentials, and asked for `tools
 the official MCP Python SDK. Run by hand, not by CI:  tests/interop/.venv/bin/python collect.py
 """
 
-import json, os, re, subprocess, sys
+import json, logging, os, subprocess, sys
 from pathlib import Path
 
 import anyio
@@ -161,6 +161,7 @@ def spread(items, cap):
 
 
 def main():
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)  # servers that print banners on stdout
     prepare()
     corpus = []
     for sid, registry, package, version, extra in SERVERS:

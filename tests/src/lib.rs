@@ -273,6 +273,8 @@ mod book {
 
     #[doc = include_str!("../../book/src/code-mode.md")]
     mod code_mode {}
+    #[doc = include_str!("../../book/src/tool-search.md")]
+    mod tool_search {}
 
     #[doc = include_str!("../../book/src/plugins.md")]
     mod plugins {}

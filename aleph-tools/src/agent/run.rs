@@ -113,6 +113,10 @@ pub enum AgentError {
 /// all apply) and appends its turn and their results to the conversation, until the model
 /// answers without calling a tool.
 ///
+/// On a server with a [`ToolSearch`](crate::builtin::ToolSearch), deferred tools are left
+/// out of the tools array until a search finds them; found tools join the array from the
+/// next round to the end of the run (Anthropic's API loads them itself).
+///
 /// ```
 /// use aleph_tools::agent::{Agent, AgentEvent, Conversation};
 /// # use aleph_tools::agent::{ChatModel, ModelError, ModelRequest, ModelTurn};

@@ -61,4 +61,5 @@ mod schemas;
 mod security;
 mod state;
 mod tool_search;
+mod tool_search_quality;
 mod validation;

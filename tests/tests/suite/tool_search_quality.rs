@@ -1,0 +1,98 @@
+//! Tool search's quality on real tools: the definitions of 784 tools listed by 51 published
+//! MCP servers (npm and PyPI, collected by `tests/search/collect.py`), all deferred, and
+//! 111 hand-written queries of known answers, 47 of them paraphrases that share no word with
+//! the tools they want (`tests/search/check_queries.py` checks that). A query is answered
+//! when one of its expected tools is among the first five found (recall@5).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use aleph_tools::builtin::ToolSearch;
+use aleph_tools::prelude::*;
+use aleph_tools::{RuntimeTool, ToolDefinition};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize)]
+struct CorpusTool {
+    name: String,
+    description: String,
+    #[serde(rename = "inputSchema")]
+    input_schema: Value,
+}
+
+#[derive(Deserialize)]
+struct Query {
+    query: String,
+    expect: Vec<String>,
+    kind: String,
+}
+
+fn search_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("search")
+}
+
+fn read<T: serde::de::DeserializeOwned>(file: &str) -> T {
+    let text = std::fs::read_to_string(search_dir().join(file)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A server serving every corpus tool, deferred, searched by `search`.
+fn corpus_server(search: ToolSearch) -> AlephToolServer {
+    let corpus: Vec<CorpusTool> = read("corpus.json");
+    let mut builder = AlephToolServer::builder();
+    for tool in corpus {
+        let definition = ToolDefinition::new(tool.name, tool.description, tool.input_schema);
+        builder = builder.with_dyn_tool(Arc::new(RuntimeTool::new(
+            definition,
+            |_args: Value, _ctx: ToolContext| async { Ok(ToolOutput::text("ok")) },
+        )));
+    }
+    builder.with_builtin(search.defer(["*"])).build().unwrap()
+}
+
+/// Recall@5 over every query and over the paraphrases alone, and the queries missed.
+async fn recall(server: &AlephToolServer) -> (f64, f64, Vec<String>) {
+    let queries: Vec<Query> = read("queries.json");
+    let (mut hits, mut paraphrases, mut paraphrase_hits) = (0, 0, 0);
+    let mut missed = Vec::new();
+    for query in &queries {
+        let result = server
+            .call("tool_search", json!({ "query": query.query, "limit": 5 }))
+            .await;
+        assert!(result.success, "{}: {:?}", query.query, result.error);
+        let found: Vec<&str> = result.output["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        let hit = query
+            .expect
+            .iter()
+            .any(|name| found.contains(&name.as_str()));
+        let paraphrase = query.kind == "paraphrase";
+        hits += usize::from(hit);
+        paraphrases += usize::from(paraphrase);
+        paraphrase_hits += usize::from(hit && paraphrase);
+        if !hit {
+            missed.push(format!("{} ({}): {found:?}", query.query, query.kind));
+        }
+    }
+    #[expect(clippy::cast_precision_loss, reason = "counts of queries")]
+    let rate = |part: usize, whole: usize| part as f64 / whole as f64;
+    (
+        rate(hits, queries.len()),
+        rate(paraphrase_hits, paraphrases),
+        missed,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keywords_alone_miss_most_paraphrases() {
+    let server = corpus_server(ToolSearch::new());
+    let (overall, paraphrases, missed) = recall(&server).await;
+    eprintln!("keywords: recall@5 {overall:.3} overall, {paraphrases:.3} on paraphrases");
+    eprintln!("missed:\n{}", missed.join("\n"));
+    assert!(overall > 0.4, "{overall}");
+}
