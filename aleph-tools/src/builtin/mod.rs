@@ -52,6 +52,8 @@ pub use meta::MetaTools;
 pub use search::{SearchBackend, SearchHit, SearchQuery, SearxNg};
 pub use skills::{Skill, SkillArgument, SkillError, SkillScan, Skills};
 pub use tool_search::{EmbedError, Embedder, ToolSearch};
+#[cfg(feature = "embeddings")]
+pub use tool_search::{MiniLm, MiniLmError};
 
 use crate::server::ToolServerBuilder;
 

@@ -14,8 +14,8 @@ pub struct EmbedError(pub String);
 
 /// Turns texts into vectors whose closeness says how alike their meanings are.
 ///
-/// A tool search given one ranks tools by the closeness of their vectors to the query's,
-/// fused with keyword ranking, so that a query finds a tool it shares no word with ("what
+/// A tool search given one ranks tools by the closeness of their vectors to the query's
+/// instead of by shared words, so that a query finds a tool it shares no word with ("which
 /// hour is it in Japan" finds `get_current_time`). [`MiniLm`](super::MiniLm) (feature
 /// `embeddings`) runs a sentence-embedding model in process; an application may bring its
 /// own (an embedding API, another model).
@@ -27,7 +27,7 @@ pub trait Embedder: Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// [`EmbedError`] saying why; the search then ranks by keywords alone and says so.
+    /// [`EmbedError`] saying why; the search then ranks by keywords, and logs the error.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
 }
 

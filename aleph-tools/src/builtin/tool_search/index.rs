@@ -1,6 +1,6 @@
 //! The catalog a tool search ranks: each deferred tool's words (its name, description and
-//! parameters), scored with BM25, matched by a regular expression, or ranked by meaning
-//! with an [`Embedder`](super::Embedder)'s vectors.
+//! parameters), scored with BM25 or matched by a regular expression, and its gist, ranked
+//! by meaning with an [`Embedder`](super::Embedder)'s vectors.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,8 +21,9 @@ const NAME_WEIGHT: usize = 3;
 const SCHEMA_DEPTH: usize = 4;
 /// The most characters of a tool's text that are indexed; the rest is not read.
 const TEXT_LIMIT: usize = 8 * 1024;
-/// Rank fusion's constant: how much the top ranks outweigh the ones below.
-const FUSION_K: f32 = 60.0;
+/// The most characters of a description in a tool's gist: its first sentences say what it
+/// does, and an embedder's cost grows with the length of what it reads.
+const GIST_DESCRIPTION: usize = 300;
 
 /// Words that say nothing about what a tool does.
 const STOPWORDS: &[&str] = &[
@@ -35,8 +36,11 @@ const STOPWORDS: &[&str] = &[
 pub(super) struct Document {
     pub(super) definition: Arc<ToolDefinition>,
     /// Name, description and parameters in plain words: what a regular expression is matched
-    /// against and what an embedder reads.
+    /// against.
     pub(super) text: String,
+    /// The name in words, the start of the description and the parameters' names: what an
+    /// embedder reads.
+    pub(super) gist: String,
 }
 
 impl Document {
@@ -49,7 +53,25 @@ impl Document {
             text.push_str(&parameters.join("; "));
         }
         truncate(&mut text, TEXT_LIMIT);
-        Self { definition, text }
+        let mut description = definition.description.clone();
+        truncate(&mut description, GIST_DESCRIPTION);
+        let mut gist = format!("{}: {description}", spaced(&definition.name));
+        if let Some(properties) = definition
+            .parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .filter(|properties| !properties.is_empty())
+        {
+            let names: Vec<String> = properties.keys().map(|name| spaced(name)).collect();
+            gist.push_str("\nParameters: ");
+            gist.push_str(&names.join(", "));
+            truncate(&mut gist, TEXT_LIMIT);
+        }
+        Self {
+            definition,
+            text,
+            gist,
+        }
     }
 }
 
@@ -139,26 +161,21 @@ impl Index {
             .collect()
     }
 
-    /// The documents in best-first order for `query`: BM25 alone, or fused by rank with the
-    /// closeness of each document's vector to `query_vector`. Documents that neither
-    /// method relates to the query are left out.
+    /// The documents in best-first order for `query`: by the closeness of their vectors to
+    /// `query_vector` when there are both, else by BM25 (leaving out documents that share
+    /// no word with the query).
+    ///
+    /// Meaning alone, not fused with keywords: on the quality corpus (784 real tools, 111
+    /// queries) fusing the two, by rank or by weighted score, found fewer tools than
+    /// meaning alone, which finds as many of the keyword queries' tools as BM25 does.
     pub(super) fn rank(&self, query: &str, query_vector: Option<&[f32]>) -> Vec<usize> {
-        let keyword = self.bm25(query);
-        let by_keyword = ranked(&keyword, |score| score > 0.0);
-        let (Some(vectors), Some(query_vector)) = (&self.vectors, query_vector) else {
-            return by_keyword;
-        };
-        let closeness: Vec<f32> = vectors.iter().map(|v| dot(v, query_vector)).collect();
-        let by_meaning = ranked(&closeness, |_| true);
-        let mut fused = vec![0.0_f32; self.documents.len()];
-        for ranking in [&by_keyword, &by_meaning] {
-            for (rank, &document) in ranking.iter().enumerate() {
-                #[expect(clippy::cast_precision_loss, reason = "a rank")]
-                let rank = rank as f32;
-                fused[document] += 1.0 / (FUSION_K + rank + 1.0);
+        match (&self.vectors, query_vector) {
+            (Some(vectors), Some(query_vector)) => {
+                let closeness: Vec<f32> = vectors.iter().map(|v| dot(v, query_vector)).collect();
+                ranked(&closeness, |_| true)
             }
+            _ => ranked(&self.bm25(query), |score| score > 0.0),
         }
-        ranked(&fused, |score| score > 0.0)
     }
 
     /// The documents `pattern` matches, those whose name it matches first, each group in
@@ -327,17 +344,33 @@ mod tests {
     }
 
     #[test]
-    fn vectors_are_fused_by_rank_with_keywords() {
+    fn vectors_rank_by_meaning_when_there_are_both() {
         let mut index = index();
+        // Without the tools' vectors, a query's vector is not used.
+        assert!(index.rank("zebra", Some(&[0.1, 0.2, 0.9])).is_empty());
         index.vectors = Some(vec![
             Arc::from([1.0, 0.0, 0.0]),
             Arc::from([0.0, 1.0, 0.0]),
             Arc::from([0.0, 0.0, 1.0]),
         ]);
-        // No keyword matches: meaning alone orders them.
-        assert_eq!(index.rank("zebra", Some(&[0.1, 0.2, 0.9]))[0], 2);
-        // Both agree.
-        assert_eq!(index.rank("pull request", Some(&[0.0, 1.0, 0.0]))[0], 1);
+        assert_eq!(index.rank("zebra", Some(&[0.1, 0.2, 0.9])), [2, 1, 0]);
+        assert_eq!(
+            index.rank("pull request", Some(&[0.9, 0.1, 0.0])),
+            [0, 1, 2]
+        );
+        assert_eq!(index.rank("pull request", None), [1]);
+    }
+
+    #[test]
+    fn the_gist_is_the_name_the_start_of_the_description_and_the_parameters() {
+        let document = tool(
+            "getCurrentTime",
+            &"Get the time. ".repeat(100),
+            json!({"type": "object", "properties": {"timezone": {"type": "string", "description": "long words here"}}}),
+        );
+        assert!(document.gist.starts_with("get Current Time: Get the time."));
+        assert!(document.gist.ends_with("\nParameters: timezone"));
+        assert!(document.gist.len() < GIST_DESCRIPTION + 64);
     }
 
     #[test]

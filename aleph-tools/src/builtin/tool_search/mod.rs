@@ -1,11 +1,13 @@
 //! Tool search with deferred loading: tools marked deferred stay out of the tools array;
-//! the model finds them with `tool_search` (keywords ranked by BM25, fused with an
-//! embedder's ranking by meaning when one is given, or a regular expression) and calls
+//! the model finds them with `tool_search` (by meaning when an embedder is given, else by
+//! keywords ranked with BM25; or by a regular expression) and calls
 //! them directly where the found tools are added to its tools (the agent loop, Anthropic's
 //! API) or through `call_tool` (MCP clients, whose tool list stays as it was).
 
 mod embed;
 mod index;
+#[cfg(feature = "embeddings")]
+mod minilm;
 
 use std::fmt;
 use std::sync::Arc;
@@ -19,6 +21,8 @@ use serde_json::{Map, Value};
 use self::embed::Vectors;
 pub use self::embed::{EmbedError, Embedder};
 use self::index::{Document, Index};
+#[cfg(feature = "embeddings")]
+pub use self::minilm::{MiniLm, MiniLmError};
 use super::Builtin;
 use crate::context::{State, ToolContext};
 use crate::error::{ArgumentProblem, ToolError};
@@ -125,9 +129,10 @@ impl ToolSearch {
         self
     }
 
-    /// Ranks by meaning too: each tool's text and each query are embedded, and the
-    /// ranking by closeness is fused with the keyword ranking. Tools are embedded at the
-    /// first search after they change, and kept.
+    /// Ranks queries by meaning: each tool's gist (its name, the start of its description
+    /// and its parameters' names) and each query are embedded, and tools come back closest
+    /// first. Tools are embedded at the first search after they change, and each vector is
+    /// kept while the tool's text stays the same. Patterns still match text.
     #[must_use]
     pub fn embedder(mut self, embedder: impl Embedder) -> Self {
         self.embedder = Some(Arc::new(embedder));
@@ -176,7 +181,7 @@ impl Searcher {
             .collect();
         let mut index = Index::new(documents);
         if let Some(vectors) = &self.vectors {
-            let texts: Vec<String> = index.documents.iter().map(|d| d.text.clone()).collect();
+            let texts: Vec<String> = index.documents.iter().map(|d| d.gist.clone()).collect();
             let vectors = Arc::clone(vectors);
             let made = tokio::task::spawn_blocking(move || {
                 let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
