@@ -38,6 +38,8 @@ pub(crate) const CALL_TOOL: &str = "call_tool";
 const MAX_RESULTS: usize = 25;
 /// The longest regular expression a search takes, in bytes.
 const PATTERN_LIMIT: usize = 512;
+/// The longest query a search takes, in bytes: a few words say what a tool should do.
+const QUERY_LIMIT: usize = 1024;
 /// The most memory a compiled regular expression may take.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
@@ -145,22 +147,32 @@ impl Builtin for ToolSearch {
         let searcher = Searcher {
             max_results: self.max_results,
             vectors: self.embedder.map(|e| Arc::new(Vectors::new(e))),
-            index: tokio::sync::Mutex::new(None),
+            index: Arc::new(tokio::sync::Mutex::new(None)),
         };
+        let warm = searcher.clone();
         builder
             .defer_loading(self.defer, [SEARCH_TOOL.to_owned(), CALL_TOOL.to_owned()])
             .with_state(searcher)
             .with_tool(ToolSearchTool)
             .with_tool(CallToolTool)
+            .after_build(move |server| {
+                warm.warm(server);
+                Ok(())
+            })
     }
 }
 
+/// The index of the deferred tools, and the version of the tools it was built from.
+type Slot = Option<(u64, Arc<Index>)>;
+
 /// The search's state: its settings and the index of the deferred tools, built at the
-/// first search after the tools change.
+/// first search after the tools change (and, with an embedder, as soon as the server is
+/// built).
+#[derive(Clone)]
 pub(crate) struct Searcher {
     max_results: usize,
     vectors: Option<Arc<Vectors>>,
-    index: tokio::sync::Mutex<Option<(u64, Arc<Index>)>>,
+    index: Arc<tokio::sync::Mutex<Slot>>,
 }
 
 impl Searcher {
@@ -168,36 +180,55 @@ impl Searcher {
     async fn index(&self, server: &AlephToolServer) -> Arc<Index> {
         let version = server.tools_version();
         let mut slot = self.index.lock().await;
-        if let Some((built, index)) = &*slot
-            && *built == version
-        {
-            return Arc::clone(index);
+        if let Some(index) = fresh(&slot, version) {
+            return index;
         }
-        let documents: Vec<Document> = server
-            .list_tools()
-            .into_iter()
-            .filter(|definition| definition.defer_loading)
-            .map(Document::new)
-            .collect();
-        let mut index = Index::new(documents);
-        if let Some(vectors) = &self.vectors {
-            let texts: Vec<String> = index.documents.iter().map(|d| d.gist.clone()).collect();
-            let vectors = Arc::clone(vectors);
-            let made = tokio::task::spawn_blocking(move || {
-                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-                vectors.catalog(&texts)
-            })
-            .await;
-            match made {
-                Ok(Ok(made)) => index.vectors = Some(made),
-                Ok(Err(error)) => {
-                    tracing::warn!("tool search ranks by keywords alone: {error}");
+        let (searcher, building) = (self.clone(), server.clone());
+        let index = match tokio::task::spawn_blocking(move || searcher.build(&building)).await {
+            Ok(index) => index,
+            Err(error) => {
+                tracing::warn!("tool search ranks by keywords alone: {error}");
+                Index::new(deferred_documents(server))
+            }
+        };
+        let index = Arc::new(index);
+        *slot = Some((version, Arc::clone(&index)));
+        index
+    }
+
+    /// Builds the index on a thread of its own when there are tools to embed, so that the
+    /// first search finds them embedded; that search waits for it to finish. The thread is
+    /// not the async runtime's: a program may end while it runs.
+    fn warm(&self, server: &AlephToolServer) {
+        if self.vectors.is_none() {
+            return;
+        }
+        let (searcher, server) = (self.clone(), server.clone());
+        let spawned = std::thread::Builder::new()
+            .name("tool-search-index".into())
+            .spawn(move || {
+                let mut slot = searcher.index.blocking_lock();
+                let version = server.tools_version();
+                if fresh(&slot, version).is_none() {
+                    *slot = Some((version, Arc::new(searcher.build(&server))));
                 }
+            });
+        if let Err(error) = spawned {
+            tracing::warn!("tool search will embed the tools at its first search: {error}");
+        }
+    }
+
+    /// The index of `server`'s deferred tools, their vectors made (blocking) when there is
+    /// an embedder.
+    fn build(&self, server: &AlephToolServer) -> Index {
+        let mut index = Index::new(deferred_documents(server));
+        if let Some(vectors) = &self.vectors {
+            let texts: Vec<&str> = index.documents.iter().map(|d| d.gist.as_str()).collect();
+            match vectors.catalog(&texts) {
+                Ok(made) => index.vectors = Some(made),
                 Err(error) => tracing::warn!("tool search ranks by keywords alone: {error}"),
             }
         }
-        let index = Arc::new(index);
-        *slot = Some((version, Arc::clone(&index)));
         index
     }
 
@@ -217,6 +248,23 @@ impl Searcher {
             }
         }
     }
+}
+
+/// The index in `slot` when it was built from the tools at `version`.
+fn fresh(slot: &Slot, version: u64) -> Option<Arc<Index>> {
+    slot.as_ref()
+        .filter(|(built, _)| *built == version)
+        .map(|(_, index)| Arc::clone(index))
+}
+
+/// The deferred tools `server` serves, as the search reads them.
+fn deferred_documents(server: &AlephToolServer) -> Vec<Document> {
+    server
+        .list_tools()
+        .into_iter()
+        .filter(|definition| definition.defer_loading)
+        .map(Document::new)
+        .collect()
 }
 
 /// One tool a search found.
@@ -258,6 +306,13 @@ pub(crate) async fn tool_search(
     let limit = limit.unwrap_or(searcher.max_results).clamp(1, MAX_RESULTS);
     let index = searcher.index(server).await;
     let order = match (query.as_deref().map(str::trim), pattern.as_deref()) {
+        (Some(query), None) if query.len() > QUERY_LIMIT => {
+            return Err(wrong(
+                SEARCH_TOOL,
+                "/query",
+                format!("a few words, at most {QUERY_LIMIT} bytes"),
+            ));
+        }
         (Some(query), None) if !query.is_empty() => {
             let vector = searcher.query_vector(&index, query).await;
             index.rank(query, vector.as_deref())

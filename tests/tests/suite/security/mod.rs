@@ -12,3 +12,4 @@ mod plugin_links;
 pub(crate) mod sandbox;
 mod sandbox_proxy;
 mod sandbox_sockets;
+mod tool_search;
