@@ -145,3 +145,45 @@ fn minilm_puts_like_meanings_close() {
         "batching changes nothing"
     );
 }
+
+#[test]
+fn a_broken_model_directory_is_a_clear_error() {
+    use aleph_tools::builtin::MiniLm;
+
+    let model = aleph_tools_tests::interop_peers().join("models/all-minilm-l6-v2");
+    let error = |dir: &Path| MiniLm::load(dir).unwrap_err().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    assert!(error(&dir.path().join("nowhere")).contains("config.json"));
+
+    for file in ["config.json", "tokenizer.json", "vocab.txt"] {
+        std::fs::copy(model.join(file), dir.path().join(file)).unwrap();
+    }
+    assert!(
+        error(dir.path()).contains("model.safetensors"),
+        "{}",
+        error(dir.path())
+    );
+    std::fs::write(dir.path().join("model.safetensors"), b"not weights").unwrap();
+    assert!(
+        error(dir.path()).contains("cannot load the weights"),
+        "{}",
+        error(dir.path())
+    );
+    let weights = std::fs::read(model.join("model.safetensors")).unwrap();
+    std::fs::write(
+        dir.path().join("model.safetensors"),
+        &weights[..weights.len() / 2],
+    )
+    .unwrap();
+    assert!(
+        error(dir.path()).contains("cannot load the weights"),
+        "{}",
+        error(dir.path())
+    );
+    std::fs::write(dir.path().join("config.json"), b"{ \"hidden_size\": ").unwrap();
+    assert!(
+        error(dir.path()).contains("invalid JSON"),
+        "{}",
+        error(dir.path())
+    );
+}
