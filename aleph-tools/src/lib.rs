@@ -159,7 +159,7 @@ pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
 pub use patterns::PatternError;
 pub use result::{
     Content, EmbeddedResource, IntoToolOutput, MediaContent, RepairInfo, RepairStep, ResourceBody,
-    ResourceContents, ResourceLink, TextContent, ToolOutput, ToolResult,
+    ResourceContents, ResourceLink, TextContent, ToolOutput, ToolReference, ToolResult,
 };
 pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{

@@ -23,6 +23,7 @@ pub(crate) struct DerivedTool {
 }
 
 impl DerivedTool {
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
     pub(crate) fn new(name: impl Into<String>, derive: Derive) -> Self {
         Self {
             name: name.into(),

@@ -39,6 +39,7 @@ pub(crate) use self::call::CallArgs;
 pub use self::call::{ToolCallFuture, ToolCallRequest};
 pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
 pub(crate) use self::deferral::Deferral;
+#[cfg_attr(not(feature = "builtin"), allow(unused_imports))]
 pub(crate) use self::derived::{Derive, DerivedTool};
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
