@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use heck::ToSnakeCase;
-use regex::RegexBuilder;
+use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -267,6 +267,50 @@ fn deferred_documents(server: &AlephToolServer) -> Vec<Document> {
         .collect()
 }
 
+/// What a search asks for: words, or a pattern.
+enum Asked<'a> {
+    Query(&'a str),
+    Pattern(Regex),
+}
+
+impl<'a> Asked<'a> {
+    /// `query` or `pattern`, checked: exactly one, within its bounds.
+    fn read(query: Option<&'a str>, pattern: Option<&str>) -> Result<Self, ToolError> {
+        match (query.map(str::trim), pattern) {
+            (Some(query), None) if query.len() > QUERY_LIMIT => Err(wrong(
+                SEARCH_TOOL,
+                "/query",
+                format!("a few words, at most {QUERY_LIMIT} bytes"),
+            )),
+            (Some(query), None) if !query.is_empty() => Ok(Self::Query(query)),
+            (None, Some(pattern)) if pattern.len() > PATTERN_LIMIT => Err(wrong(
+                SEARCH_TOOL,
+                "/pattern",
+                format!("a regular expression of at most {PATTERN_LIMIT} bytes"),
+            )),
+            (None, Some(pattern)) => RegexBuilder::new(pattern)
+                .case_insensitive(true)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .dfa_size_limit(REGEX_SIZE_LIMIT)
+                .build()
+                .map(Self::Pattern)
+                .map_err(|e| {
+                    wrong(
+                        SEARCH_TOOL,
+                        "/pattern",
+                        format!("a regular expression this search reads ({e})"),
+                    )
+                }),
+            (Some(_), Some(_)) => Err(wrong(SEARCH_TOOL, "", "`query` or `pattern`, not both")),
+            _ => Err(wrong(
+                SEARCH_TOOL,
+                "/query",
+                "a few words saying what the tool should do (or `pattern`, a regular expression)",
+            )),
+        }
+    }
+}
+
 /// One tool a search found.
 #[derive(Debug, Serialize, JsonSchema)]
 struct FoundTool {
@@ -304,51 +348,15 @@ pub(crate) async fn tool_search(
         .server()
         .ok_or_else(|| ToolError::execution("this call was not made through a tool server"))?;
     let limit = limit.unwrap_or(searcher.max_results).clamp(1, MAX_RESULTS);
+    // The arguments are checked before the index is built: a wrong call costs nothing.
+    let asked = Asked::read(query.as_deref(), pattern.as_deref())?;
     let index = searcher.index(server).await;
-    let order = match (query.as_deref().map(str::trim), pattern.as_deref()) {
-        (Some(query), None) if query.len() > QUERY_LIMIT => {
-            return Err(wrong(
-                SEARCH_TOOL,
-                "/query",
-                format!("a few words, at most {QUERY_LIMIT} bytes"),
-            ));
-        }
-        (Some(query), None) if !query.is_empty() => {
+    let order = match asked {
+        Asked::Query(query) => {
             let vector = searcher.query_vector(&index, query).await;
             index.rank(query, vector.as_deref())
         }
-        (None, Some(pattern)) => {
-            if pattern.len() > PATTERN_LIMIT {
-                return Err(wrong(
-                    SEARCH_TOOL,
-                    "/pattern",
-                    format!("a regular expression of at most {PATTERN_LIMIT} bytes"),
-                ));
-            }
-            let regex = RegexBuilder::new(pattern)
-                .case_insensitive(true)
-                .size_limit(REGEX_SIZE_LIMIT)
-                .dfa_size_limit(REGEX_SIZE_LIMIT)
-                .build()
-                .map_err(|e| {
-                    wrong(
-                        SEARCH_TOOL,
-                        "/pattern",
-                        format!("a regular expression this search reads ({e})"),
-                    )
-                })?;
-            index.matching(&regex)
-        }
-        (Some(_), Some(_)) => {
-            return Err(wrong(SEARCH_TOOL, "", "`query` or `pattern`, not both"));
-        }
-        _ => {
-            return Err(wrong(
-                SEARCH_TOOL,
-                "/query",
-                "a few words saying what the tool should do (or `pattern`, a regular expression)",
-            ));
-        }
+        Asked::Pattern(regex) => index.matching(&regex),
     };
     let caller = ctx.caller();
     let tools: Vec<FoundTool> = order
