@@ -212,6 +212,10 @@ fn block_to_mcp(block: &Content) -> ContentBlock {
     if let Some(text) = block.as_text() {
         return ContentBlock::text(text);
     }
+    if let Content::ToolReference(_) = block {
+        // MCP has no such block: the line naming the tool.
+        return ContentBlock::text(block.describe());
+    }
     serde_json::to_value(block)
         .and_then(serde_json::from_value)
         .unwrap_or_else(|_| ContentBlock::text(block.describe()))

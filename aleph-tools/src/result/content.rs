@@ -11,7 +11,9 @@ use serde_json::{Map, Value};
 /// One block of what a tool hands back for the model (or the user) to see.
 ///
 /// The shapes are MCP's `ContentBlock`s, and a block serializes exactly as MCP writes it
-/// (`{"type": "image", "data": …, "mimeType": …}`). MCP clients get the blocks as they are;
+/// (`{"type": "image", "data": …, "mimeType": …}`), but for [`ToolReference`](Self::ToolReference),
+/// which MCP lacks and its clients get as a line of text. MCP clients get the other blocks
+/// as they are;
 /// each model API gets what it accepts (see
 /// [`Provider::result_messages`](crate::provider::Provider::result_messages)), and a
 /// provider that cannot take a block reads a short description of it instead

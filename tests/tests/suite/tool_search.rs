@@ -208,6 +208,7 @@ async fn a_pattern_search_and_bad_search_arguments() {
         (json!({}), "/query"),
         (json!({ "query": "   " }), "/query"),
         (json!({ "query": "time", "limit": 100 }), "/limit"),
+        (json!({ "query": "", "pattern": "(" }), "/pattern"),
         (json!({ "query": 7 }), "/query"),
     ] {
         let result = search(&server, args.clone()).await;
@@ -618,4 +619,72 @@ createServer({
         )
         .await;
     assert_eq!(called.output, json!("HEY"), "{called:?}");
+}
+
+#[tokio::test]
+async fn an_empty_query_beside_a_pattern_counts_as_absent() {
+    let server = server();
+    let found = search(&server, json!({ "query": " ", "pattern": "^create_" })).await;
+    assert_eq!(found_names(&found), ["create_issue"]);
+}
+
+#[tokio::test]
+async fn code_mode_does_not_declare_deferred_tools() {
+    use aleph_tools::builtin::CodeMode;
+
+    let server = builder(ToolSearch::new().defer(["send_*"]))
+        .with_builtin(CodeMode::new().open(["send_message", "create_issue"]))
+        .build()
+        .unwrap();
+    let code = server.definition("code").unwrap();
+    assert!(
+        !code.description.contains("send_message("),
+        "{}",
+        code.description
+    );
+    let undeferred = builder(ToolSearch::new())
+        .with_builtin(CodeMode::new().open(["send_message"]))
+        .build()
+        .unwrap();
+    let code = undeferred.definition("code").unwrap();
+    assert!(
+        code.description.contains("send_message("),
+        "{}",
+        code.description
+    );
+}
+
+#[tokio::test]
+async fn a_tool_anthropic_cannot_take_is_found_but_not_referenced() {
+    let server = server();
+    // A root `anyOf` is a schema Anthropic's API refuses; the tool is served, deferred.
+    let odd = ToolDefinition::new(
+        "send_either",
+        "Send one of two things.",
+        json!({ "type": "object", "anyOf": [{ "required": ["a"] }, { "required": ["b"] }],
+                "properties": { "a": { "type": "string" }, "b": { "type": "string" } } }),
+    );
+    server
+        .add(RuntimeTool::new(
+            odd,
+            |_args: Value, _ctx: ToolContext| async { Ok(ToolOutput::text("sent")) },
+        ))
+        .unwrap();
+    let anthropic = server.tools_for(Provider::Anthropic);
+    let listed = anthropic
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|tool| tool["name"] == "send_either");
+    assert!(!listed, "Anthropic's array leaves the tool out");
+    let result = search(&server, json!({ "pattern": "^send_either$" })).await;
+    assert_eq!(found_names(&result), ["send_either"]);
+    let referenced = result
+        .content
+        .iter()
+        .any(|block| matches!(block, Content::ToolReference(_)));
+    assert_eq!(
+        referenced, listed,
+        "a reference names only a tool the array holds"
+    );
 }

@@ -220,11 +220,12 @@ impl Builtin for CodeMode {
     }
 }
 
-/// The tools of `tools` code may call.
+/// The tools of `tools` code may call and `code`'s description declares: deferred tools
+/// wait for a search (declared, they would cost the model what deferral saves).
 fn open_tools(tools: &[Arc<ToolDefinition>]) -> impl Iterator<Item = &Arc<ToolDefinition>> {
-    tools
-        .iter()
-        .filter(|definition| definition.allows_caller(Caller::CodeExecution))
+    tools.iter().filter(|definition| {
+        definition.allows_caller(Caller::CodeExecution) && !definition.defer_loading
+    })
 }
 
 /// `code`'s arguments.

@@ -19,9 +19,9 @@ const B: f32 = 0.75;
 const NAME_WEIGHT: usize = 3;
 /// How deep parameter schemas are read for names and descriptions.
 const SCHEMA_DEPTH: usize = 4;
-/// The most characters of a tool's text that are indexed; the rest is not read.
+/// The most bytes of a tool's text that are indexed; the rest is not read.
 const TEXT_LIMIT: usize = 8 * 1024;
-/// The most characters of a description in a tool's gist: its first sentences say what it
+/// The most bytes of a description in a tool's gist: its first sentences say what it
 /// does, and an embedder's cost grows with the length of what it reads.
 const GIST_DESCRIPTION: usize = 300;
 

@@ -26,6 +26,7 @@ pub use self::minilm::{MiniLm, MiniLmError};
 use super::Builtin;
 use crate::context::{State, ToolContext};
 use crate::error::{ArgumentProblem, ToolError};
+use crate::provider::Provider;
 use crate::result::{Content, ToolOutput, ToolReference};
 use crate::server::{AlephToolServer, ToolServerBuilder};
 use crate::tool;
@@ -41,7 +42,7 @@ const PATTERN_LIMIT: usize = 512;
 /// The longest query a search takes, in bytes: a few words say what a tool should do.
 const QUERY_LIMIT: usize = 1024;
 /// The most memory a compiled regular expression may take.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+const REGEX_SIZE_LIMIT: usize = 256 << 10;
 
 /// Tool search with deferred loading: `tool_search` and `call_tool`.
 ///
@@ -177,23 +178,34 @@ pub(crate) struct Searcher {
 
 impl Searcher {
     /// The index of the deferred tools `server` serves now.
+    ///
+    /// The build holds the lock and stores what it built, so a search given up while it
+    /// runs loses nothing: the next search waits for it and takes its index.
     async fn index(&self, server: &AlephToolServer) -> Arc<Index> {
+        let mut slot = Arc::clone(&self.index).lock_owned().await;
         let version = server.tools_version();
-        let mut slot = self.index.lock().await;
         if let Some(index) = fresh(&slot, version) {
             return index;
         }
         let (searcher, building) = (self.clone(), server.clone());
-        let index = match tokio::task::spawn_blocking(move || searcher.build(&building)).await {
-            Ok(index) => index,
-            Err(error) => {
-                tracing::warn!("tool search ranks by keywords alone: {error}");
-                Index::new(deferred_documents(server))
-            }
-        };
-        let index = Arc::new(index);
-        *slot = Some((version, Arc::clone(&index)));
-        index
+        let built = tokio::task::spawn_blocking(move || {
+            let index = Arc::new(searcher.build(&building));
+            searcher.keep(&mut slot, version, &index);
+            index
+        })
+        .await;
+        built.unwrap_or_else(|error| {
+            tracing::warn!("tool search ranks by keywords alone: {error}");
+            Arc::new(Index::new(deferred_documents(server)))
+        })
+    }
+
+    /// Stores `index` as the one for `version`, unless it lacks the vectors an embedder
+    /// should have made: then the next search tries again.
+    fn keep(&self, slot: &mut Slot, version: u64, index: &Arc<Index>) {
+        if self.vectors.is_none() || index.vectors.is_some() {
+            *slot = Some((version, Arc::clone(index)));
+        }
     }
 
     /// Builds the index on a thread of its own when there are tools to embed, so that the
@@ -210,7 +222,8 @@ impl Searcher {
                 let mut slot = searcher.index.blocking_lock();
                 let version = server.tools_version();
                 if fresh(&slot, version).is_none() {
-                    *slot = Some((version, Arc::new(searcher.build(&server))));
+                    let index = Arc::new(searcher.build(&server));
+                    searcher.keep(&mut slot, version, &index);
                 }
             });
         if let Err(error) = spawned {
@@ -276,13 +289,14 @@ enum Asked<'a> {
 impl<'a> Asked<'a> {
     /// `query` or `pattern`, checked: exactly one, within its bounds.
     fn read(query: Option<&'a str>, pattern: Option<&str>) -> Result<Self, ToolError> {
-        match (query.map(str::trim), pattern) {
+        let query = query.map(str::trim).filter(|query| !query.is_empty());
+        match (query, pattern) {
             (Some(query), None) if query.len() > QUERY_LIMIT => Err(wrong(
                 SEARCH_TOOL,
                 "/query",
                 format!("a few words, at most {QUERY_LIMIT} bytes"),
             )),
-            (Some(query), None) if !query.is_empty() => Ok(Self::Query(query)),
+            (Some(query), None) => Ok(Self::Query(query)),
             (None, Some(pattern)) if pattern.len() > PATTERN_LIMIT => Err(wrong(
                 SEARCH_TOOL,
                 "/pattern",
@@ -356,7 +370,13 @@ pub(crate) async fn tool_search(
             let vector = searcher.query_vector(&index, query).await;
             index.rank(query, vector.as_deref())
         }
-        Asked::Pattern(regex) => index.matching(&regex),
+        Asked::Pattern(regex) => {
+            // Linear, but over every deferred tool's text: off the async workers.
+            let matching = Arc::clone(&index);
+            tokio::task::spawn_blocking(move || matching.matching(&regex))
+                .await
+                .map_err(|e| ToolError::execution(format!("the pattern search failed: {e}")))?
+        }
     };
     let caller = ctx.caller();
     let tools: Vec<FoundTool> = order
@@ -380,7 +400,13 @@ pub(crate) async fn tool_search(
     };
     let mut output = ToolOutput::text(text);
     for tool in &found.tools {
-        output = output.with(Content::ToolReference(ToolReference::new(&tool.name)));
+        // Anthropic loads a referenced tool from the array it was sent, which leaves out a
+        // tool whose schema it cannot take: such a tool is not referenced.
+        let definition = server.definition(&tool.name);
+        let anthropic = Provider::Anthropic;
+        if definition.is_some_and(|d| anthropic.tool_entry(&d, anthropic.dialect()).is_ok()) {
+            output = output.with(Content::ToolReference(ToolReference::new(&tool.name)));
+        }
     }
     let data = serde_json::to_value(&found).map_err(|e| ToolError::execution(e.to_string()))?;
     Ok(output.with_data(data))
@@ -397,7 +423,7 @@ pub(crate) async fn call_tool(
     arguments: Option<Map<String, Value>>,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    if name.to_snake_case() == CALL_TOOL {
+    if refers_to_call_tool(&name) {
         return Err(wrong(
             CALL_TOOL,
             "/name",
@@ -417,6 +443,17 @@ pub(crate) async fn call_tool(
     let mut output = ToolOutput::blocks(result.content);
     output.data = data;
     Ok(output)
+}
+
+/// Whether name repair could take `name` for `call_tool`: any spelling that is `calltool`
+/// once cased alike and rid of separators (`CallTool`, `cALL_TOOL`, `call-tool`).
+fn refers_to_call_tool(name: &str) -> bool {
+    let letters: String = name
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect();
+    letters == CALL_TOOL.replace('_', "") || name.to_snake_case() == CALL_TOOL
 }
 
 /// Arguments that do not fit: `pointer` should have been `expected`.

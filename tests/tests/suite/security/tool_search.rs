@@ -53,8 +53,8 @@ fn server() -> AlephToolServer {
 async fn patterns_and_queries_are_bounded_in_size_and_time() {
     let server = server();
     let started = Instant::now();
-    // Nested repetition that backtracking engines take exponential time on, over 4 MiB of
-    // `a`s: the search's engine is linear.
+    // Nested repetition that backtracking engines take exponential time on, over the 8 KiB
+    // read of a 4 MiB run of `a`s: the search's engine is linear.
     for pattern in ["(a*)*b", "(a|aa)+$", "^(a+)+b", "(?:a?){30}a{30}"] {
         let result = server
             .call("tool_search", json!({ "pattern": pattern }))
@@ -110,14 +110,28 @@ async fn what_the_caller_may_not_call_is_never_found_nor_called() {
         .await;
     assert!(!called.success);
     assert!(called.model_text().contains("secret_tool"), "{called:?}");
-    // Nested: call_tool asked to call call_tool is refused before anything runs.
-    let nested = server
-        .call(
-            "call_tool",
-            json!({ "name": "Call_Tool", "arguments": { "name": "weather" } }),
-        )
-        .await;
-    assert!(!nested.success);
+    // Nested: call_tool asked to call call_tool, in any spelling name repair would take
+    // for it, is refused before anything runs.
+    for spelling in [
+        "Call_Tool",
+        "cALL_TOOL",
+        "caLL_tool",
+        "CALLTOOL",
+        "call tool",
+    ] {
+        let nested = server
+            .call(
+                "call_tool",
+                json!({ "name": spelling, "arguments": { "name": "weather" } }),
+            )
+            .await;
+        assert!(!nested.success, "{spelling}");
+        assert!(
+            nested.model_text().contains("not `call_tool` itself"),
+            "{spelling}: {}",
+            nested.model_text()
+        );
+    }
 }
 
 #[tokio::test]
