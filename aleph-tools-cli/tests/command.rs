@@ -795,3 +795,25 @@ fn a_search_model_ranks_by_meaning_and_a_missing_one_is_a_clear_error() {
         "{error}"
     );
 }
+
+#[test]
+fn serve_with_code_mode_is_answered_by_the_official_typescript_client() {
+    let world = World::new();
+    let workspace = world.root.path().join("work/space");
+    std::fs::create_dir_all(workspace.join("notes")).unwrap();
+    std::fs::write(workspace.join("notes/todo.md"), "- tea\n").unwrap();
+    let peers = interop_peers();
+    let output = Command::new(peers.join(".venv/bin/node24"))
+        .arg(peers.join("code_mode_client.mjs"))
+        .arg(env!("CARGO_BIN_EXE_aleph-tools"))
+        .args(["serve", "--stdio", "--yes", "--builtin", "--code-mode"])
+        .arg("--allowed-path")
+        .arg(&workspace)
+        .current_dir(&workspace)
+        .env("HOME", world.home())
+        .env_remove("ALEPH_TOOLS_CONFIG")
+        .output()
+        .unwrap();
+    let text = succeeded(&output);
+    assert!(text.contains("passed: 3"), "{text}\n{}", stderr(&output));
+}
