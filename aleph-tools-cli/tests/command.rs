@@ -728,41 +728,47 @@ fn a_config_that_wraps_itself_stops_at_a_depth() {
     );
 }
 
+/// Runs the interop client `client` (under `program`, from `tests/interop`) against
+/// `aleph-tools serve --stdio --yes --builtin --allowed-path WORKSPACE` with `flags`, and
+/// asserts it passed its `checks`.
+fn serve_builtin_to(
+    world: &World,
+    workspace: &Path,
+    (program, client, checks): (&str, &str, usize),
+    flags: &[&str],
+) {
+    let peers = interop_peers();
+    let output = Command::new(peers.join(program))
+        .arg(peers.join(client))
+        .arg(env!("CARGO_BIN_EXE_aleph-tools"))
+        .args(["serve", "--stdio", "--yes", "--builtin"])
+        .args(flags)
+        .arg("--allowed-path")
+        .arg(workspace)
+        .current_dir(workspace)
+        .env("HOME", world.home())
+        .env_remove("ALEPH_TOOLS_CONFIG")
+        .output()
+        .unwrap();
+    let text = succeeded(&output);
+    assert!(
+        text.contains(&format!("passed: {checks}")),
+        "{client}: {text}\n{}",
+        stderr(&output)
+    );
+}
+
 #[test]
 fn serve_with_deferred_tools_is_searched_by_the_official_python_and_typescript_clients() {
     let world = World::new();
     let workspace = world.root.path().join("work/space");
     std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(workspace.join("notes.txt"), "- tea\n").unwrap();
-    let peers = interop_peers();
-    for (program, client, checks) in [
+    for client in [
         (".venv/bin/python", "tool_search_client.py", 5),
         (".venv/bin/node24", "tool_search_client.mjs", 4),
     ] {
-        let output = Command::new(peers.join(program))
-            .arg(peers.join(client))
-            .arg(env!("CARGO_BIN_EXE_aleph-tools"))
-            .args([
-                "serve",
-                "--stdio",
-                "--yes",
-                "--builtin",
-                "--defer",
-                "file_*",
-            ])
-            .arg("--allowed-path")
-            .arg(&workspace)
-            .current_dir(&workspace)
-            .env("HOME", world.home())
-            .env_remove("ALEPH_TOOLS_CONFIG")
-            .output()
-            .unwrap();
-        let text = succeeded(&output);
-        assert!(
-            text.contains(&format!("passed: {checks}")),
-            "{client}: {text}\n{}",
-            stderr(&output)
-        );
+        serve_builtin_to(&world, &workspace, client, &["--defer", "file_*"]);
     }
 }
 
@@ -802,18 +808,6 @@ fn serve_with_code_mode_is_answered_by_the_official_typescript_client() {
     let workspace = world.root.path().join("work/space");
     std::fs::create_dir_all(workspace.join("notes")).unwrap();
     std::fs::write(workspace.join("notes/todo.md"), "- tea\n").unwrap();
-    let peers = interop_peers();
-    let output = Command::new(peers.join(".venv/bin/node24"))
-        .arg(peers.join("code_mode_client.mjs"))
-        .arg(env!("CARGO_BIN_EXE_aleph-tools"))
-        .args(["serve", "--stdio", "--yes", "--builtin", "--code-mode"])
-        .arg("--allowed-path")
-        .arg(&workspace)
-        .current_dir(&workspace)
-        .env("HOME", world.home())
-        .env_remove("ALEPH_TOOLS_CONFIG")
-        .output()
-        .unwrap();
-    let text = succeeded(&output);
-    assert!(text.contains("passed: 3"), "{text}\n{}", stderr(&output));
+    let client = (".venv/bin/node24", "code_mode_client.mjs", 3);
+    serve_builtin_to(&world, &workspace, client, &["--code-mode"]);
 }
