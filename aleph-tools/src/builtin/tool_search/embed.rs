@@ -67,25 +67,25 @@ impl Vectors {
 
     /// A unit vector for each of `texts`: those seen before from the cache, the rest from
     /// the embedder. The cache keeps only `texts` afterwards, so it never outgrows the
-    /// catalog.
+    /// catalog; an error leaves it as it was.
     pub(super) fn catalog(&self, texts: &[&str]) -> Result<Vec<Arc<[f32]>>, EmbedError> {
-        let known = std::mem::take(&mut *lock(&self.cache));
+        let mut cache = lock(&self.cache);
         let missing: Vec<&str> = texts
             .iter()
             .copied()
-            .filter(|text| !known.contains_key(*text))
+            .filter(|text| !cache.contains_key(*text))
             .collect();
         let mut made = HashMap::with_capacity(missing.len());
         for batch in missing.chunks(BATCH) {
             for (text, vector) in batch.iter().zip(self.embed(batch)?) {
-                made.insert((*text).to_owned(), vector);
+                made.insert(*text, vector);
             }
         }
         let mut kept = HashMap::with_capacity(texts.len());
         let vectors = texts
             .iter()
             .map(|text| {
-                let vector = known
+                let vector = cache
                     .get(*text)
                     .or_else(|| made.get(*text))
                     .map_or_else(|| Arc::from([]), Arc::clone);
@@ -93,7 +93,7 @@ impl Vectors {
                 vector
             })
             .collect();
-        *lock(&self.cache) = kept;
+        *cache = kept;
         Ok(vectors)
     }
 
@@ -164,6 +164,31 @@ mod tests {
             calls.load(Ordering::SeqCst),
             4,
             "`a` left the catalog and came back"
+        );
+    }
+
+    #[test]
+    fn a_failure_keeps_the_vectors_already_made() {
+        let fail = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let (failing, counted) = (Arc::clone(&fail), Arc::clone(&calls));
+        let embedder = move |texts: &[&str]| {
+            if failing.load(Ordering::SeqCst) {
+                return Err(EmbedError("down".into()));
+            }
+            counted.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts.iter().map(|_| vec![1.0]).collect())
+        };
+        let vectors = Vectors::new(Arc::new(embedder));
+        vectors.catalog(&["a", "b"]).unwrap();
+        fail.store(true, Ordering::SeqCst);
+        assert!(vectors.catalog(&["a", "b", "c"]).is_err());
+        fail.store(false, Ordering::SeqCst);
+        vectors.catalog(&["a", "b", "c"]).unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            3,
+            "only `c` was embedded again"
         );
     }
 
