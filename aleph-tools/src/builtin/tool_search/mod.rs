@@ -12,7 +12,6 @@ mod minilm;
 use std::fmt;
 use std::sync::Arc;
 
-use heck::ToSnakeCase;
 use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -249,17 +248,14 @@ impl Searcher {
     async fn query_vector(&self, index: &Index, query: &str) -> Option<Arc<[f32]>> {
         let vectors = Arc::clone(self.vectors.as_ref().filter(|_| index.vectors.is_some())?);
         let query = query.to_owned();
-        match tokio::task::spawn_blocking(move || vectors.query(&query)).await {
-            Ok(Ok(vector)) => Some(vector),
-            Ok(Err(error)) => {
-                tracing::warn!("this tool search ranks by keywords alone: {error}");
-                None
-            }
-            Err(error) => {
-                tracing::warn!("this tool search ranks by keywords alone: {error}");
-                None
-            }
-        }
+        let made = tokio::task::spawn_blocking(move || vectors.query(&query))
+            .await
+            .map_err(|e| EmbedError(e.to_string()))
+            .and_then(|made| made);
+        made.inspect_err(|error| {
+            tracing::warn!("this tool search ranks by keywords alone: {error}");
+        })
+        .ok()
     }
 }
 
@@ -453,7 +449,7 @@ fn refers_to_call_tool(name: &str) -> bool {
         .filter(|c| !matches!(c, '_' | '-' | ' '))
         .flat_map(char::to_lowercase)
         .collect();
-    letters == CALL_TOOL.replace('_', "") || name.to_snake_case() == CALL_TOOL
+    letters == CALL_TOOL.replace('_', "")
 }
 
 /// Arguments that do not fit: `pointer` should have been `expected`.
