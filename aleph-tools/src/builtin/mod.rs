@@ -33,6 +33,8 @@
 //! [sandbox](crate::sandbox::Sandbox) by default. [`CodeMode`] serves `code`: a script the
 //! model writes in which each tool open to code is an async function.
 
+#[cfg(feature = "browser")]
+mod browser;
 mod capture;
 mod code;
 mod exec;
@@ -44,6 +46,8 @@ mod skills;
 mod tool_search;
 mod workspace;
 
+#[cfg(feature = "browser")]
+pub use browser::Browser;
 pub use code::{CodeMode, ScriptLanguage};
 pub use exec::{CodeExec, Language};
 pub use fetch::WebFetch;

@@ -36,7 +36,7 @@ mod launch;
 mod launcher;
 mod policy;
 
-#[cfg(feature = "node")]
+#[cfg(any(feature = "node", feature = "browser"))]
 pub(crate) use launch::locate;
 pub use launch::{SandboxError, Support};
 pub use policy::{Network, Sandbox};

@@ -17,6 +17,7 @@ mod argument_paths;
 mod argument_repair;
 mod ask;
 mod audit;
+mod browser;
 mod builtin_exec;
 mod builtin_files;
 mod builtin_skills;

@@ -19,7 +19,7 @@ pub(super) fn refuse(rule: &HostRule, url: &Url) -> Option<String> {
 
 /// A refusal as `web_fetch` reports it: a private address can also be opened to the whole
 /// server.
-pub(super) fn explain(refusal: &Refusal) -> String {
+pub(in crate::builtin) fn explain(refusal: &Refusal) -> String {
     match refusal {
         Refusal::Private { .. } => format!(
             "{refusal}, or a server that allows every private or reserved address \

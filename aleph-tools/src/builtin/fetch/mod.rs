@@ -12,6 +12,8 @@ use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use serde::Serialize;
 
 use self::guard::GuardedResolver;
+#[cfg(feature = "browser")]
+pub(super) use self::guard::explain as explain_refusal;
 use super::Builtin;
 use crate::context::State;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};

@@ -1,0 +1,436 @@
+//! A running browser and its tabs: every page, frame and worker the browser makes is
+//! attached paused, its requests intercepted, then let run; top-level pages become tabs.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{Notify, mpsc, watch};
+
+use super::cdp::{CdpError, Connection, Event};
+use super::launch::Process;
+use super::rules::Rules;
+
+/// How many pages a page may open on its own (popups) beyond what the tab limit allows: none;
+/// a popup past the limit is closed as it opens.
+const CLOSED_POPUP: &str = "a page opened a new tab past the tab limit; it was closed";
+
+/// What a tab's main frame is doing: how many loads began and how many ended.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Loading {
+    pub(super) started: u64,
+    pub(super) stopped: u64,
+}
+
+/// One tab: a top-level page.
+pub(super) struct Tab {
+    pub(super) target: String,
+    pub(super) session: String,
+    pub(super) loading: watch::Receiver<Loading>,
+    pub(super) state: Mutex<TabState>,
+}
+
+/// What a tab remembers between calls.
+#[derive(Default)]
+pub(super) struct TabState {
+    /// The references of the latest snapshot: `e12` → the node's backend id.
+    pub(super) refs: HashMap<String, i64>,
+    /// The last request refused in this tab, and why.
+    pub(super) refused: Option<(String, String)>,
+    /// Things the tab did on its own that the next answer reports (a dialog dismissed, a
+    /// popup closed).
+    pub(super) notes: Vec<String>,
+}
+
+impl Tab {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, TabState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Why `url` was refused, when a request for it (or a redirect on the way) was.
+    pub(super) fn refusal(&self) -> Option<(String, String)> {
+        self.lock().refused.clone()
+    }
+}
+
+/// The tabs, in the order they opened, and which one calls act on.
+#[derive(Default)]
+struct TabList {
+    tabs: Vec<Arc<Tab>>,
+    current: Option<String>,
+}
+
+/// A running browser.
+pub(super) struct Running {
+    pub(super) process: Process,
+    rules: Arc<Rules>,
+    tabs: Mutex<TabList>,
+    attached: Notify,
+    max_tabs: usize,
+}
+
+impl Running {
+    /// Takes over a browser just started: attaches to what it has and will open.
+    pub(super) async fn new(
+        process: Process,
+        events: mpsc::UnboundedReceiver<Event>,
+        rules: Arc<Rules>,
+        max_tabs: usize,
+        downloads: Option<&std::path::Path>,
+    ) -> Result<Arc<Self>, CdpError> {
+        let running = Arc::new(Self {
+            process,
+            rules,
+            tabs: Mutex::new(TabList::default()),
+            attached: Notify::new(),
+            max_tabs,
+        });
+        tokio::spawn(browser_events(Arc::downgrade(&running), events));
+        let connection = &running.process.connection;
+        let download = match downloads {
+            Some(dir) => json!({ "behavior": "allow", "downloadPath": dir }),
+            None => json!({ "behavior": "deny" }),
+        };
+        connection
+            .call(None, "Browser.setDownloadBehavior", download)
+            .await?;
+        connection
+            .call(
+                None,
+                "Target.setAutoAttach",
+                json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+            )
+            .await?;
+        Ok(running)
+    }
+
+    pub(super) fn connection(&self) -> &Connection {
+        &self.process.connection
+    }
+
+    /// The tabs, in order, and the index of the current one.
+    pub(super) fn tabs(&self) -> (Vec<Arc<Tab>>, Option<usize>) {
+        let list = self.lock();
+        let current = list
+            .current
+            .as_ref()
+            .and_then(|current| list.tabs.iter().position(|tab| &tab.target == current));
+        (list.tabs.clone(), current)
+    }
+
+    /// The tab at `index`, or the current one; a new one when there is none.
+    pub(super) async fn tab(&self, index: Option<usize>) -> Result<Arc<Tab>, String> {
+        let (tabs, current) = self.tabs();
+        match index {
+            Some(index) => tabs.get(index).cloned().ok_or_else(|| {
+                format!(
+                    "there is no tab {index}; the browser has {} (0 to {}); call browser_tabs to list them",
+                    tabs.len(),
+                    tabs.len().saturating_sub(1)
+                )
+            }),
+            None => match current.and_then(|current| tabs.get(current).cloned()) {
+                Some(tab) => Ok(tab),
+                None => self.open().await,
+            },
+        }
+    }
+
+    /// Opens a blank tab and makes it the current one.
+    pub(super) async fn open(&self) -> Result<Arc<Tab>, String> {
+        if self.lock().tabs.len() >= self.max_tabs {
+            return Err(format!(
+                "the browser has {} tabs open, its limit; close one with browser_tabs",
+                self.max_tabs
+            ));
+        }
+        let created = self
+            .connection()
+            .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+            .await
+            .map_err(|error| error.to_string())?;
+        let target = created["targetId"].as_str().unwrap_or_default().to_owned();
+        let found = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                let notified = self.attached.notified();
+                if let Some(tab) = self.find(&target) {
+                    return tab;
+                }
+                notified.await;
+            }
+        })
+        .await
+        .map_err(|_| "the new tab did not open within 10 s".to_owned())?;
+        self.lock().current = Some(target);
+        Ok(found)
+    }
+
+    /// Makes `tab` the current one.
+    pub(super) async fn switch(&self, tab: &Tab) {
+        self.lock().current = Some(tab.target.clone());
+        let _ = self
+            .connection()
+            .call(
+                None,
+                "Target.activateTarget",
+                json!({ "targetId": tab.target }),
+            )
+            .await;
+    }
+
+    /// Closes `tab`; the one before it becomes current.
+    pub(super) async fn close(&self, tab: &Tab) -> Result<(), String> {
+        self.connection()
+            .call(
+                None,
+                "Target.closeTarget",
+                json!({ "targetId": tab.target }),
+            )
+            .await
+            .map_err(|error| error.to_string())?;
+        self.forget(&tab.target);
+        Ok(())
+    }
+
+    fn find(&self, target: &str) -> Option<Arc<Tab>> {
+        self.lock()
+            .tabs
+            .iter()
+            .find(|tab| tab.target == target)
+            .cloned()
+    }
+
+    fn forget(&self, target: &str) {
+        let mut list = self.lock();
+        let Some(at) = list.tabs.iter().position(|tab| tab.target == target) else {
+            return;
+        };
+        let tab = list.tabs.remove(at);
+        self.connection().unsubscribe(&tab.session);
+        if list.current.as_deref() == Some(target) {
+            list.current = list
+                .tabs
+                .get(at.saturating_sub(1))
+                .map(|tab| tab.target.clone());
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TabList> {
+        self.tabs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Follows the browser's own events: pages opened (by a call or by a page) and closed.
+async fn browser_events(
+    running: std::sync::Weak<Running>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+) {
+    while let Some(event) = events.recv().await {
+        let Some(running) = running.upgrade() else {
+            return;
+        };
+        match event.method.as_str() {
+            "Target.attachedToTarget" => attach_page(&running, &event.params).await,
+            "Target.detachedFromTarget" => {
+                if let Some(target) = event.params["targetId"].as_str() {
+                    running.forget(target);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Takes a top-level target the browser attached to: a page becomes a tab (within the
+/// limit), anything else is only guarded.
+async fn attach_page(running: &Arc<Running>, params: &Value) {
+    let info = &params["targetInfo"];
+    let (Some(session), Some(target)) = (params["sessionId"].as_str(), info["targetId"].as_str())
+    else {
+        return;
+    };
+    let connection = &running.process.connection;
+    if info["type"] != "page" {
+        let events = connection.subscribe(session);
+        guard(running, session, None, events).await;
+        return;
+    }
+    let full = running.lock().tabs.len() >= running.max_tabs;
+    if full {
+        let opener = info["openerId"]
+            .as_str()
+            .and_then(|opener| running.find(opener));
+        if let Some(opener) = opener {
+            opener.lock().notes.push(CLOSED_POPUP.to_owned());
+        }
+        let _ = connection
+            .call(None, "Target.closeTarget", json!({ "targetId": target }))
+            .await;
+        return;
+    }
+    let events = connection.subscribe(session);
+    let (loaded, loading) = watch::channel(Loading::default());
+    let tab = Arc::new(Tab {
+        target: target.to_owned(),
+        session: session.to_owned(),
+        loading,
+        state: Mutex::new(TabState::default()),
+    });
+    {
+        let mut list = running.lock();
+        list.tabs.push(Arc::clone(&tab));
+        if list.current.is_none() {
+            list.current = Some(target.to_owned());
+        }
+    }
+    guard(running, session, Some((tab, loaded)), events).await;
+    running.attached.notify_waiters();
+}
+
+/// Sets a paused target up (requests intercepted, dialogs and loads followed, what it
+/// starts attached the same way) and lets it run; its events are followed by a task of
+/// their own.
+fn guard<'a>(
+    running: &'a Arc<Running>,
+    session: &'a str,
+    tab: Option<(Arc<Tab>, watch::Sender<Loading>)>,
+    events: mpsc::UnboundedReceiver<Event>,
+) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+    Box::pin(async move {
+        let connection = &running.process.connection;
+        let owner = tab.as_ref().map(|(tab, _)| Arc::clone(tab));
+        tokio::spawn(follow(
+            Arc::downgrade(running),
+            session.to_owned(),
+            tab,
+            events,
+        ));
+        let session = Some(session);
+        let _ = connection
+            .call(
+                session,
+                "Fetch.enable",
+                json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] }),
+            )
+            .await;
+        if owner.is_some() {
+            let _ = connection.call(session, "Page.enable", json!({})).await;
+        }
+        let _ = connection
+            .call(
+                session,
+                "Target.setAutoAttach",
+                json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+            )
+            .await;
+        let _ = connection
+            .call(session, "Runtime.runIfWaitingForDebugger", json!({}))
+            .await;
+    })
+}
+
+/// Answers one target's events: each request is checked against the host rules before it
+/// goes out, dialogs are dismissed, the main frame's loads counted, and frames and workers
+/// it starts are guarded the same way.
+async fn follow(
+    running: std::sync::Weak<Running>,
+    session: String,
+    tab: Option<(Arc<Tab>, watch::Sender<Loading>)>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+) {
+    let owner = tab.as_ref().map(|(tab, _)| Arc::clone(tab));
+    while let Some(event) = events.recv().await {
+        let Some(running) = running.upgrade() else {
+            return;
+        };
+        let connection = &running.process.connection;
+        let params = &event.params;
+        match event.method.as_str() {
+            "Fetch.requestPaused" => {
+                let id = params["requestId"].clone();
+                let url = params["request"]["url"].as_str().unwrap_or_default();
+                let verdict = running.rules.check(url).await;
+                let (method, body) = match verdict {
+                    Ok(()) => ("Fetch.continueRequest", json!({ "requestId": id })),
+                    Err(why) => {
+                        if let Some(tab) = &owner {
+                            tab.lock().refused = Some((url.to_owned(), why));
+                        }
+                        (
+                            "Fetch.failRequest",
+                            json!({ "requestId": id, "errorReason": "BlockedByClient" }),
+                        )
+                    }
+                };
+                let connection = Arc::clone(&running.process.connection);
+                let session = session.clone();
+                tokio::spawn(async move {
+                    let _ = connection.call(Some(&session), method, body).await;
+                });
+            }
+            "Page.javascriptDialogOpening" => {
+                if let Some(tab) = &owner {
+                    let message = params["message"].as_str().unwrap_or_default();
+                    tab.lock().notes.push(format!(
+                        "the page opened a {} dialog, which was dismissed: {}",
+                        params["type"].as_str().unwrap_or("javascript"),
+                        message.chars().take(200).collect::<String>()
+                    ));
+                }
+                let connection = Arc::clone(&running.process.connection);
+                let session = session.clone();
+                tokio::spawn(async move {
+                    let _ = connection
+                        .call(
+                            Some(&session),
+                            "Page.handleJavaScriptDialog",
+                            json!({ "accept": false }),
+                        )
+                        .await;
+                });
+            }
+            "Page.frameStartedLoading" | "Page.frameStoppedLoading" => {
+                if let Some((tab, loaded)) = &tab
+                    && params["frameId"].as_str() == Some(tab.target.as_str())
+                {
+                    let started = event.method == "Page.frameStartedLoading";
+                    loaded.send_modify(|loading| {
+                        if started {
+                            loading.started += 1;
+                        } else {
+                            loading.stopped += 1;
+                        }
+                    });
+                }
+            }
+            "Target.attachedToTarget" => {
+                let (Some(child), kind) =
+                    (params["sessionId"].as_str(), &params["targetInfo"]["type"])
+                else {
+                    continue;
+                };
+                tracing::trace!(kind = %kind, "guarding a target a page started");
+                let events = connection.subscribe(child);
+                let running = Arc::clone(&running);
+                let child = child.to_owned();
+                tokio::spawn(async move {
+                    guard(&running, &child, None, events).await;
+                });
+            }
+            "Inspector.targetCrashed" => {
+                if let Some(tab) = &owner {
+                    tab.lock().notes.push(
+                        "the page's renderer crashed; navigate again to reload it".to_owned(),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(running) = running.upgrade() {
+        running.connection().unsubscribe(&session);
+    }
+}
