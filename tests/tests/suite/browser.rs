@@ -186,3 +186,325 @@ async fn a_form_is_filled_and_sent_through_references_in_the_sandboxed_browser()
     };
     assert_eq!(image.mime_type, "image/png");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_slow_pages_popups_and_dialogs_each_get_a_clear_answer_and_the_browser_goes_on() {
+    let port = web().await;
+    let server = server(
+        Browser::new()
+            .load_timeout(Duration::from_secs(2))
+            .max_tabs(3),
+    );
+    let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
+
+    // A redirect to an address no rule names is refused, and says why.
+    let refused = call(
+        &server,
+        "browser_navigate",
+        json!({ "url": url("/to-private") }),
+    )
+    .await;
+    assert_eq!(
+        refused.error_kind,
+        Some(ToolErrorKind::PermissionDenied),
+        "{}",
+        text(&refused)
+    );
+    assert!(text(&refused).contains("127.0.0.2"), "{}", text(&refused));
+    for (bad, says) in [
+        ("file:///etc/passwd", "only http and https"),
+        ("javascript:alert(1)", "only http and https"),
+        ("http://localhost:1/", "not among"),
+        ("not a url", "not an absolute URL"),
+    ] {
+        let answer = call(&server, "browser_navigate", json!({ "url": bad })).await;
+        assert!(!answer.success, "{bad}");
+        assert!(text(&answer).contains(says), "{bad}: {}", text(&answer));
+    }
+    // Nothing listens there: unreachable, said so.
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let closed = call(
+        &server,
+        "browser_navigate",
+        json!({ "url": format!("http://127.0.0.1:{free}/") }),
+    )
+    .await;
+    // Through the sandbox's proxy, the page is the proxy's answer.
+    assert!(
+        text(&closed).contains("HTTP status: 502") && text(&closed).contains("Connection refused"),
+        "{}",
+        text(&closed)
+    );
+
+    // A page that never finishes loading: an error, and what loaded can still be read.
+    let slow = call(&server, "browser_navigate", json!({ "url": url("/slow") })).await;
+    assert!(
+        text(&slow).contains("did not finish loading within 2 s"),
+        "{}",
+        text(&slow)
+    );
+    let seen = call(&server, "browser_snapshot", json!({})).await;
+    assert!(text(&seen).contains("Half there"), "{}", text(&seen));
+
+    // A page opening 100 windows fills the tab limit and no more.
+    let popups = call(
+        &server,
+        "browser_navigate",
+        json!({ "url": url("/popups") }),
+    )
+    .await;
+    assert!(popups.success, "{}", text(&popups));
+    let mut listed = call(&server, "browser_tabs", json!({ "action": "list" })).await;
+    for _ in 0..20 {
+        if listed.output["tabs"]
+            .as_array()
+            .is_some_and(|tabs| tabs.len() == 3)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        listed = call(&server, "browser_tabs", json!({ "action": "list" })).await;
+    }
+    assert_eq!(
+        listed.output["tabs"].as_array().map(Vec::len),
+        Some(3),
+        "{}",
+        text(&listed)
+    );
+    // The page's answer, or the next one, says what was closed.
+    let noted = call(&server, "browser_snapshot", json!({ "tab": 0 })).await;
+    let said = format!("{}\n{}", text(&popups), text(&noted));
+    assert!(said.contains("past the tab limit"), "{said}");
+    let full = call(&server, "browser_tabs", json!({ "action": "open" })).await;
+    assert!(text(&full).contains("its limit"), "{}", text(&full));
+    for last in [2, 1] {
+        let closed = call(
+            &server,
+            "browser_tabs",
+            json!({ "action": "close", "index": last }),
+        )
+        .await;
+        assert!(closed.success, "{}", text(&closed));
+    }
+    let missing = call(
+        &server,
+        "browser_tabs",
+        json!({ "action": "switch", "index": 7 }),
+    )
+    .await;
+    assert!(
+        text(&missing).contains("there is no tab 7"),
+        "{}",
+        text(&missing)
+    );
+    let no_index = call(&server, "browser_tabs", json!({ "action": "close" })).await;
+    assert_eq!(
+        no_index.error_kind,
+        Some(ToolErrorKind::InvalidArgs),
+        "{}",
+        text(&no_index)
+    );
+
+    // A dialog is dismissed, and the answer says so.
+    let dialog = call(
+        &server,
+        "browser_navigate",
+        json!({ "url": url("/dialog"), "tab": 0 }),
+    )
+    .await;
+    assert!(
+        text(&dialog).contains("After the dialog"),
+        "{}",
+        text(&dialog)
+    );
+    assert!(
+        text(&dialog).contains("dismissed: Hello there"),
+        "{}",
+        text(&dialog)
+    );
+
+    // Waiting for a text that a script adds later.
+    let form = call(&server, "browser_navigate", json!({ "url": url("/form") })).await;
+    let later = reference(&text(&form), "button \"Later\"");
+    call(&server, "browser_click", json!({ "element": later })).await;
+    let waited = call(
+        &server,
+        "browser_wait_for",
+        json!({ "text": "Late arrival", "seconds": 5 }),
+    )
+    .await;
+    assert!(waited.success, "{}", text(&waited));
+    let never = call(
+        &server,
+        "browser_wait_for",
+        json!({ "text": "Never there", "seconds": 0.3 }),
+    )
+    .await;
+    assert!(text(&never).contains("did not appear"), "{}", text(&never));
+    let both = call(
+        &server,
+        "browser_wait_for",
+        json!({ "text": "a", "text_gone": "b" }),
+    )
+    .await;
+    assert_eq!(both.error_kind, Some(ToolErrorKind::InvalidArgs));
+    let typed_into_heading = call(
+        &server,
+        "browser_type",
+        json!({ "element": reference(&text(&form), "link \"Next page\""), "text": "x" }),
+    )
+    .await;
+    assert!(
+        text(&typed_into_heading).contains("does not take text"),
+        "{}",
+        text(&typed_into_heading)
+    );
+}
+
+/// A page asks for resources at an address no rule names (`127.0.0.2`, and `localhost`,
+/// which no rule names either) from an image, a script's `fetch` and, in the sandbox, a
+/// WebSocket (which request interception does not see; the sandbox's proxy refuses it); a
+/// listener there counts the connections that reach it: none, sandboxed or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_cannot_reach_an_address_the_rules_do_not_name() {
+    for sandbox in [Sandbox::new(), Sandbox::none()] {
+        let forbidden = TcpListener::bind("127.0.0.2:0").await.unwrap();
+        let forbidden_port = forbidden.local_addr().unwrap().port();
+        let reached = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = std::sync::Arc::clone(&reached);
+        tokio::spawn(async move {
+            while forbidden.accept().await.is_ok() {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        let page = format!(
+            "<!doctype html><title>Probe</title><img src=\"http://127.0.0.2:{forbidden_port}/i.png\">\
+             <script>fetch('http://127.0.0.2:{forbidden_port}/f').catch(() => {{}});\
+             fetch('http://localhost:{forbidden_port}/g').catch(() => {{}});</script><h1>Probing</h1>"
+        );
+        let page = if sandbox.is_enabled() {
+            format!(
+                "{page}<script>try {{ new WebSocket('ws://127.0.0.2:{forbidden_port}/w'); }} catch (e) {{}}</script>"
+            )
+        } else {
+            page
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("probe.html"), &page).unwrap();
+        let port = web_of(dir.path().to_owned()).await;
+        let server = server(Browser::new().sandbox(sandbox.clone()));
+        let opened = call(
+            &server,
+            "browser_navigate",
+            json!({ "url": format!("http://127.0.0.1:{port}/probe.html") }),
+        )
+        .await;
+        assert!(text(&opened).contains("Probing"), "{}", text(&opened));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            reached.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "sandbox: {}",
+            sandbox.is_enabled()
+        );
+    }
+}
+
+/// A web of static files from `dir`, on loopback.
+async fn web_of(dir: std::path::PathBuf) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let dir = dir.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if stream.read(&mut byte).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let path = head
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("/")
+                    .trim_start_matches('/')
+                    .to_owned();
+                let body = std::fs::read(dir.join(path)).unwrap_or_default();
+                let mut out = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                out.extend_from_slice(&body);
+                let _ = stream.write_all(&out).await;
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_that_dies_is_started_again_at_the_next_call() {
+    let port = web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let wrapper = dir.path().join("browser.sh");
+    let real = [
+        "/usr/lib/chromium/chromium-headless-shell",
+        "/usr/lib/chromium/chromium",
+    ]
+    .into_iter()
+    .find(|path| std::path::Path::new(path).exists())
+    .expect("Chromium is installed (tests/interop/setup.sh)");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho $$ > {}\nexec {real} \"$@\"\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let server = server(Browser::new().program(&wrapper).sandbox(Sandbox::none()));
+    let url = format!("http://127.0.0.1:{port}/next");
+    let first = call(&server, "browser_navigate", json!({ "url": url })).await;
+    assert!(first.success, "{}", text(&first));
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let again = call(&server, "browser_navigate", json!({ "url": url })).await;
+    assert!(again.success, "{}", text(&again));
+    assert!(text(&again).contains("started again"), "{}", text(&again));
+    assert!(text(&again).contains("The second page"), "{}", text(&again));
+    // Closed with the server.
+    let new_pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    drop(server);
+    aleph_tools_tests::eventually("the browser to end with its server", || {
+        !aleph_tools_tests::process_alive(u64::try_from(new_pid).unwrap())
+    })
+    .await;
+}

@@ -18,11 +18,14 @@ use super::rules::Rules;
 /// a popup past the limit is closed as it opens.
 const CLOSED_POPUP: &str = "a page opened a new tab past the tab limit; it was closed";
 
-/// What a tab's main frame is doing: how many loads began and how many ended.
+/// What a tab's main frame is doing: how many loads began and how many ended, and whether
+/// one is under way (a load whose start came before the tab was followed may end unseen
+/// to have begun, so the counts alone may not match).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Loading {
     pub(super) started: u64,
     pub(super) stopped: u64,
+    pub(super) busy: bool,
 }
 
 /// One tab: a top-level page.
@@ -104,6 +107,26 @@ impl Running {
                 json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
             )
             .await?;
+        // The pages the browser opened at its start are tabs before any call acts.
+        let targets = connection
+            .call(None, "Target.getTargets", json!({}))
+            .await?;
+        let pages = targets["targetInfos"]
+            .as_array()
+            .map_or(0, |infos| {
+                infos.iter().filter(|info| info["type"] == "page").count()
+            })
+            .min(running.max_tabs);
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                let notified = running.attached.notified();
+                if running.lock().tabs.len() >= pages {
+                    return;
+                }
+                notified.await;
+            }
+        })
+        .await;
         Ok(running)
     }
 
@@ -266,6 +289,10 @@ async fn attach_page(running: &Arc<Running>, params: &Value) {
         if let Some(opener) = opener {
             opener.lock().notes.push(CLOSED_POPUP.to_owned());
         }
+        // Let run first: a popup held at its start holds its opener's script too.
+        let _ = connection
+            .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
+            .await;
         let _ = connection
             .call(None, "Target.closeTarget", json!({ "targetId": target }))
             .await;
@@ -403,6 +430,7 @@ async fn follow(
                         } else {
                             loading.stopped += 1;
                         }
+                        loading.busy = started;
                     });
                 }
             }

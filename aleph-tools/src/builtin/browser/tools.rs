@@ -176,7 +176,7 @@ impl Page {
         if !began {
             return;
         }
-        let done = tokio::time::timeout(limit, loading.wait_for(|now| now.stopped >= now.started))
+        let done = tokio::time::timeout(limit, loading.wait_for(|now| !now.busy))
             .await
             .is_ok();
         if !done {
@@ -211,6 +211,19 @@ impl Page {
             .iter()
             .position(|tab| tab.target == self.tab.target)
             .unwrap_or_default();
+        // The main document's HTTP status, where the page came over HTTP.
+        let status = self
+            .call(
+                "Runtime.evaluate",
+                json!({
+                    "expression": "performance.getEntriesByType('navigation')[0]?.responseStatus ?? 0",
+                    "returnByValue": true,
+                }),
+            )
+            .await
+            .ok()
+            .and_then(|answer| answer["result"]["value"].as_u64())
+            .filter(|status| *status > 0);
         let title = info["targetInfo"]["title"]
             .as_str()
             .unwrap_or_default()
@@ -225,6 +238,9 @@ impl Page {
             self.notes.append(&mut state.notes);
         }
         let mut text = format!("Tab {index} of {}: {title}\nURL: {url}\n", tabs.len());
+        if let Some(status) = status.filter(|status| *status >= 400) {
+            let _ = writeln!(text, "HTTP status: {status}");
+        }
         for note in &self.notes {
             let _ = writeln!(text, "Note: {note}");
         }
@@ -232,7 +248,14 @@ impl Page {
         text.push_str(&snapshot.text);
         Ok(ToolOutput::new(
             text,
-            json!({ "tab": index, "title": title, "url": url, "notes": self.notes, "snapshot": snapshot.text }),
+            json!({
+                "tab": index,
+                "title": title,
+                "url": url,
+                "status": status,
+                "notes": self.notes,
+                "snapshot": snapshot.text,
+            }),
         ))
     }
 }
@@ -292,7 +315,7 @@ pub(crate) async fn browser_navigate(
         let mut loading = page.tab.loading.clone();
         let loaded = tokio::time::timeout(
             limit,
-            loading.wait_for(|now| now.stopped > before.stopped && now.stopped >= now.started),
+            loading.wait_for(|now| now.stopped > before.stopped && !now.busy),
         )
         .await;
         if loaded.is_err() {
