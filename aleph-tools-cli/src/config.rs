@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use aleph_tools::ToolFilter;
-use aleph_tools::builtin::{CodeMode, MiniLm, ToolSearch};
+use aleph_tools::builtin::{Browser, CodeMode, MiniLm, ToolSearch};
 use aleph_tools::plugin::PluginsConfig;
 use aleph_tools::sandbox::Sandbox;
 use anyhow::{Context as _, bail};
@@ -45,6 +45,53 @@ pub struct Config {
     /// `[tool_search]` (or `--tool-search`, `--defer`): deferred tools and the search that
     /// finds them.
     pub tool_search: ToolSearchSection,
+    /// `[browser]` (or `--browser`): the browser tools.
+    pub browser: BrowserSection,
+}
+
+/// `[browser]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BrowserSection {
+    /// Serve the browser tools (`--browser` sets it too).
+    pub enabled: bool,
+    /// The hosts pages may reach, as `connect:` rules (any public host when left out).
+    pub allow_hosts: Option<Vec<String>>,
+    /// Let pages reach loopback, private and link-local addresses.
+    pub allow_private_addresses: bool,
+    /// The browser program (Chromium's headless shell, Chromium or Chrome found when left
+    /// out).
+    pub program: Option<PathBuf>,
+    /// The most tabs open at once (8 when left out).
+    pub max_tabs: Option<usize>,
+    /// Seconds a page may take to load (30 when left out).
+    pub load_timeout_secs: Option<u64>,
+    /// Run the browser unconfined (set by `--no-sandbox`, not read from the file).
+    #[serde(skip)]
+    pub unconfined: bool,
+}
+
+impl BrowserSection {
+    /// The browser tools as configured.
+    pub fn browser(&self) -> Browser {
+        let mut browser = Browser::new().allow_private_addresses(self.allow_private_addresses);
+        if let Some(hosts) = &self.allow_hosts {
+            browser = browser.allow_hosts(hosts.iter().cloned());
+        }
+        if let Some(program) = &self.program {
+            browser = browser.program(program);
+        }
+        if let Some(tabs) = self.max_tabs {
+            browser = browser.max_tabs(tabs);
+        }
+        if let Some(secs) = self.load_timeout_secs {
+            browser = browser.load_timeout(Duration::from_secs(secs));
+        }
+        if self.unconfined {
+            browser = browser.sandbox(Sandbox::none());
+        }
+        browser
+    }
 }
 
 /// `[code_mode]`.
@@ -209,6 +256,7 @@ struct FileShape {
     sandbox: Sandbox,
     code_mode: CodeModeSection,
     tool_search: ToolSearchSection,
+    browser: BrowserSection,
 }
 
 impl Config {
@@ -220,6 +268,7 @@ impl Config {
         for server in &mut self.mcp_servers {
             server.sandbox = Some(Sandbox::none());
         }
+        self.browser.unconfined = true;
     }
 
     /// Reads the configuration: `explicit` when given (it must exist), else the file named
@@ -331,6 +380,7 @@ impl Config {
             sandbox: shape.sandbox,
             code_mode: shape.code_mode,
             tool_search: shape.tool_search,
+            browser: shape.browser,
         })
     }
 }

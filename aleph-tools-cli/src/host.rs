@@ -117,6 +117,9 @@ impl Host {
         if config.tool_search.enabled {
             builder = builder.with_builtin(config.tool_search.tool_search()?);
         }
+        if config.browser.enabled {
+            builder = builder.with_builtin(config.browser.browser());
+        }
         let server = builder.build()?;
         let manager = PluginManager::new(&server, config.plugins.clone());
         let loading = manager.clone();

@@ -85,6 +85,11 @@ struct Global {
     /// file_read, file_list, file_search; more through the config's [code_mode] open)
     #[arg(long, global = true)]
     code_mode: bool,
+    /// Serve the browser tools: a headless Chromium in the OS sandbox (browser_navigate,
+    /// browser_snapshot, browser_click, browser_type, browser_select, browser_screenshot,
+    /// browser_tabs, browser_wait_for); hosts and limits in the config's [browser]
+    #[arg(long, global = true)]
+    browser: bool,
     /// Serve `tool_search` and `call_tool`: deferred tools (marked `defer_loading`, named by
     /// --defer or the config's [tool_search] defer) are left out of the tools list until
     /// the model finds them
@@ -320,6 +325,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     config.skills = cli.global.skill_dirs;
     if cli.global.code_mode {
         config.code_mode.enabled = true;
+    }
+    if cli.global.browser {
+        config.browser.enabled = true;
     }
     if cli.global.tool_search || !cli.global.defer.is_empty() || cli.global.search_model.is_some() {
         config.tool_search.enabled = true;

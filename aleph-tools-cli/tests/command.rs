@@ -145,6 +145,30 @@ fn serve_stdio_is_answered_by_the_official_python_client() {
 }
 
 #[test]
+fn serve_browser_is_driven_by_the_official_python_client() {
+    let world = World::new();
+    let config = world.root.path().join("aleph-tools.toml");
+    std::fs::write(
+        &config,
+        "[browser]\nallow_hosts = [\"connect:127.0.0.1\"]\nmax_tabs = 4\n",
+    )
+    .unwrap();
+    let peers = interop_peers();
+    let output = Command::new(peers.join(".venv/bin/python"))
+        .arg(peers.join("browser_client.py"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_aleph-tools"))
+        .args(["serve", "--stdio", "--browser", "--config"])
+        .arg(&config)
+        .env("HOME", world.home())
+        .env_remove("ALEPH_TOOLS_CONFIG")
+        .output()
+        .unwrap();
+    let text = succeeded(&output);
+    assert!(text.contains("passed: 5"), "{text}\n{}", stderr(&output));
+}
+
+#[test]
 fn serve_builtin_and_code_mode_are_answered_by_the_official_python_client() {
     let world = World::new();
     let workspace = world.root.path().join("work/space");
