@@ -275,6 +275,8 @@ mod book {
     mod code_mode {}
     #[doc = include_str!("../../book/src/tool-search.md")]
     mod tool_search {}
+    #[doc = include_str!("../../book/src/browser.md")]
+    mod browser {}
 
     #[doc = include_str!("../../book/src/plugins.md")]
     mod plugins {}

@@ -188,7 +188,7 @@ async fn a_form_is_filled_and_sent_through_references_in_the_sandboxed_browser()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refusals_slow_pages_popups_and_dialogs_each_get_a_clear_answer_and_the_browser_goes_on() {
+async fn refusals_unreachable_and_slow_pages_each_get_a_clear_answer() {
     let port = web().await;
     let server = server(
         Browser::new()
@@ -249,6 +249,13 @@ async fn refusals_slow_pages_popups_and_dialogs_each_get_a_clear_answer_and_the_
     );
     let seen = call(&server, "browser_snapshot", json!({})).await;
     assert!(text(&seen).contains("Half there"), "{}", text(&seen));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn popups_past_the_tab_limit_are_closed_and_tabs_are_managed() {
+    let port = web().await;
+    let server = server(Browser::new().max_tabs(3));
+    let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
 
     // A page opening 100 windows fills the tab limit and no more.
     let popups = call(
@@ -308,12 +315,19 @@ async fn refusals_slow_pages_popups_and_dialogs_each_get_a_clear_answer_and_the_
         "{}",
         text(&no_index)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialogs_are_dismissed_and_waits_end_when_the_text_comes() {
+    let port = web().await;
+    let server = server(Browser::new());
+    let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
 
     // A dialog is dismissed, and the answer says so.
     let dialog = call(
         &server,
         "browser_navigate",
-        json!({ "url": url("/dialog"), "tab": 0 }),
+        json!({ "url": url("/dialog") }),
     )
     .await;
     assert!(

@@ -1,4 +1,4 @@
-//! The Chrome DevTools Protocol over the browser's debugging pipe: JSON messages, each ended
+//! The Chrome `DevTools` Protocol over the browser's debugging pipe: JSON messages, each ended
 //! by a NUL byte, commands answered by id, events routed to the session they belong to.
 //!
 //! The pipe (`--remote-debugging-pipe`) is the browser's standard input and output turned

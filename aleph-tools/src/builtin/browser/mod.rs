@@ -1,4 +1,4 @@
-//! The browser tools: a headless Chromium driven over the Chrome DevTools Protocol, in the
+//! The browser tools: a headless Chromium driven over the Chrome `DevTools` Protocol, in the
 //! OS sandbox, every request it makes held to the host rules.
 
 mod cdp;
@@ -62,7 +62,7 @@ use tabs::Running;
 ///             .max_tabs(4),
 ///     )
 ///     .build()?;
-/// assert!(server.contains("browser_navigate"));
+/// assert!(server.contains("`browser_navigate`"));
 /// # Ok::<(), aleph_tools::RegistryError>(())
 /// ```
 #[derive(Debug, Clone)]

@@ -83,8 +83,13 @@ pub(super) fn render(nodes: &[Value]) -> Snapshot {
     let mut stack: Vec<(&Value, usize, Option<String>)> = vec![(root, 0, None)];
     while let Some((node, depth, parent_name)) = stack.pop() {
         let shown = out.line(node, depth, parent_name.as_deref());
+        // A child's text that repeats its parent's value (a field's) or name is not shown.
         let (next_depth, name) = if shown {
-            ((depth + 1).min(MAX_DEPTH), text_of(&node["name"]))
+            let value = text_of(&node["value"]).filter(|value| !value.trim().is_empty());
+            (
+                (depth + 1).min(MAX_DEPTH),
+                value.or_else(|| text_of(&node["name"])),
+            )
         } else {
             (depth, parent_name)
         };

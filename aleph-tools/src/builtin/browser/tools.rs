@@ -279,12 +279,12 @@ fn describe(method: &str) -> &'static str {
 
 /// Open a web page in the browser and read it: answers with the page's accessibility
 /// snapshot, in which each element you can act on has a reference (`[ref=e12]`) for
-/// browser_click, browser_type and browser_select.
+/// `browser_click`, `browser_type` and `browser_select`.
 #[tool(crate = crate, register = false, open_world)]
 pub(crate) async fn browser_navigate(
     /// The http or https URL to open
     url: String,
-    /// The tab to open it in (from browser_tabs); the current tab by default
+    /// The tab to open it in (from `browser_tabs`); the current tab by default
     tab: Option<usize>,
     browsers: State<Browsers>,
     ctx: ToolContext,
@@ -332,7 +332,7 @@ pub(crate) async fn browser_navigate(
 /// with a reference (`[ref=e12]`) on each element you can act on.
 #[tool(crate = crate, register = false, read_only, open_world)]
 pub(crate) async fn browser_snapshot(
-    /// The tab to read (from browser_tabs); the current tab by default
+    /// The tab to read (from `browser_tabs`); the current tab by default
     tab: Option<usize>,
     browsers: State<Browsers>,
     ctx: ToolContext,
@@ -346,7 +346,7 @@ pub(crate) async fn browser_snapshot(
 pub(crate) async fn browser_click(
     /// The element's reference, as the snapshot shows it (`e12`)
     element: String,
-    /// The tab (from browser_tabs); the current tab by default
+    /// The tab (from `browser_tabs`); the current tab by default
     tab: Option<usize>,
     browsers: State<Browsers>,
     ctx: ToolContext,
@@ -376,7 +376,7 @@ pub(crate) async fn browser_type(
     /// Press Enter afterwards (to submit a form or a search)
     #[arg(default = false)]
     submit: bool,
-    /// The tab (from browser_tabs); the current tab by default
+    /// The tab (from `browser_tabs`); the current tab by default
     tab: Option<usize>,
     browsers: State<Browsers>,
     ctx: ToolContext,
@@ -421,7 +421,7 @@ pub(crate) async fn browser_select(
     /// The options to choose, by their value or their label; more than one only where the
     /// dropdown allows several
     values: Vec<String>,
-    /// The tab (from browser_tabs); the current tab by default
+    /// The tab (from `browser_tabs`); the current tab by default
     tab: Option<usize>,
     browsers: State<Browsers>,
     ctx: ToolContext,
@@ -468,7 +468,7 @@ pub(crate) async fn browser_screenshot(
     /// Capture the whole page, not only what the viewport shows
     #[arg(default = false)]
     full_page: bool,
-    /// The tab (from browser_tabs); the current tab by default
+    /// The tab (from `browser_tabs`); the current tab by default
     tab: Option<usize>,
     browsers: State<Browsers>,
     ctx: ToolContext,
@@ -534,7 +534,7 @@ pub(crate) async fn browser_screenshot(
     )
 }
 
-/// What browser_tabs does.
+/// What `browser_tabs` does.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum TabAction {
@@ -645,7 +645,7 @@ pub(crate) async fn browser_wait_for(
     /// With a text: the longest wait; alone: how long to wait (at most 60 seconds)
     #[arg(default = 10.0)]
     seconds: f64,
-    /// The tab (from browser_tabs); the current tab by default
+    /// The tab (from `browser_tabs`); the current tab by default
     tab: Option<usize>,
     browsers: State<Browsers>,
     ctx: ToolContext,
@@ -682,7 +682,7 @@ pub(crate) async fn browser_wait_for(
         "((document.body && document.body.innerText) || '').includes({})",
         Value::from(wanted.as_str())
     );
-    let waited = tokio::time::timeout(limit, async {
+    let outcome = tokio::time::timeout(limit, async {
         loop {
             let answer = page
                 .call(
@@ -697,16 +697,13 @@ pub(crate) async fn browser_wait_for(
         }
     })
     .await;
-    match waited {
-        Ok(result) => result?,
-        Err(_) => {
-            let what = if present { "appear" } else { "go" };
-            return Err(ToolError::execution(format!(
-                "{:?} did not {what} within {} s",
-                wanted,
-                limit.as_secs_f64()
-            )));
-        }
-    }
+    let Ok(result) = outcome else {
+        let what = if present { "appear" } else { "go" };
+        return Err(ToolError::execution(format!(
+            "{wanted:?} did not {what} within {} s",
+            limit.as_secs_f64()
+        )));
+    };
+    result?;
     page.snapshot().await
 }
