@@ -34,6 +34,9 @@ pub struct Config {
     pub mcp_servers: Vec<McpServerSection>,
     /// The built-in tools, when `--builtin` asks for them.
     pub builtin: Option<BuiltinTools>,
+    /// The directories the built-in tools and `pdf_generate` may use (`--allowed-path`);
+    /// the working directory when empty.
+    pub allowed_paths: Vec<PathBuf>,
     /// The directories of Markdown skills `--skills` names, reloaded as they change when
     /// plugins are.
     pub skills: Vec<PathBuf>,
@@ -170,11 +173,9 @@ impl ToolSearchSection {
     }
 }
 
-/// What `--builtin`, `--allowed-path` and `--searxng` ask for.
+/// What `--builtin` and `--searxng` ask for.
 #[derive(Debug, Clone, Default)]
 pub struct BuiltinTools {
-    /// The directories the file and code tools may use; the working directory when empty.
-    pub allowed_paths: Vec<PathBuf>,
     /// A SearXNG instance for `web_search`; no `web_search` without one.
     pub searxng: Option<String>,
 }
@@ -376,6 +377,7 @@ impl Config {
             server: shape.server,
             mcp_servers: shape.mcp_servers,
             builtin: None,
+            allowed_paths: Vec::new(),
             skills: Vec::new(),
             sandbox: shape.sandbox,
             code_mode: shape.code_mode,

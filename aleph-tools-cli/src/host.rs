@@ -1,6 +1,7 @@
 //! What every subcommand starts from: a tool server with the configured filter, the plugin
 //! manager, and the wrapped MCP servers.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use aleph_tools::builtin::{CodeExec, SearxNg, Skills};
@@ -38,17 +39,14 @@ pub enum Plugins<'a> {
     Only(&'a str),
 }
 
-/// Adds the built-in tools, bounded by the allowed paths (the working directory when none
-/// are given), which must exist.
-fn with_builtin(
-    builder: ToolServerBuilder,
-    builtin: &BuiltinTools,
-    sandbox: &Sandbox,
-) -> anyhow::Result<ToolServerBuilder> {
-    let allowed = if builtin.allowed_paths.is_empty() {
+/// Bounds the tools that touch files (the built-in tools, `pdf_generate`) by the allowed
+/// paths (the working directory when none are given), which must exist; the working
+/// directory is the process's when it lies inside them.
+fn with_paths(builder: ToolServerBuilder, paths: &[PathBuf]) -> anyhow::Result<ToolServerBuilder> {
+    let allowed = if paths.is_empty() {
         vec![std::env::current_dir().context("the working directory cannot be read")?]
     } else {
-        builtin.allowed_paths.clone()
+        paths.to_vec()
     };
     let allowed = allowed
         .iter()
@@ -65,18 +63,27 @@ fn with_builtin(
         .and_then(|cwd| cwd.canonicalize().ok())
         .filter(|cwd| allowed.iter().any(|dir| cwd.starts_with(dir)))
         .unwrap_or_else(|| allowed[0].clone());
+    Ok(builder
+        .with_allowed_paths(allowed)
+        .with_working_dir(working_dir))
+}
+
+/// Adds the built-in tools.
+fn with_builtin(
+    builder: ToolServerBuilder,
+    builtin: &BuiltinTools,
+    sandbox: &Sandbox,
+) -> ToolServerBuilder {
     let mut builder = builder
         .with_file_ops()
         .with_builtin(CodeExec::new().bash_only().sandbox(sandbox.clone()))
         .with_builtin(CodeExec::new().sandbox(sandbox.clone()))
         .with_web_fetch()
-        .with_meta_tools()
-        .with_allowed_paths(allowed)
-        .with_working_dir(working_dir);
+        .with_meta_tools();
     if let Some(url) = &builtin.searxng {
         builder = builder.with_search(SearxNg::new(url.clone()));
     }
-    Ok(builder)
+    builder
 }
 
 /// A running set of tools.
@@ -105,8 +112,11 @@ impl Host {
         }
         let mut builder =
             approval.install(AlephToolServer::builder().with_filter(config.tools.clone()));
+        if config.builtin.is_some() || config.browser.enabled {
+            builder = with_paths(builder, &config.allowed_paths)?;
+        }
         if let Some(builtin) = &config.builtin {
-            builder = with_builtin(builder, builtin, &config.sandbox)?;
+            builder = with_builtin(builder, builtin, &config.sandbox);
         }
         for dir in &config.skills {
             builder = builder.with_builtin(Skills::new(dir).hot_reload(config.plugins.hot_reload));

@@ -64,14 +64,9 @@ struct Global {
     /// list_tools, get_tool_schema (and web_search with --searxng)
     #[arg(long, global = true)]
     builtin: bool,
-    /// A directory the built-in tools may read, write and run code in; repeat for more
-    /// [default: the working directory]
-    #[arg(
-        long = "allowed-path",
-        global = true,
-        value_name = "DIR",
-        requires = "builtin"
-    )]
+    /// A directory the built-in tools may read, write and run code in, and pdf_generate
+    /// (--browser) write to; repeat for more [default: the working directory]
+    #[arg(long = "allowed-path", global = true, value_name = "DIR")]
     allowed_paths: Vec<PathBuf>,
     /// The SearXNG instance web_search asks (its JSON API must be enabled)
     #[arg(long, global = true, value_name = "URL", requires = "builtin")]
@@ -87,7 +82,8 @@ struct Global {
     code_mode: bool,
     /// Serve the browser tools: a headless Chromium in the OS sandbox (browser_navigate,
     /// browser_snapshot, browser_click, browser_type, browser_select, browser_screenshot,
-    /// browser_tabs, browser_wait_for); hosts and limits in the config's [browser]
+    /// browser_tabs, browser_wait_for, and pdf_generate); hosts and limits in the config's
+    /// [browser]
     #[arg(long, global = true)]
     browser: bool,
     /// Serve `tool_search` and `call_tool`: deferred tools (marked `defer_loading`, named by
@@ -316,9 +312,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if !cli.global.plugin_dirs.is_empty() {
         config.plugins.search_paths = cli.global.plugin_dirs;
     }
+    if !cli.global.allowed_paths.is_empty() && !cli.global.builtin && !cli.global.browser {
+        anyhow::bail!(
+            "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
+        );
+    }
+    config.allowed_paths = cli.global.allowed_paths;
     if cli.global.builtin {
         config.builtin = Some(config::BuiltinTools {
-            allowed_paths: cli.global.allowed_paths,
             searxng: cli.global.searxng,
         });
     }

@@ -1,15 +1,16 @@
 """An MCP client written with the official Python SDK, run against
-`aleph-tools serve --stdio --browser --config CONFIG`, where CONFIG's `[browser]` allows
-`connect:127.0.0.1`.
+`aleph-tools serve --stdio --browser --config CONFIG --allowed-path DIR`, where CONFIG's
+`[browser]` allows `connect:127.0.0.1`.
 
-    browser_client.py -- COMMAND [ARG...]
+    browser_client.py --pdf-dir DIR -- COMMAND [ARG...]
 
 The client serves a page on loopback itself, then drives the browser through the server:
-navigate, type, click, screenshot, and a refused navigation. Prints `ok: …` for each check
-and `passed: N` at the end; exits non-zero at the first failure.
+navigate, type, click, screenshot, a refused navigation, and a PDF written into DIR. Prints
+`ok: …` for each check and `passed: N` at the end; exits non-zero at the first failure.
 """
 
 import http.server
+import os
 import sys
 import threading
 
@@ -52,15 +53,16 @@ def reference(snapshot, needle):
     return line.split("[ref=")[1].split("]")[0]
 
 
-async def run(server, url):
+async def run(server, url, pdf_dir):
     async with Client(server, mode="legacy") as client:
         listed = {tool.name for tool in (await client.list_tools()).tools}
         expected = {
             "browser_navigate", "browser_snapshot", "browser_click", "browser_type",
             "browser_select", "browser_screenshot", "browser_tabs", "browser_wait_for",
+            "pdf_generate",
         }
         assert expected <= listed, sorted(listed)
-        ok("tools/list: the eight browser tools")
+        ok("tools/list: the eight browser tools and pdf_generate")
 
         opened = await client.call_tool("browser_navigate", {"url": url})
         assert not opened.is_error, text_of(opened)
@@ -88,15 +90,31 @@ async def run(server, url):
         assert refused.is_error and "only http and https" in text_of(refused), text_of(refused)
         ok("navigations the host rules refuse are error results")
 
+        target = os.path.join(pdf_dir, "notes.pdf")
+        printed = await client.call_tool(
+            "pdf_generate",
+            {"content": "# Notes\n\nWritten by the browser.", "path": target, "page_size": "Letter"},
+        )
+        assert not printed.is_error, text_of(printed)
+        assert printed.structured_content["pages"] == 1, printed.structured_content
+        with open(target, "rb") as pdf:
+            assert pdf.read(5) == b"%PDF-"
+        outside = await client.call_tool("pdf_generate", {"content": "x", "path": "/tmp/outside.pdf"})
+        assert outside.is_error and "outside the allowed" in text_of(outside), text_of(outside)
+        ok("pdf_generate writes a PDF inside the allowed path, and nowhere else")
+
 
 def main():
     command = sys.argv[1:]
+    pdf_dir = None
+    if command[:1] == ["--pdf-dir"]:
+        pdf_dir, command = command[1], command[2:]
     command = command[1:] if command[:1] == ["--"] else command
     web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=web.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{web.server_address[1]}/"
     server = StdioServerParameters(command=command[0], args=command[1:])
-    anyio.run(run, server, url)
+    anyio.run(run, server, url, pdf_dir)
     web.shutdown()
     print(f"passed: {len(CHECKS)}", flush=True)
 

@@ -470,27 +470,7 @@ async fn a_browser_that_dies_is_started_again_at_the_next_call() {
     let port = web().await;
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pid");
-    let wrapper = dir.path().join("browser.sh");
-    let real = [
-        "/usr/lib/chromium/chromium-headless-shell",
-        "/usr/lib/chromium/chromium",
-    ]
-    .into_iter()
-    .find(|path| std::path::Path::new(path).exists())
-    .expect("Chromium is installed (tests/interop/setup.sh)");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\necho $$ > {}\nexec {real} \"$@\"\n",
-            pid_file.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let wrapper = recording_wrapper(dir.path(), &pid_file);
     let server = server(Browser::new().program(&wrapper).sandbox(Sandbox::none()));
     let url = format!("http://127.0.0.1:{port}/next");
     let first = call(&server, "browser_navigate", json!({ "url": url })).await;
@@ -521,4 +501,167 @@ async fn a_browser_that_dies_is_started_again_at_the_next_call() {
         !aleph_tools_tests::process_alive(u64::try_from(new_pid).unwrap())
     })
     .await;
+}
+
+/// The processes descending from `root`, by their `/proc` parent links.
+fn descendants(root: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The parent is the second field after the command's closing parenthesis.
+            let parent = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, parent))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(pid, _)| *pid),
+        );
+        at += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// A script that starts Chromium after writing its process id to `pid_file`.
+fn recording_wrapper(dir: &std::path::Path, pid_file: &std::path::Path) -> std::path::PathBuf {
+    let wrapper = dir.join("browser.sh");
+    let real = [
+        "/usr/lib/chromium/chromium-headless-shell",
+        "/usr/lib/chromium/chromium",
+    ]
+    .into_iter()
+    .find(|path| std::path::Path::new(path).exists())
+    .expect("Chromium is installed (tests/interop/setup.sh)");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho $$ > {}\nexec {real} \"$@\"\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    wrapper
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_renderer_is_a_clear_error_until_the_tab_navigates_again() {
+    let port = web().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let wrapper = recording_wrapper(dir.path(), &pid_file);
+    let server = server(Browser::new().program(&wrapper).sandbox(Sandbox::none()));
+    let url = format!("http://127.0.0.1:{port}/form");
+    let first = call(&server, "browser_navigate", json!({ "url": url })).await;
+    assert!(first.success, "{}", text(&first));
+    let browser: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let renderers: Vec<i32> = descendants(browser)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains("--type=renderer"))
+        })
+        .collect();
+    assert!(!renderers.is_empty(), "the page has a renderer");
+    for renderer in &renderers {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*renderer),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let mut crashed = call(&server, "browser_snapshot", json!({})).await;
+    for _ in 0..50 {
+        if !crashed.success {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        crashed = call(&server, "browser_snapshot", json!({})).await;
+    }
+    assert!(!crashed.success, "{}", text(&crashed));
+    assert!(
+        text(&crashed).contains("crashed (its renderer died); open it again with browser_navigate"),
+        "{}",
+        text(&crashed)
+    );
+    // Every call on the tab says so, not only the first.
+    let click = call(&server, "browser_click", json!({ "element": "e1" })).await;
+    assert!(text(&click).contains("crashed"), "{}", text(&click));
+    // The browser lives on: navigating mends the tab, without a restart.
+    let again = call(&server, "browser_navigate", json!({ "url": url })).await;
+    assert!(again.success, "{}", text(&again));
+    assert!(text(&again).contains("Place an order"), "{}", text(&again));
+    assert!(!text(&again).contains("started again"), "{}", text(&again));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifty_megabyte_page_gets_a_bounded_answer_and_the_browser_serves_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut page =
+        String::from("<!doctype html><title>Huge</title><h1>The start of a huge page</h1>");
+    let paragraph =
+        "<p>Every paragraph of this page says the same thing at some length, to be large.</p>\n";
+    while page.len() < 50 << 20 {
+        page.push_str(paragraph);
+    }
+    std::fs::write(dir.path().join("huge.html"), &page).unwrap();
+    drop(page);
+    let port = web_of(dir.path().to_owned()).await;
+    let small = web().await;
+    let server = server(Browser::new().load_timeout(Duration::from_secs(60)));
+    let huge = call(
+        &server,
+        "browser_navigate",
+        json!({ "url": format!("http://127.0.0.1:{port}/huge.html") }),
+    )
+    .await;
+    let said = text(&huge);
+    let head = &said[..said.len().min(2000)];
+    assert!(huge.success, "{head}");
+    // Its text, cut, in place of a tree the browser would take long to build.
+    assert!(
+        said.contains("too many to read as an accessibility tree"),
+        "{head}"
+    );
+    assert!(said.contains("The start of a huge page"), "{head}");
+    assert!(
+        said.contains("[the text is cut at 48 KiB]"),
+        "{}",
+        &said[said.len().saturating_sub(500)..]
+    );
+    assert!(
+        said.len() < 64 * 1024,
+        "the answer is bounded: {} bytes",
+        said.len()
+    );
+    let next = call(
+        &server,
+        "browser_navigate",
+        json!({ "url": format!("http://127.0.0.1:{small}/next") }),
+    )
+    .await;
+    assert!(next.success, "{}", text(&next));
+    assert!(!text(&next).contains("started again"), "{}", text(&next));
 }

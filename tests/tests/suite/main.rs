@@ -43,6 +43,7 @@ mod middleware;
 mod node_hostile;
 mod node_plugins;
 mod paths;
+mod pdf;
 mod plugin_adapters;
 mod plugin_hooks;
 mod plugin_hostile;

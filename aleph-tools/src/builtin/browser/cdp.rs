@@ -5,7 +5,7 @@
 //! into descriptors 3 and 4: unlike a debugging port, no other process on the machine can
 //! reach it, and it needs no network, so the browser can run in a sandbox without one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -14,8 +14,9 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-/// The largest message read from the browser; a larger one ends the connection (a
-/// screenshot of the largest page allowed is far smaller).
+/// The largest message read from the browser (a screenshot of the largest page allowed is
+/// far smaller). A larger one is skipped, and the command it answered fails; the connection
+/// goes on.
 const MAX_MESSAGE: usize = 96 * 1024 * 1024;
 
 /// An event the browser sent: its method, parameters, and the session it came from (`None`
@@ -36,16 +37,29 @@ pub(super) enum CdpError {
     /// The connection ended: the browser exited or was closed.
     #[error("the browser is gone ({0})")]
     Closed(String),
+    /// The page the command was sent to crashed (its renderer died); until it navigates, it
+    /// takes nothing else.
+    #[error("its page crashed")]
+    Crashed,
+    /// The page the command was sent to was closed before it answered.
+    #[error("its page was closed")]
+    Detached,
+    /// The answer was larger than the connection reads.
+    #[error("its answer was over {} MiB, more than is read", MAX_MESSAGE >> 20)]
+    TooLarge,
 }
 
 type Reply = oneshot::Sender<Result<Value, CdpError>>;
 
 #[derive(Default)]
 struct Routes {
-    pending: HashMap<u64, Reply>,
+    /// The commands waiting for an answer, with the session each was sent to.
+    pending: HashMap<u64, (Option<String>, Reply)>,
     sessions: HashMap<String, mpsc::UnboundedSender<Event>>,
     /// Why the connection ended, once it has.
     ended: Option<String>,
+    /// The sessions whose renderer crashed and has not been replaced.
+    crashed: HashSet<String>,
 }
 
 /// One connection to a browser.
@@ -102,7 +116,16 @@ impl Connection {
             if let Some(why) = &routes.ended {
                 return Err(CdpError::Closed(why.clone()));
             }
-            routes.pending.insert(id, reply);
+            // Only a navigation brings a crashed page back.
+            if let Some(session) = session
+                && method != "Page.navigate"
+                && routes.crashed.contains(session)
+            {
+                return Err(CdpError::Crashed);
+            }
+            routes
+                .pending
+                .insert(id, (session.map(str::to_owned), reply));
         }
         // Given up (a time limit, a cancelled call): the entry goes with it.
         let forget = Forget {
@@ -131,6 +154,11 @@ impl Connection {
     /// Stops routing the events of `session`.
     pub(super) fn unsubscribe(&self, session: &str) {
         self.lock().sessions.remove(session);
+    }
+
+    /// Whether the page `session` is attached to crashed and has not navigated since.
+    pub(super) fn crashed(&self, session: &str) -> bool {
+        self.lock().crashed.contains(session)
     }
 
     /// Whether the connection has ended.
@@ -198,18 +226,30 @@ async fn read_loop(
     let mut buffer: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0_u8; 64 * 1024];
     let mut scanned = 0;
+    // A message too large to keep is read to its end and dropped: `Some` while one is, with
+    // the command it answers.
+    let mut skipping: Option<Option<u64>> = None;
     let why = loop {
         if let Some(end) = buffer[scanned..].iter().position(|&byte| byte == 0) {
             let end = scanned + end;
-            dispatch(&buffer[..end], &routes, &browser_events);
+            match skipping.take() {
+                Some(answered) => {
+                    refuse_too_large(answered, &routes);
+                    buffer.shrink_to(64 * 1024);
+                }
+                None => dispatch(&buffer[..end], &routes, &browser_events),
+            }
             buffer.drain(..=end);
             scanned = 0;
             continue;
         }
-        scanned = buffer.len();
-        if buffer.len() > MAX_MESSAGE {
-            break format!("it sent a message over {} MiB", MAX_MESSAGE >> 20);
+        if skipping.is_some() {
+            buffer.clear();
+        } else if buffer.len() > MAX_MESSAGE {
+            skipping = Some(answered_id(&buffer));
+            buffer.clear();
         }
+        scanned = buffer.len();
         let read = tokio::select! {
             () = closed.cancelled() => break "it was closed".to_owned(),
             read = reader.read(&mut chunk) => read,
@@ -223,10 +263,35 @@ async fn read_loop(
     closed.cancel();
     let mut routes = routes.lock().unwrap_or_else(PoisonError::into_inner);
     routes.ended = Some(why.clone());
-    for (_, reply) in routes.pending.drain() {
+    for (_, (_, reply)) in routes.pending.drain() {
         let _ = reply.send(Err(CdpError::Closed(why.clone())));
     }
     routes.sessions.clear();
+}
+
+/// The id of the command a message answers, read from its start: the browser writes a
+/// command's answer as `{"id":N,…`.
+fn answered_id(start: &[u8]) -> Option<u64> {
+    let rest = start.strip_prefix(b"{\"id\":")?;
+    let digits = rest.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+}
+
+/// Fails the command whose answer was too large to read.
+fn refuse_too_large(answered: Option<u64>, routes: &Mutex<Routes>) {
+    tracing::debug!(
+        ?answered,
+        "the browser sent a message too large to read; skipped"
+    );
+    let Some(id) = answered else { return };
+    let reply = routes
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .pending
+        .remove(&id);
+    if let Some((_, reply)) = reply {
+        let _ = reply.send(Err(CdpError::TooLarge));
+    }
 }
 
 /// Hands one message to whoever waits for it: a command's caller, or a session's events.
@@ -237,7 +302,7 @@ fn dispatch(bytes: &[u8], routes: &Mutex<Routes>, browser_events: &mpsc::Unbound
     };
     let mut routes = routes.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(id) = message.get("id").and_then(Value::as_u64) {
-        let Some(reply) = routes.pending.remove(&id) else {
+        let Some((_, reply)) = routes.pending.remove(&id) else {
             return;
         };
         let result = match message.remove("error") {
@@ -265,6 +330,35 @@ fn dispatch(bytes: &[u8], routes: &Mutex<Routes>, browser_events: &mpsc::Unbound
         params: message.remove("params").unwrap_or(Value::Null),
         session,
     };
+    // A page whose renderer died, or that was detached, answers nothing more.
+    let gone = match (event.method.as_str(), &event.session) {
+        ("Inspector.targetCrashed", Some(session)) => {
+            routes.crashed.insert(session.clone());
+            Some((session.clone(), CdpError::Crashed))
+        }
+        ("Inspector.targetReloadedAfterCrash", Some(session)) => {
+            routes.crashed.remove(session);
+            None
+        }
+        ("Target.detachedFromTarget", None) => event.params["sessionId"].as_str().map(|session| {
+            routes.crashed.remove(session);
+            (session.to_owned(), CdpError::Detached)
+        }),
+        _ => None,
+    };
+    if let Some((session, error)) = gone {
+        let failed: Vec<u64> = routes
+            .pending
+            .iter()
+            .filter(|(_, (sent_to, _))| sent_to.as_deref() == Some(session.as_str()))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in failed {
+            if let Some((_, reply)) = routes.pending.remove(&id) {
+                let _ = reply.send(Err(error.clone()));
+            }
+        }
+    }
     match &event.session {
         Some(session) => {
             if let Some(events) = routes.sessions.get(session) {
@@ -281,9 +375,21 @@ fn dispatch(bytes: &[u8], routes: &Mutex<Routes>, browser_events: &mpsc::Unbound
 mod tests {
     use super::*;
 
+    /// Reads one command the connection sent and gives its id.
+    async fn read_id(from: &mut (impl AsyncRead + Unpin)) -> u64 {
+        let mut asked = Vec::new();
+        while !asked.ends_with(&[0]) {
+            let mut byte = [0_u8; 1];
+            from.read_exact(&mut byte).await.unwrap();
+            asked.push(byte[0]);
+        }
+        let asked: Value = serde_json::from_slice(&asked[..asked.len() - 1]).unwrap();
+        asked["id"].as_u64().unwrap()
+    }
+
     #[tokio::test]
     async fn commands_are_answered_by_id_and_events_reach_their_session() {
-        let (ours, theirs) = tokio::io::duplex(1024);
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(ours);
         let (connection, mut browser_events) = Connection::new(read, write);
         let (mut their_read, mut their_write) = tokio::io::split(theirs);
@@ -342,6 +448,42 @@ mod tests {
             .unwrap();
         let error = failing.await.unwrap().unwrap_err();
         assert!(error.to_string().contains("wasn't found"), "{error}");
+
+        // An answer too large to read fails its command alone; the connection goes on.
+        let huge = {
+            let connection = Arc::clone(&connection);
+            tokio::spawn(async move {
+                connection
+                    .call(None, "Accessibility.getFullAXTree", json!({}))
+                    .await
+            })
+        };
+        let id = read_id(&mut their_read).await;
+        their_write
+            .write_all(format!("{{\"id\":{id},\"result\":{{\"nodes\":\"").as_bytes())
+            .await
+            .unwrap();
+        let filler = vec![b'x'; 1024 * 1024];
+        for _ in 0..=(MAX_MESSAGE >> 20) {
+            their_write.write_all(&filler).await.unwrap();
+        }
+        their_write.write_all(b"\"}}\0").await.unwrap();
+        let error = huge.await.unwrap().unwrap_err();
+        assert!(matches!(error, CdpError::TooLarge), "{error:?}");
+        let next = {
+            let connection = Arc::clone(&connection);
+            tokio::spawn(
+                async move { connection.call(None, "Browser.getVersion", json!({})).await },
+            )
+        };
+        let id = read_id(&mut their_read).await;
+        their_write
+            .write_all(
+                format!("{{\"id\":{id},\"result\":{{\"product\":\"Chrome\"}}}}\0").as_bytes(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(next.await.unwrap().unwrap()["product"], "Chrome");
         drop((their_read, their_write));
         connection.closed().await;
         let after = connection.call(None, "Browser.getVersion", json!({})).await;

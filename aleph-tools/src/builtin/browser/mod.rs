@@ -3,6 +3,8 @@
 
 mod cdp;
 mod launch;
+mod page;
+mod pdf;
 mod rules;
 mod snapshot;
 mod tabs;
@@ -36,7 +38,11 @@ use tabs::Running;
 ///   reference and answer with the new snapshot;
 /// - `browser_screenshot` gives a PNG of the viewport, the whole page or one element;
 /// - `browser_tabs` lists, opens, closes and switches tabs;
-/// - `browser_wait_for` waits for a text to appear or go, or for some seconds.
+/// - `browser_wait_for` waits for a text to appear or go, or for some seconds;
+/// - `pdf_generate` renders a document (Markdown, HTML or plain text) on a page of its own,
+///   apart from the tabs, and prints it to a PDF file inside the call's allowed directories
+///   (its working directory when none are set), with the paper size and margins asked for;
+///   it answers with the file's path and its number of pages.
 ///
 /// Every request a page makes (the page, its frames, scripts, images, redirects, popups and
 /// workers) is held until it is checked against the host rules, the same as `web_fetch`'s:
@@ -190,7 +196,7 @@ impl Browser {
 impl Builtin for Browser {
     fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder {
         match Browsers::new(self) {
-            Ok(browsers) => tools::add_to(builder.with_state(browsers)),
+            Ok(browsers) => pdf::add_to(tools::add_to(builder.with_state(browsers))),
             Err(problem) => builder.with_problem(problem),
         }
     }
@@ -199,17 +205,23 @@ impl Builtin for Browser {
 impl ToolServerBuilder {
     /// Serves the browser tools (`browser_navigate`, `browser_snapshot`, `browser_click`,
     /// `browser_type`, `browser_select`, `browser_screenshot`, `browser_tabs`,
-    /// `browser_wait_for`) with their defaults: any public host, sandboxed. See [`Browser`].
+    /// `browser_wait_for`) and `pdf_generate` with their defaults: any public host,
+    /// sandboxed. See [`Browser`].
     pub fn with_browser(self) -> Self {
         self.with_builtin(Browser::default())
     }
 }
+
+/// How many documents `pdf_generate` renders at once; more calls wait their turn.
+const PRINTING_AT_ONCE: usize = 4;
 
 /// The browsers a server runs: one, or one per caller.
 pub(crate) struct Browsers {
     settings: Browser,
     rules: Arc<Rules>,
     running: tokio::sync::Mutex<HashMap<String, Arc<Running>>>,
+    /// Turns for `pdf_generate`: documents rendered at once.
+    printing: tokio::sync::Semaphore,
 }
 
 impl Browsers {
@@ -231,6 +243,7 @@ impl Browsers {
             rules: Arc::new(Rules::new(rule, resolve)),
             settings,
             running: tokio::sync::Mutex::new(HashMap::new()),
+            printing: tokio::sync::Semaphore::new(PRINTING_AT_ONCE),
         })
     }
 

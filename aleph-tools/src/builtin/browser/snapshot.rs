@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 /// The most text a snapshot holds; the rest is cut, and said to be.
-const MAX_TEXT: usize = 48 * 1024;
+pub(super) const MAX_TEXT: usize = 48 * 1024;
 
 /// The longest name or value shown.
 const MAX_NAME: usize = 200;
@@ -117,6 +117,23 @@ pub(super) fn render(nodes: &[Value]) -> Snapshot {
     Snapshot {
         text: out.text,
         refs: out.refs,
+    }
+}
+
+/// A snapshot of a page's text alone (of a page too large for its tree), cut at
+/// [`MAX_TEXT`] bytes.
+pub(super) fn text_only(text: &str) -> Snapshot {
+    let mut end = text.len().min(MAX_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut shown = text[..end].to_owned();
+    if end < text.len() || text.chars().count() >= MAX_TEXT {
+        let _ = write!(shown, "\n[the text is cut at {} KiB]", MAX_TEXT / 1024);
+    }
+    Snapshot {
+        text: shown,
+        refs: HashMap::new(),
     }
 }
 

@@ -4,9 +4,11 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use base64::Engine as _;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc, watch};
 
@@ -14,9 +16,16 @@ use super::cdp::{CdpError, Connection, Event};
 use super::launch::Process;
 use super::rules::Rules;
 
-/// How many pages a page may open on its own (popups) beyond what the tab limit allows: none;
-/// a popup past the limit is closed as it opens.
+/// What the next answer says when a popup past the tab limit was closed as it opened.
 const CLOSED_POPUP: &str = "a page opened a new tab past the tab limit; it was closed";
+
+/// The address a document given to `pdf_generate` is loaded from: its page's request for
+/// it is answered with the document. The `.invalid` name resolves nowhere, so no request
+/// for it could reach a server.
+pub(super) const DOCUMENT_URL: &str = "https://document.invalid/";
+
+/// What the next answer says when a document being rendered opened a window.
+const CLOSED_PRINT_POPUP: &str = "the document opened a new window; it was closed";
 
 /// What a tab's main frame is doing: how many loads began and how many ended, and whether
 /// one is under way (a load whose start came before the tab was followed may end unseen
@@ -46,6 +55,8 @@ pub(super) struct TabState {
     /// Things the tab did on its own that the next answer reports (a dialog dismissed, a
     /// popup closed).
     pub(super) notes: Vec<String>,
+    /// The HTML the next request for [`DOCUMENT_URL`] is answered with.
+    pub(super) document: Option<String>,
 }
 
 impl Tab {
@@ -59,11 +70,13 @@ impl Tab {
     }
 }
 
-/// The tabs, in the order they opened, and which one calls act on.
+/// The tabs, in the order they opened, and which one calls act on; and the pages rendering
+/// documents, which are not tabs.
 #[derive(Default)]
 struct TabList {
     tabs: Vec<Arc<Tab>>,
     current: Option<String>,
+    printing: Vec<Arc<Tab>>,
 }
 
 /// A running browser.
@@ -73,6 +86,12 @@ pub(super) struct Running {
     tabs: Mutex<TabList>,
     attached: Notify,
     max_tabs: usize,
+    /// The browser context documents are rendered in, apart from the tabs' cookies and
+    /// storage; made at the first `pdf_generate`.
+    print_context: tokio::sync::OnceCell<String>,
+    /// How many pages [`print_page`](Self::print_page) asked for that have not attached
+    /// yet: a page in the rendering context that no call asked for is closed.
+    prints_asked: AtomicUsize,
 }
 
 impl Running {
@@ -90,6 +109,8 @@ impl Running {
             tabs: Mutex::new(TabList::default()),
             attached: Notify::new(),
             max_tabs,
+            print_context: tokio::sync::OnceCell::new(),
+            prints_asked: AtomicUsize::new(0),
         });
         tokio::spawn(browser_events(Arc::downgrade(&running), events));
         let connection = &running.process.connection;
@@ -176,19 +197,77 @@ impl Running {
             .await
             .map_err(|error| error.to_string())?;
         let target = created["targetId"].as_str().unwrap_or_default().to_owned();
-        let found = tokio::time::timeout(Duration::from_secs(10), async {
+        let found = self.attached_page(&target).await?;
+        self.lock().current = Some(target);
+        Ok(found)
+    }
+
+    /// Opens a blank page to render a document in: not a tab, and in a browser context of
+    /// its own. Close it with [`close`](Self::close).
+    pub(super) async fn print_page(&self) -> Result<Arc<Tab>, String> {
+        let context = self
+            .print_context
+            .get_or_try_init(|| async {
+                let made = self
+                    .connection()
+                    .call(None, "Target.createBrowserContext", json!({}))
+                    .await
+                    .map_err(|error| error.to_string())?;
+                made["browserContextId"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| "the browser made no context to render in".to_owned())
+            })
+            .await?;
+        self.prints_asked.fetch_add(1, Ordering::SeqCst);
+        let created = self
+            .connection()
+            .call(
+                None,
+                "Target.createTarget",
+                json!({ "url": "about:blank", "browserContextId": context }),
+            )
+            .await;
+        let created = match created {
+            Ok(created) => created,
+            Err(error) => {
+                let _ = self.take_print_slot();
+                return Err(error.to_string());
+            }
+        };
+        let target = created["targetId"].as_str().unwrap_or_default();
+        let page = self.attached_page(target).await;
+        if page.is_err() {
+            let _ = self
+                .connection()
+                .call(None, "Target.closeTarget", json!({ "targetId": target }))
+                .await;
+        }
+        page
+    }
+
+    /// Takes one of the pages asked for, if any is still awaited.
+    fn take_print_slot(&self) -> bool {
+        self.prints_asked
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |asked| {
+                asked.checked_sub(1)
+            })
+            .is_ok()
+    }
+
+    /// Waits for the page `target`, just created, to be attached and guarded.
+    async fn attached_page(&self, target: &str) -> Result<Arc<Tab>, String> {
+        tokio::time::timeout(Duration::from_secs(10), async {
             loop {
                 let notified = self.attached.notified();
-                if let Some(tab) = self.find(&target) {
+                if let Some(tab) = self.find(target) {
                     return tab;
                 }
                 notified.await;
             }
         })
         .await
-        .map_err(|_| "the new tab did not open within 10 s".to_owned())?;
-        self.lock().current = Some(target);
-        Ok(found)
+        .map_err(|_| "the new page did not open within 10 s".to_owned())
     }
 
     /// Makes `tab` the current one.
@@ -219,15 +298,21 @@ impl Running {
     }
 
     fn find(&self, target: &str) -> Option<Arc<Tab>> {
-        self.lock()
-            .tabs
+        let list = self.lock();
+        list.tabs
             .iter()
+            .chain(&list.printing)
             .find(|tab| tab.target == target)
             .cloned()
     }
 
     fn forget(&self, target: &str) {
         let mut list = self.lock();
+        if let Some(at) = list.printing.iter().position(|tab| tab.target == target) {
+            let page = list.printing.remove(at);
+            self.connection().unsubscribe(&page.session);
+            return;
+        }
         let Some(at) = list.tabs.iter().position(|tab| tab.target == target) else {
             return;
         };
@@ -281,13 +366,31 @@ async fn attach_page(running: &Arc<Running>, params: &Value) {
         guard(running, session, None, events).await;
         return;
     }
-    let full = running.lock().tabs.len() >= running.max_tabs;
-    if full {
+    let printing = running
+        .print_context
+        .get()
+        .is_some_and(|context| info["browserContextId"].as_str() == Some(context.as_str()));
+    // A document being rendered opens nothing (only the pages calls asked for are kept in
+    // its context), and a tab past the limit is closed.
+    let refused = if printing {
+        let popup = info["openerId"]
+            .as_str()
+            .is_some_and(|opener| !opener.is_empty());
+        popup || !running.take_print_slot()
+    } else {
+        running.lock().tabs.len() >= running.max_tabs
+    };
+    if refused {
         let opener = info["openerId"]
             .as_str()
             .and_then(|opener| running.find(opener));
         if let Some(opener) = opener {
-            opener.lock().notes.push(CLOSED_POPUP.to_owned());
+            let note = if printing {
+                CLOSED_PRINT_POPUP
+            } else {
+                CLOSED_POPUP
+            };
+            opener.lock().notes.push(note.to_owned());
         }
         // Let run first: a popup held at its start holds its opener's script too.
         let _ = connection
@@ -308,9 +411,13 @@ async fn attach_page(running: &Arc<Running>, params: &Value) {
     });
     {
         let mut list = running.lock();
-        list.tabs.push(Arc::clone(&tab));
-        if list.current.is_none() {
-            list.current = Some(target.to_owned());
+        if printing {
+            list.printing.push(Arc::clone(&tab));
+        } else {
+            list.tabs.push(Arc::clone(&tab));
+            if list.current.is_none() {
+                list.current = Some(target.to_owned());
+            }
         }
     }
     guard(running, session, Some((tab, loaded)), events).await;
@@ -345,6 +452,11 @@ fn guard<'a>(
             .await;
         if owner.is_some() {
             let _ = connection.call(session, "Page.enable", json!({})).await;
+            // Its `targetCrashed` says when the page's renderer dies (the connection then
+            // refuses the page's commands until it navigates).
+            let _ = connection
+                .call(session, "Inspector.enable", json!({}))
+                .await;
         }
         let _ = connection
             .call(
@@ -379,6 +491,31 @@ async fn follow(
             "Fetch.requestPaused" => {
                 let id = params["requestId"].clone();
                 let url = params["request"]["url"].as_str().unwrap_or_default();
+                // A document a call gave is answered here, once, and nothing else from
+                // its made-up address.
+                let given = owner
+                    .as_ref()
+                    .filter(|_| url == DOCUMENT_URL)
+                    .and_then(|tab| tab.lock().document.take());
+                if let Some(html) = given {
+                    let connection = Arc::clone(&running.process.connection);
+                    let session = session.clone();
+                    tokio::spawn(async move {
+                        let body = base64::engine::general_purpose::STANDARD.encode(html);
+                        let answer = json!({
+                            "requestId": id,
+                            "responseCode": 200,
+                            "responseHeaders": [
+                                { "name": "Content-Type", "value": "text/html; charset=utf-8" },
+                            ],
+                            "body": body,
+                        });
+                        let _ = connection
+                            .call(Some(&session), "Fetch.fulfillRequest", answer)
+                            .await;
+                    });
+                    continue;
+                }
                 let verdict = running.rules.check(url).await;
                 let (method, body) = match verdict {
                     Ok(()) => ("Fetch.continueRequest", json!({ "requestId": id })),
@@ -448,13 +585,7 @@ async fn follow(
                     guard(&running, &child, None, events).await;
                 });
             }
-            "Inspector.targetCrashed" => {
-                if let Some(tab) = &owner {
-                    tab.lock().notes.push(
-                        "the page's renderer crashed; navigate again to reload it".to_owned(),
-                    );
-                }
-            }
+
             _ => {}
         }
     }

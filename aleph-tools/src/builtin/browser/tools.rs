@@ -1,8 +1,6 @@
-//! The browser tools themselves, and what they share: finding the tab, waiting for loads,
-//! taking snapshots and finding elements by reference.
+//! The browser tools themselves.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -11,9 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Browsers;
-use super::cdp::CdpError;
-use super::snapshot;
-use super::tabs::{Loading, Running, Tab};
+use super::page::Page;
 use crate::context::{State, ToolContext};
 use crate::error::ToolError;
 use crate::result::ToolOutput;
@@ -22,9 +18,6 @@ use crate::tool;
 
 /// The tallest full-page screenshot taken, in CSS pixels.
 const MAX_PAGE_HEIGHT: f64 = 16_384.0;
-
-/// How long after an action a navigation it caused is waited for to begin.
-const SETTLE: Duration = Duration::from_millis(250);
 
 pub(super) fn add_to(builder: ToolServerBuilder) -> ToolServerBuilder {
     builder
@@ -36,245 +29,6 @@ pub(super) fn add_to(builder: ToolServerBuilder) -> ToolServerBuilder {
         .with_tool(BrowserScreenshotTool)
         .with_tool(BrowserTabsTool)
         .with_tool(BrowserWaitForTool)
-}
-
-/// The browser and tab a call acts on, and what happened since the last call.
-struct Page {
-    running: Arc<Running>,
-    tab: Arc<Tab>,
-    notes: Vec<String>,
-}
-
-impl Page {
-    async fn open(
-        browsers: &Browsers,
-        ctx: &ToolContext,
-        tab: Option<usize>,
-    ) -> Result<Self, ToolError> {
-        let (running, restarted) = browsers.get(ctx).await?;
-        let tab = running.tab(tab).await.map_err(ToolError::execution)?;
-        Ok(Self {
-            running,
-            tab,
-            notes: restarted.into_iter().collect(),
-        })
-    }
-
-    async fn call(&self, method: &str, params: Value) -> Result<Value, ToolError> {
-        self.running
-            .connection()
-            .call(Some(&self.tab.session), method, params)
-            .await
-            .map_err(|error| {
-                ToolError::execution(format!(
-                    "the browser could not {}: {error}",
-                    describe(method)
-                ))
-            })
-    }
-
-    /// The backend node a reference of the latest snapshot points at.
-    fn node(&self, reference: &str) -> Result<i64, ToolError> {
-        let reference = reference.trim().trim_start_matches("ref=");
-        self.tab.lock().refs.get(reference).copied().ok_or_else(|| {
-            ToolError::execution(format!(
-                "`{reference}` is not a reference in this tab's latest snapshot; call browser_snapshot and use a [ref=…] it shows"
-            ))
-        })
-    }
-
-    /// Calls `method` on the element `reference` points at; a node gone from the page is said
-    /// to be stale.
-    async fn on_node(
-        &self,
-        reference: &str,
-        method: &str,
-        mut params: Value,
-    ) -> Result<Value, ToolError> {
-        let node = self.node(reference)?;
-        params["backendNodeId"] = json!(node);
-        self.running
-            .connection()
-            .call(Some(&self.tab.session), method, params)
-            .await
-            .map_err(|error| match error {
-                CdpError::Protocol(_) => stale(reference),
-                CdpError::Closed(_) => ToolError::execution(error.to_string()),
-            })
-    }
-
-    /// Runs `function` (JavaScript, `this` the element) on the element `reference` points at,
-    /// with `arguments`, and gives its value.
-    async fn run_on(
-        &self,
-        reference: &str,
-        function: &str,
-        arguments: Value,
-    ) -> Result<Value, ToolError> {
-        let object = self
-            .on_node(reference, "DOM.resolveNode", json!({}))
-            .await?;
-        let Some(object) = object["object"]["objectId"].as_str() else {
-            return Err(stale(reference));
-        };
-        let answer = self
-            .call(
-                "Runtime.callFunctionOn",
-                json!({
-                    "objectId": object,
-                    "functionDeclaration": function,
-                    "arguments": arguments,
-                    "returnByValue": true,
-                }),
-            )
-            .await?;
-        if let Some(thrown) = answer.get("exceptionDetails") {
-            return Err(ToolError::execution(format!(
-                "the page threw: {}",
-                thrown["exception"]["description"]
-                    .as_str()
-                    .or(thrown["text"].as_str())
-                    .unwrap_or("an error")
-            )));
-        }
-        Ok(answer["result"]["value"].clone())
-    }
-
-    /// The page's centre of the element `reference` points at, scrolled into view.
-    async fn centre(&self, reference: &str) -> Result<(f64, f64), ToolError> {
-        let _ = self
-            .on_node(reference, "DOM.scrollIntoViewIfNeeded", json!({}))
-            .await;
-        let quads = self
-            .on_node(reference, "DOM.getContentQuads", json!({}))
-            .await?;
-        let Some(quad) = quads["quads"]
-            .as_array()
-            .and_then(|quads| quads.first())
-            .and_then(Value::as_array)
-        else {
-            return Err(ToolError::execution(format!(
-                "the element `{reference}` is not visible on the page (it has no box); it cannot be clicked"
-            )));
-        };
-        let points: Vec<f64> = quad.iter().filter_map(Value::as_f64).collect();
-        if points.len() != 8 {
-            return Err(stale(reference));
-        }
-        let x = (points[0] + points[2] + points[4] + points[6]) / 4.0;
-        let y = (points[1] + points[3] + points[5] + points[7]) / 4.0;
-        Ok((x, y))
-    }
-
-    /// Waits for a navigation that an action started, if one starts soon after it.
-    async fn settle(&mut self, before: Loading, limit: Duration) {
-        let mut loading = self.tab.loading.clone();
-        let began =
-            tokio::time::timeout(SETTLE, loading.wait_for(|now| now.started > before.started))
-                .await
-                .is_ok();
-        if !began {
-            return;
-        }
-        let done = tokio::time::timeout(limit, loading.wait_for(|now| !now.busy))
-            .await
-            .is_ok();
-        if !done {
-            self.notes.push(format!(
-                "the page it led to was still loading after {} s; the snapshot shows what had loaded",
-                limit.as_secs_f64()
-            ));
-        }
-    }
-
-    /// The page's snapshot, with its tab, title and URL and what happened; the references in
-    /// it replace the tab's earlier ones.
-    async fn snapshot(mut self) -> Result<ToolOutput, ToolError> {
-        let tree = self.call("Accessibility.getFullAXTree", json!({})).await?;
-        let nodes = tree["nodes"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let snapshot = snapshot::render(nodes);
-        let info = self
-            .running
-            .connection()
-            .call(
-                None,
-                "Target.getTargetInfo",
-                json!({ "targetId": self.tab.target }),
-            )
-            .await
-            .map_err(|error| ToolError::execution(error.to_string()))?;
-        let (tabs, _) = self.running.tabs();
-        let index = tabs
-            .iter()
-            .position(|tab| tab.target == self.tab.target)
-            .unwrap_or_default();
-        // The main document's HTTP status, where the page came over HTTP.
-        let status = self
-            .call(
-                "Runtime.evaluate",
-                json!({
-                    "expression": "performance.getEntriesByType('navigation')[0]?.responseStatus ?? 0",
-                    "returnByValue": true,
-                }),
-            )
-            .await
-            .ok()
-            .and_then(|answer| answer["result"]["value"].as_u64())
-            .filter(|status| *status > 0);
-        let title = info["targetInfo"]["title"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        let url = info["targetInfo"]["url"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        {
-            let mut state = self.tab.lock();
-            state.refs = snapshot.refs;
-            self.notes.append(&mut state.notes);
-        }
-        let mut text = format!("Tab {index} of {}: {title}\nURL: {url}\n", tabs.len());
-        if let Some(status) = status.filter(|status| *status >= 400) {
-            let _ = writeln!(text, "HTTP status: {status}");
-        }
-        for note in &self.notes {
-            let _ = writeln!(text, "Note: {note}");
-        }
-        text.push('\n');
-        text.push_str(&snapshot.text);
-        Ok(ToolOutput::new(
-            text,
-            json!({
-                "tab": index,
-                "title": title,
-                "url": url,
-                "status": status,
-                "notes": self.notes,
-                "snapshot": snapshot.text,
-            }),
-        ))
-    }
-}
-
-fn stale(reference: &str) -> ToolError {
-    ToolError::execution(format!(
-        "the element `{reference}` is gone from the page (it changed since the snapshot); call browser_snapshot again"
-    ))
-}
-
-/// A CDP method in words, for errors.
-fn describe(method: &str) -> &'static str {
-    match method {
-        "Page.navigate" => "open the page",
-        "Accessibility.getFullAXTree" => "read the page",
-        "Page.captureScreenshot" => "take the screenshot",
-        "Runtime.evaluate" | "Runtime.callFunctionOn" => "run on the page",
-        _ => "do it",
-    }
 }
 
 /// Open a web page in the browser and read it: answers with the page's accessibility
@@ -294,7 +48,7 @@ pub(crate) async fn browser_navigate(
         .check_navigation(&url)
         .await
         .map_err(|why| ToolError::permission_denied("browser_navigate", why))?;
-    let page = Page::open(&browsers, &ctx, tab).await?;
+    let page = Page::to_navigate(&browsers, &ctx, tab).await?;
     let before = *page.tab.loading.borrow();
     page.tab.lock().refused = None;
     let answer = page.call("Page.navigate", json!({ "url": url })).await?;

@@ -2,7 +2,7 @@
 //! `file_copy`, `file_delete`, `file_mkdir` and `file_search`, each bounded by the call's
 //! allowed directories and a time limit.
 
-mod atomic;
+pub(super) mod atomic;
 mod copy;
 mod job;
 mod manage;

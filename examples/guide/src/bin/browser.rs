@@ -1,6 +1,6 @@
 //! The browser tools: a page served on loopback, opened, filled in and clicked by reference
-//! in a sandboxed headless Chromium, and a screenshot saved for the guide
-//! (`book/src/images/browser.png`). Needs Chromium's headless shell, Chromium or Chrome
+//! in a sandboxed headless Chromium, a screenshot saved for the guide
+//! (`book/src/images/browser.png`), and a Markdown report printed to a PDF file. Needs Chromium's headless shell, Chromium or Chrome
 //! (Debian: `apt install chromium-headless-shell`).
 
 use aleph_tools::builtin::Browser;
@@ -104,5 +104,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "screenshot: {} bytes, saved to book/src/images/browser.png",
         png.len()
     );
+
+    // A Markdown report printed to a PDF file inside the allowed directory.
+    let reports = tempfile::tempdir()?;
+    let server = AlephToolServer::builder()
+        .with_browser()
+        .with_allowed_paths([reports.path()])
+        .with_working_dir(reports.path())
+        .build()?;
+    let report = "# Orders\n\n| colour | count |\n|---|---|\n| red | 12 |\n| blue | 7 |\n\n\
+                  <div style=\"break-after: page\"></div>\n\n# Notes\n\nBlue sold out on Friday.\n";
+    let made = server
+        .call(
+            "pdf_generate",
+            json!({ "content": report, "path": "orders.pdf", "page_size": "A5" }),
+        )
+        .await;
+    assert!(made.success, "{}", made.model_text());
+    assert_eq!(made.output["pages"], 2, "{}", made.model_text());
+    let written = std::fs::read(reports.path().join("orders.pdf"))?;
+    assert!(written.starts_with(b"%PDF-"));
+    println!("{}", made.model_text());
     Ok(())
 }
