@@ -61,7 +61,7 @@ pub(super) fn add_to(builder: ToolServerBuilder) -> ToolServerBuilder {
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum DocumentFormat {
-    /// Markdown (CommonMark with tables, footnotes, strikethrough and task lists)
+    /// Markdown (`CommonMark` with tables, footnotes, strikethrough and task lists)
     #[default]
     Markdown,
     /// A whole HTML document or a fragment, with its own styles
@@ -291,18 +291,15 @@ async fn print(
         .await
     })
     .await;
-    match loaded {
-        Ok(answer) => {
-            answer?;
-        }
-        Err(_) => {
-            // Printing waits for loads to end: what has not come is given up.
-            let _ = page.call("Page.stopLoading", json!({})).await;
-            notes.push(format!(
-                "the document was still loading after {} s; it was printed as it stood",
-                load_limit.as_secs_f64()
-            ));
-        }
+    if let Ok(answer) = loaded {
+        answer?;
+    } else {
+        // Printing waits for loads to end: what has not come is given up.
+        let _ = page.call("Page.stopLoading", json!({})).await;
+        notes.push(format!(
+            "the document was still loading after {} s; it was printed as it stood",
+            load_limit.as_secs_f64()
+        ));
     }
     let inches = |mm: f64| mm / MM_PER_INCH;
     let printing = page.call(

@@ -489,51 +489,7 @@ async fn follow(
         let params = &event.params;
         match event.method.as_str() {
             "Fetch.requestPaused" => {
-                let id = params["requestId"].clone();
-                let url = params["request"]["url"].as_str().unwrap_or_default();
-                // A document a call gave is answered here, once, and nothing else from
-                // its made-up address.
-                let given = owner
-                    .as_ref()
-                    .filter(|_| url == DOCUMENT_URL)
-                    .and_then(|tab| tab.lock().document.take());
-                if let Some(html) = given {
-                    let connection = Arc::clone(&running.process.connection);
-                    let session = session.clone();
-                    tokio::spawn(async move {
-                        let body = base64::engine::general_purpose::STANDARD.encode(html);
-                        let answer = json!({
-                            "requestId": id,
-                            "responseCode": 200,
-                            "responseHeaders": [
-                                { "name": "Content-Type", "value": "text/html; charset=utf-8" },
-                            ],
-                            "body": body,
-                        });
-                        let _ = connection
-                            .call(Some(&session), "Fetch.fulfillRequest", answer)
-                            .await;
-                    });
-                    continue;
-                }
-                let verdict = running.rules.check(url).await;
-                let (method, body) = match verdict {
-                    Ok(()) => ("Fetch.continueRequest", json!({ "requestId": id })),
-                    Err(why) => {
-                        if let Some(tab) = &owner {
-                            tab.lock().refused = Some((url.to_owned(), why));
-                        }
-                        (
-                            "Fetch.failRequest",
-                            json!({ "requestId": id, "errorReason": "BlockedByClient" }),
-                        )
-                    }
-                };
-                let connection = Arc::clone(&running.process.connection);
-                let session = session.clone();
-                tokio::spawn(async move {
-                    let _ = connection.call(Some(&session), method, body).await;
-                });
+                answer_request(&running, &session, owner.as_ref(), params).await;
             }
             "Page.javascriptDialogOpening" => {
                 if let Some(tab) = &owner {
@@ -592,4 +548,55 @@ async fn follow(
     if let Some(running) = running.upgrade() {
         running.connection().unsubscribe(&session);
     }
+}
+
+/// Answers a request a target paused at: the document a call gave, when it is the request
+/// for it; otherwise let go or failed by the host rules.
+async fn answer_request(
+    running: &Running,
+    session: &str,
+    owner: Option<&Arc<Tab>>,
+    params: &Value,
+) {
+    let id = params["requestId"].clone();
+    let url = params["request"]["url"].as_str().unwrap_or_default();
+    // A document a call gave is answered here, once, and nothing else from its made-up
+    // address.
+    let given = owner
+        .filter(|_| url == DOCUMENT_URL)
+        .and_then(|tab| tab.lock().document.take());
+    let connection = Arc::clone(&running.process.connection);
+    let session = session.to_owned();
+    if let Some(html) = given {
+        tokio::spawn(async move {
+            let body = base64::engine::general_purpose::STANDARD.encode(html);
+            let answer = json!({
+                "requestId": id,
+                "responseCode": 200,
+                "responseHeaders": [
+                    { "name": "Content-Type", "value": "text/html; charset=utf-8" },
+                ],
+                "body": body,
+            });
+            let _ = connection
+                .call(Some(&session), "Fetch.fulfillRequest", answer)
+                .await;
+        });
+        return;
+    }
+    let (method, body) = match running.rules.check(url).await {
+        Ok(()) => ("Fetch.continueRequest", json!({ "requestId": id })),
+        Err(why) => {
+            if let Some(tab) = owner {
+                tab.lock().refused = Some((url.to_owned(), why));
+            }
+            (
+                "Fetch.failRequest",
+                json!({ "requestId": id, "errorReason": "BlockedByClient" }),
+            )
+        }
+    };
+    tokio::spawn(async move {
+        let _ = connection.call(Some(&session), method, body).await;
+    });
 }
