@@ -312,11 +312,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     if !cli.global.plugin_dirs.is_empty() {
         config.plugins.search_paths = cli.global.plugin_dirs;
     }
-    if !cli.global.allowed_paths.is_empty() && !cli.global.builtin && !cli.global.browser {
-        anyhow::bail!(
-            "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
-        );
-    }
     config.allowed_paths = cli.global.allowed_paths;
     if cli.global.builtin {
         config.builtin = Some(config::BuiltinTools {
@@ -329,6 +324,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     if cli.global.browser {
         config.browser.enabled = true;
+    }
+    if !config.allowed_paths.is_empty() && config.builtin.is_none() && !config.browser.enabled {
+        anyhow::bail!(
+            "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
+        );
     }
     if cli.global.tool_search || !cli.global.defer.is_empty() || cli.global.search_model.is_some() {
         config.tool_search.enabled = true;

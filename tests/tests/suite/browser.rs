@@ -5,6 +5,8 @@
 //! not name (`127.0.0.2`), which never leaves the machine.
 
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aleph_tools::builtin::Browser;
@@ -14,6 +16,7 @@ use aleph_tools::{Content, ToolErrorKind};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 
 const FORM: &str = r#"<!doctype html><html><head><title>Order</title></head><body>
 <h1>Place an order</h1>
@@ -28,8 +31,20 @@ const FORM: &str = r#"<!doctype html><html><head><title>Order</title></head><bod
 <p id="late"></p>
 </body></html>"#;
 
+/// What a test tells its pages, and hears from them: `/signal` answers `go` once `go` is
+/// set, and `/removed` notifies `removed`.
+#[derive(Default)]
+struct Signal {
+    go: AtomicBool,
+    removed: Notify,
+}
+
 /// Starts the test web on loopback; returns its port. It ends with the test's runtime.
 async fn web() -> u16 {
+    web_with(Arc::default()).await
+}
+
+async fn web_with(signal: Arc<Signal>) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -37,15 +52,16 @@ async fn web() -> u16 {
             let Ok((stream, _)) = listener.accept().await else {
                 return;
             };
+            let signal = Arc::clone(&signal);
             tokio::spawn(async move {
-                let _ = answer(stream, port).await;
+                let _ = answer(stream, &signal).await;
             });
         }
     });
     port
 }
 
-async fn answer(mut stream: TcpStream, _port: u16) -> io::Result<()> {
+async fn answer(mut stream: TcpStream, signal: &Signal) -> io::Result<()> {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
@@ -78,6 +94,17 @@ async fn answer(mut stream: TcpStream, _port: u16) -> io::Result<()> {
         "/popups" => html(
             "<!doctype html><title>Popups</title><script>for (let i = 0; i < 100; i++) window.open('/next');</script><h1>Many windows</h1>",
         ),
+        "/vanishing" => html(
+            "<!doctype html><title>Vanishing</title><button id=\"gone\">Soon gone</button>\
+             <script>const poll = setInterval(async () => { \
+               if (await (await fetch('/signal')).text() === 'go') { \
+                 document.getElementById('gone').remove(); clearInterval(poll); fetch('/removed'); } }, 50)</script>",
+        ),
+        "/signal" => html(if signal.go.load(Ordering::SeqCst) { "go" } else { "wait" }),
+        "/removed" => {
+            signal.removed.notify_one();
+            html("")
+        }
         "/dialog" => html("<!doctype html><title>Dialog</title><script>alert('Hello there')</script><h1>After the dialog</h1>"),
         _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
     };
@@ -388,11 +415,11 @@ async fn a_page_cannot_reach_an_address_the_rules_do_not_name() {
     for sandbox in [Sandbox::new(), Sandbox::none()] {
         let forbidden = TcpListener::bind("127.0.0.2:0").await.unwrap();
         let forbidden_port = forbidden.local_addr().unwrap().port();
-        let reached = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let counter = std::sync::Arc::clone(&reached);
+        let reached = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&reached);
         tokio::spawn(async move {
             while forbidden.accept().await.is_ok() {
-                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                counter.fetch_add(1, Ordering::SeqCst);
             }
         });
         let page = format!(
@@ -420,7 +447,7 @@ async fn a_page_cannot_reach_an_address_the_rules_do_not_name() {
         assert!(text(&opened).contains("Probing"), "{}", text(&opened));
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(
-            reached.load(std::sync::atomic::Ordering::SeqCst),
+            reached.load(Ordering::SeqCst),
             0,
             "sandbox: {}",
             sandbox.is_enabled()
@@ -664,4 +691,32 @@ async fn a_fifty_megabyte_page_gets_a_bounded_answer_and_the_browser_serves_on()
     .await;
     assert!(next.success, "{}", text(&next));
     assert!(!text(&next).contains("started again"), "{}", text(&next));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_whose_element_left_the_page_is_said_to_be_gone() {
+    let signal = Arc::new(Signal::default());
+    let port = web_with(Arc::clone(&signal)).await;
+    let server = server(Browser::new());
+    let opened = call(
+        &server,
+        "browser_navigate",
+        json!({ "url": format!("http://127.0.0.1:{port}/vanishing") }),
+    )
+    .await;
+    let button = reference(&text(&opened), "button \"Soon gone\"");
+    // The page removes it after the snapshot, when told to (a wait that answers with a
+    // snapshot would renew the references).
+    let removed = signal.removed.notified();
+    signal.go.store(true, Ordering::SeqCst);
+    removed.await;
+    for tool in ["browser_click", "browser_screenshot"] {
+        let gone = call(&server, tool, json!({ "element": button })).await;
+        assert!(!gone.success, "{tool}: {}", text(&gone));
+        assert!(
+            text(&gone).contains("gone from the page") && text(&gone).contains("browser_snapshot"),
+            "{tool}: {}",
+            text(&gone)
+        );
+    }
 }

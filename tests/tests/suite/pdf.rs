@@ -81,9 +81,14 @@ fn sections(pages: usize) -> String {
 async fn a_markdown_document_becomes_a_pdf_whose_pages_and_text_poppler_reads() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path(), Browser::new());
+    // Headings become the outline, kept as strings: one that reads like a page is not one.
+    let content = format!(
+        "{}\n\n## /Type /Page\n\n[/Type /Page](http://example.com/Type/Page)\n",
+        sections(10)
+    );
     let made = generate(
         &server,
-        json!({ "content": sections(10), "path": "out/report.pdf", "title": "Quarterly report" }),
+        json!({ "content": content, "path": "out/report.pdf", "title": "Quarterly report" }),
     )
     .await;
     assert!(made.success, "{}", text(&made));
@@ -362,12 +367,17 @@ async fn a_hostile_document_is_printed_without_reaching_out_opening_windows_or_h
     );
     assert!(pdftotext(&dir.path().join("hostile.pdf")).contains("Hostile"));
 
-    // The tabs are untouched: rendering happens on pages of its own.
+    // The tabs are untouched: rendering happens on pages of their own, closed after.
     let tabs = server
         .call("browser_tabs", json!({ "action": "list" }))
         .await;
     assert!(tabs.success, "{}", text(&tabs));
-    assert!(!text(&tabs).contains("Hostile"), "{}", text(&tabs));
+    assert!(!text(&tabs).contains("document.invalid"), "{}", text(&tabs));
+    assert!(
+        tabs.output["tabs"].as_array().unwrap().len() <= 1,
+        "only the tab the browser starts with, no popup: {}",
+        text(&tabs)
+    );
 
     // A document that never stops running still gets printed, and the server serves on.
     let busy = generate(

@@ -233,14 +233,15 @@ async fn read_loop(
         if let Some(end) = buffer[scanned..].iter().position(|&byte| byte == 0) {
             let end = scanned + end;
             match skipping.take() {
-                Some(answered) => {
-                    refuse_too_large(answered, &routes);
-                    buffer.shrink_to(64 * 1024);
-                }
+                Some(answered) => refuse_too_large(answered, &routes),
                 None => dispatch(&buffer[..end], &routes, &browser_events),
             }
             buffer.drain(..=end);
             scanned = 0;
+            // A large message read is not kept room for.
+            if buffer.capacity() > 1024 * 1024 && buffer.len() < 64 * 1024 {
+                buffer.shrink_to(64 * 1024);
+            }
             continue;
         }
         if skipping.is_some() {
@@ -279,7 +280,7 @@ fn answered_id(start: &[u8]) -> Option<u64> {
 
 /// Fails the command whose answer was too large to read.
 fn refuse_too_large(answered: Option<u64>, routes: &Mutex<Routes>) {
-    tracing::debug!(
+    tracing::warn!(
         ?answered,
         "the browser sent a message too large to read; skipped"
     );
@@ -340,8 +341,11 @@ fn dispatch(bytes: &[u8], routes: &Mutex<Routes>, browser_events: &mpsc::Unbound
             routes.crashed.remove(session);
             None
         }
-        ("Target.detachedFromTarget", None) => event.params["sessionId"].as_str().map(|session| {
+        // Said by the session that was attached to it: the browser's, or a page's for its
+        // frames and workers.
+        ("Target.detachedFromTarget", _) => event.params["sessionId"].as_str().map(|session| {
             routes.crashed.remove(session);
+            routes.sessions.remove(session);
             (session.to_owned(), CdpError::Detached)
         }),
         _ => None,
@@ -467,26 +471,77 @@ mod tests {
         for _ in 0..=(MAX_MESSAGE >> 20) {
             their_write.write_all(&filler).await.unwrap();
         }
-        their_write.write_all(b"\"}}\0").await.unwrap();
-        let error = huge.await.unwrap().unwrap_err();
-        assert!(matches!(error, CdpError::TooLarge), "{error:?}");
         let next = {
             let connection = Arc::clone(&connection);
             tokio::spawn(
                 async move { connection.call(None, "Browser.getVersion", json!({})).await },
             )
         };
-        let id = read_id(&mut their_read).await;
+        let next_id = read_id(&mut their_read).await;
+        // The next answer comes in the same write as the end of the skipped one.
         their_write
             .write_all(
-                format!("{{\"id\":{id},\"result\":{{\"product\":\"Chrome\"}}}}\0").as_bytes(),
+                format!("\"}}}}\0{{\"id\":{next_id},\"result\":{{\"product\":\"Chrome\"}}}}\0")
+                    .as_bytes(),
             )
             .await
             .unwrap();
+        let error = huge.await.unwrap().unwrap_err();
+        assert!(matches!(error, CdpError::TooLarge), "{error:?}");
         assert_eq!(next.await.unwrap().unwrap()["product"], "Chrome");
         drop((their_read, their_write));
         connection.closed().await;
         let after = connection.call(None, "Browser.getVersion", json!({})).await;
         assert!(matches!(after, Err(CdpError::Closed(_))), "{after:?}");
+    }
+
+    #[tokio::test]
+    async fn a_crashed_or_detached_page_fails_its_commands_and_a_crashed_one_takes_only_navigations()
+     {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(ours);
+        let (connection, _browser_events) = Connection::new(read, write);
+        let (mut their_read, mut their_write) = tokio::io::split(theirs);
+        let ask = |session: &'static str, method: &'static str| {
+            let connection = Arc::clone(&connection);
+            tokio::spawn(async move { connection.call(Some(session), method, json!({})).await })
+        };
+        let waiting = ask("S1", "Runtime.evaluate");
+        read_id(&mut their_read).await;
+        their_write
+            .write_all(
+                b"{\"method\":\"Inspector.targetCrashed\",\"params\":{},\"sessionId\":\"S1\"}\0",
+            )
+            .await
+            .unwrap();
+        assert!(matches!(waiting.await.unwrap(), Err(CdpError::Crashed)));
+        assert!(connection.crashed("S1"));
+        let refused = ask("S1", "Accessibility.getFullAXTree").await.unwrap();
+        assert!(matches!(refused, Err(CdpError::Crashed)), "{refused:?}");
+        // A navigation goes through, and the page is whole again once the browser says so.
+        let navigating = ask("S1", "Page.navigate");
+        let id = read_id(&mut their_read).await;
+        their_write
+            .write_all(
+                format!(
+                    "{{\"method\":\"Inspector.targetReloadedAfterCrash\",\"params\":{{}},\"sessionId\":\"S1\"}}\0\
+                     {{\"id\":{id},\"result\":{{}}}}\0"
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        assert!(navigating.await.unwrap().is_ok());
+        assert!(!connection.crashed("S1"));
+        // A worker's session detached, as its page's session says.
+        let mut worker = connection.subscribe("W1");
+        let waiting = ask("W1", "Runtime.runIfWaitingForDebugger");
+        read_id(&mut their_read).await;
+        their_write
+            .write_all(b"{\"method\":\"Target.detachedFromTarget\",\"params\":{\"sessionId\":\"W1\"},\"sessionId\":\"S1\"}\0")
+            .await
+            .unwrap();
+        assert!(matches!(waiting.await.unwrap(), Err(CdpError::Detached)));
+        assert!(worker.recv().await.is_none(), "its events end");
     }
 }

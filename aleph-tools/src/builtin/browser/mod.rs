@@ -4,6 +4,7 @@
 mod cdp;
 mod launch;
 mod page;
+mod pages;
 mod pdf;
 mod rules;
 mod snapshot;
@@ -160,7 +161,8 @@ impl Browser {
         self
     }
 
-    /// How long a page may take to load before the call says so.
+    /// How long a page may take to load before the call says so; for `pdf_generate`, how
+    /// long a document may take to load (it is printed as it stands then) and then to print.
     #[must_use]
     pub fn load_timeout(mut self, timeout: Duration) -> Self {
         self.load_timeout = timeout;

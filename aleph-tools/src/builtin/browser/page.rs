@@ -362,6 +362,8 @@ fn describe(method: &str) -> &'static str {
         "Page.navigate" => "open the page",
         "Accessibility.getFullAXTree" => "read the page",
         "Page.captureScreenshot" => "take the screenshot",
+        "Page.printToPDF" => "print the document",
+        "IO.read" => "read the PDF it printed",
         "Runtime.evaluate" | "Runtime.callFunctionOn" => "run on the page",
         _ => "do it",
     }

@@ -2,7 +2,6 @@
 //! of its own and printed to a PDF file inside the allowed directories.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -12,7 +11,8 @@ use serde_json::json;
 
 use super::Browsers;
 use super::page::{Page, tally};
-use super::tabs::{DOCUMENT_URL, Running, Tab};
+use super::pages;
+use super::tabs::DOCUMENT_URL;
 use crate::builtin::files::atomic;
 use crate::builtin::workspace::{self, Place};
 use crate::context::{State, ToolContext};
@@ -23,6 +23,9 @@ use crate::tool;
 
 /// The largest document taken, in bytes.
 const MAX_CONTENT: usize = 10 * 1024 * 1024;
+
+/// The most HTML a Markdown document may make, in bytes.
+const MAX_HTML: usize = 4 * MAX_CONTENT;
 
 /// The largest PDF written, in bytes; the browser's stream is read no further.
 const MAX_PDF: usize = 64 * 1024 * 1024;
@@ -171,50 +174,43 @@ pub(crate) async fn pdf_generate(
     // Where the file goes is checked before anything is rendered.
     target(&ctx, &path, overwrite).await?;
 
+    let title = title.unwrap_or_else(|| {
+        std::path::Path::new(&path)
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    let html = tokio::task::spawn_blocking(move || document(&content, format, &title))
+        .await
+        .map_err(|error| {
+            ToolError::execution(format!("the document could not be read: {error}"))
+        })??;
+
     let _turn = browsers
         .printing
         .acquire()
         .await
         .map_err(|_| ToolError::execution("the browser tools are shutting down"))?;
-    let (running, restarted) = browsers.get(&ctx).await?;
-    ctx.progress()
-        .report(0.1, None, Some("rendering the document"));
-    let tab = running
-        .print_page()
+    let limit = browsers.settings.load_timeout;
+    // Loading and printing are bounded each; this bounds the rest with them.
+    let deadline = limit * 2 + Duration::from_secs(15);
+    let sheet = Sheet {
+        width,
+        height,
+        margin: margin_mm,
+    };
+    let rendered = tokio::time::timeout(deadline, render(&browsers, &ctx, html, sheet, limit))
         .await
-        .map_err(|error| ToolError::execution(format!("no page to render on: {error}")))?;
-    // The page is closed however the call ends, a time limit or a cancellation included.
-    let _close = CloseOnDrop {
-        running: Arc::clone(&running),
-        tab: Arc::clone(&tab),
-    };
-    let page = Page {
-        running,
-        tab,
-        notes: restarted.into_iter().collect(),
-    };
-    let printed = print(
-        &page,
-        &document(&content, format, title.as_deref(), &path),
-        Sheet {
-            width,
-            height,
-            margin: margin_mm,
-        },
-        browsers.settings.load_timeout,
-    )
-    .await;
-    let (pdf, mut notes) = printed?;
-    notes.extend(page.notes);
-    notes.append(&mut page.tab.lock().notes);
-    if let Some((url, why)) = page.tab.refusal() {
-        notes.push(format!(
-            "the document asked for `{url}`, which was refused: {why}"
-        ));
-    }
+        .map_err(|_| {
+            ToolError::execution(format!(
+                "the document was not printed within {} s",
+                deadline.as_secs()
+            ))
+        })?;
+    let (pdf, notes) = rendered?;
     let notes = tally(notes);
 
-    let pages = count_pages(&pdf);
+    let pages = pages::count(&pdf);
     ctx.progress().report(0.9, None, Some("writing the file"));
     let bytes = pdf.len();
     let shown = write(&ctx, &path, overwrite, pdf).await?;
@@ -232,24 +228,46 @@ pub(crate) async fn pdf_generate(
     ))
 }
 
-/// Closes the page a document was rendered on when dropped.
-struct CloseOnDrop {
-    running: Arc<Running>,
-    tab: Arc<Tab>,
-}
-
-impl Drop for CloseOnDrop {
-    fn drop(&mut self) {
-        let running = Arc::clone(&self.running);
-        let tab = Arc::clone(&self.tab);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(error) = running.close(&tab).await {
-                    tracing::debug!(%error, "a page a document was rendered on did not close");
-                }
-            });
+/// Renders `html` on a page of its own in the caller's browser and prints it; gives the PDF
+/// and what the call should be told.
+async fn render(
+    browsers: &Browsers,
+    ctx: &ToolContext,
+    html: String,
+    sheet: Sheet,
+    limit: Duration,
+) -> Result<(Vec<u8>, Vec<String>), ToolError> {
+    let (running, restarted) = browsers.get(ctx).await?;
+    ctx.progress()
+        .report(0.1, None, Some("rendering the document"));
+    // The page's context goes with `_context`, however the call ends.
+    let (tab, _context) = running
+        .print_page()
+        .await
+        .map_err(|error| ToolError::execution(format!("no page to render on: {error}")))?;
+    let page = Page {
+        running,
+        tab,
+        notes: restarted.into_iter().collect(),
+    };
+    let printed = print(&page, html, sheet, limit).await.map_err(|error| {
+        if page.running.connection().crashed(&page.tab.session) {
+            ToolError::execution(
+                "the document crashed the browser's renderer (it may be too large, or a script on it ran away); simplify it or split it",
+            )
+        } else {
+            error
         }
+    });
+    let (pdf, mut notes) = printed?;
+    notes.extend(page.notes);
+    notes.append(&mut page.tab.lock().notes);
+    if let Some((url, why)) = page.tab.refusal() {
+        notes.push(format!(
+            "the document asked for `{url}`, which was refused: {why}"
+        ));
     }
+    Ok((pdf, notes))
 }
 
 /// The paper, in millimetres.
@@ -263,12 +281,12 @@ struct Sheet {
 /// Renders `html` on `page` and prints it; gives the PDF and what the call should be told.
 async fn print(
     page: &Page,
-    html: &str,
+    html: String,
     sheet: Sheet,
     load_limit: Duration,
 ) -> Result<(Vec<u8>, Vec<String>), ToolError> {
     let mut notes = Vec::new();
-    page.tab.lock().document = Some(html.to_owned());
+    page.tab.lock().document = Some(html);
     let before = *page.tab.loading.borrow();
     let opened = page
         .call("Page.navigate", json!({ "url": DOCUMENT_URL }))
@@ -362,19 +380,10 @@ async fn read_stream(page: &Page, handle: &str) -> Result<Vec<u8>, ToolError> {
     }
 }
 
-/// The HTML document the browser renders.
-fn document(content: &str, format: DocumentFormat, title: Option<&str>, path: &str) -> String {
-    let title = title.map_or_else(
-        || {
-            std::path::Path::new(path)
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        },
-        str::to_owned,
-    );
+/// The HTML document the browser renders, `title` kept in it (Markdown and text).
+fn document(content: &str, format: DocumentFormat, title: &str) -> Result<String, ToolError> {
     let body = match format {
-        DocumentFormat::Html => return content.to_owned(),
+        DocumentFormat::Html => return Ok(content.to_owned()),
         DocumentFormat::Text => format!("<pre class=\"text\">{}</pre>", escape(content)),
         DocumentFormat::Markdown => {
             use pulldown_cmark::{Options, Parser, html};
@@ -382,15 +391,35 @@ fn document(content: &str, format: DocumentFormat, title: Option<&str>, path: &s
                 | Options::ENABLE_FOOTNOTES
                 | Options::ENABLE_STRIKETHROUGH
                 | Options::ENABLE_TASKLISTS;
-            let mut body = String::with_capacity(content.len() * 3 / 2);
-            html::push_html(&mut body, Parser::new_ext(content, options));
-            body
+            // A little Markdown can make a lot of HTML (a table's missing cells are filled
+            // in): what it makes is bounded.
+            let mut body = Bounded(String::with_capacity(content.len() * 3 / 2));
+            html::write_html_fmt(&mut body, Parser::new_ext(content, options)).map_err(|_| {
+                ToolError::execution(format!(
+                    "the document makes more than {} MiB of HTML (tables with many empty cells?); shorten it or split it",
+                    MAX_HTML >> 20
+                ))
+            })?;
+            body.0
         }
     };
-    format!(
+    Ok(format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>{body}</body></html>",
-        escape(&title)
-    )
+        escape(title)
+    ))
+}
+
+/// A string that refuses to grow past [`MAX_HTML`] bytes.
+struct Bounded(String);
+
+impl std::fmt::Write for Bounded {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        if self.0.len() + text.len() > MAX_HTML {
+            return Err(std::fmt::Error);
+        }
+        self.0.push_str(text);
+        Ok(())
+    }
 }
 
 /// `text` as HTML text or an attribute's value.
@@ -406,19 +435,6 @@ fn escape(text: &str) -> String {
         }
     }
     escaped
-}
-
-/// The number of pages of a PDF the browser printed.
-///
-/// Chromium's PDF writer (Skia) writes each page as an uncompressed dictionary holding
-/// `/Type /Page`, and the page tree's nodes as `/Type /Pages`; what pages show is in
-/// compressed streams, and text is written as glyph codes, so nothing a document says can
-/// read as a page. This counts the former.
-fn count_pages(pdf: &[u8]) -> usize {
-    const PAGE: &[u8] = b"/Type /Page";
-    pdf.windows(PAGE.len() + 1)
-        .filter(|window| window.starts_with(PAGE) && !window[PAGE.len()].is_ascii_alphanumeric())
-        .count()
 }
 
 /// Checks that `path` may take the PDF: inside the allowed directories, not a link, and not
@@ -447,7 +463,18 @@ async fn write(
                 .map_err(|e| place.error(&e))?;
         }
         let (dir, name) = place.parent_and_name()?;
-        atomic::write(&dir, &name, &pdf).map_err(|e| place.error(&e))?;
+        let written = if overwrite {
+            atomic::write(&dir, &name, &pdf)
+        } else {
+            atomic::write_new(&dir, &name, &pdf)
+        };
+        written.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                exists(&place)
+            } else {
+                place.error(&e)
+            }
+        })?;
         Ok(place.shown)
     })
     .await
@@ -471,12 +498,16 @@ fn place(ctx: &ToolContext, path: &str, overwrite: bool) -> Result<Place, ToolEr
             "`{}` is a directory; name a file in it",
             place.shown
         ))),
-        Ok(_) if !overwrite => Err(ToolError::execution(format!(
-            "`{}` exists; set `overwrite` to replace it, or choose another name",
-            place.shown
-        ))),
+        Ok(_) if !overwrite => Err(exists(&place)),
         _ => Ok(place),
     }
+}
+
+fn exists(place: &Place) -> ToolError {
+    ToolError::execution(format!(
+        "`{}` exists; set `overwrite` to replace it, or choose another name",
+        place.shown
+    ))
 }
 
 async fn blocking<T: Send + 'static>(
@@ -506,28 +537,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pages_are_counted_by_their_dictionaries_not_the_tree_nodes() {
-        let pdf = b"1 0 obj\n<</Type /Pages /Count 2 /Kids [2 0 R 3 0 R]>>\nendobj\n\
-            2 0 obj\n<</Type /Page /Parent 1 0 R>>\nendobj\n3 0 obj\n<</Type /Page\n/Parent 1 0 R>>\nendobj\n";
-        assert_eq!(count_pages(pdf), 2);
-        assert_eq!(count_pages(b"%PDF-1.4 nothing"), 0);
-    }
-
-    #[test]
     fn markdown_and_text_are_wrapped_in_a_styled_document_and_html_is_kept() {
         let markdown = document(
             "# Report\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
             DocumentFormat::Markdown,
-            None,
-            "out/q3 report.pdf",
-        );
+            "q3 report",
+        )
+        .unwrap();
         assert!(markdown.contains("<title>q3 report</title>"), "{markdown}");
         assert!(markdown.contains("<h1>Report</h1>"), "{markdown}");
         assert!(markdown.contains("<table>"), "{markdown}");
-        let text = document("a < b & c", DocumentFormat::Text, Some("<T>"), "x.pdf");
+        let text = document("a < b & c", DocumentFormat::Text, "<T>").unwrap();
         assert!(text.contains("<title>&lt;T&gt;</title>"), "{text}");
         assert!(text.contains("a &lt; b &amp; c"), "{text}");
         let html = "<p>as given</p>";
-        assert_eq!(document(html, DocumentFormat::Html, None, "x.pdf"), html);
+        assert_eq!(document(html, DocumentFormat::Html, "x").unwrap(), html);
+    }
+
+    #[test]
+    fn markdown_that_would_make_too_much_html_is_refused() {
+        // 256 columns and 1,024 rows of one cell each: every missing cell is filled in.
+        let mut table = format!("|{}\n|{}\n", "h|".repeat(256), ":-:|".repeat(256));
+        table.push_str(&"|a\n".repeat(1024));
+        let tables = table.repeat(10);
+        assert!(tables.len() < MAX_CONTENT);
+        let error = document(&tables.repeat(2), DocumentFormat::Markdown, "t").unwrap_err();
+        assert!(
+            error.to_string().contains("more than 40 MiB of HTML"),
+            "{error}"
+        );
     }
 }

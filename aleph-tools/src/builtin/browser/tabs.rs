@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -71,12 +70,54 @@ impl Tab {
 }
 
 /// The tabs, in the order they opened, and which one calls act on; and the pages rendering
-/// documents, which are not tabs.
+/// documents, which are not tabs, each with its browser context.
 #[derive(Default)]
 struct TabList {
     tabs: Vec<Arc<Tab>>,
     current: Option<String>,
-    printing: Vec<Arc<Tab>>,
+    printing: Vec<(String, Arc<Tab>)>,
+    /// The browser contexts made to render documents in, one a call.
+    print_contexts: Vec<String>,
+}
+
+/// A browser context a document is rendered in; dropped, it is disposed of with its pages.
+pub(super) struct PrintContext {
+    running: Arc<Running>,
+    id: String,
+}
+
+impl Drop for PrintContext {
+    fn drop(&mut self) {
+        let pages: Vec<Arc<Tab>> = {
+            let mut list = self.running.lock();
+            list.print_contexts.retain(|context| *context != self.id);
+            let (gone, kept) = std::mem::take(&mut list.printing)
+                .into_iter()
+                .partition(|(context, _)| *context == self.id);
+            list.printing = kept;
+            gone.into_iter().map(|(_, tab)| tab).collect()
+        };
+        for page in &pages {
+            self.running.connection().unsubscribe(&page.session);
+        }
+        let running = Arc::clone(&self.running);
+        let id = std::mem::take(&mut self.id);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let disposed = running
+                    .connection()
+                    .call(
+                        None,
+                        "Target.disposeBrowserContext",
+                        json!({ "browserContextId": id }),
+                    )
+                    .await;
+                if let Err(error) = disposed {
+                    tracing::debug!(%error, "a document's browser context was not disposed of");
+                }
+            });
+        }
+    }
 }
 
 /// A running browser.
@@ -86,12 +127,6 @@ pub(super) struct Running {
     tabs: Mutex<TabList>,
     attached: Notify,
     max_tabs: usize,
-    /// The browser context documents are rendered in, apart from the tabs' cookies and
-    /// storage; made at the first `pdf_generate`.
-    print_context: tokio::sync::OnceCell<String>,
-    /// How many pages [`print_page`](Self::print_page) asked for that have not attached
-    /// yet: a page in the rendering context that no call asked for is closed.
-    prints_asked: AtomicUsize,
 }
 
 impl Running {
@@ -109,8 +144,6 @@ impl Running {
             tabs: Mutex::new(TabList::default()),
             attached: Notify::new(),
             max_tabs,
-            print_context: tokio::sync::OnceCell::new(),
-            prints_asked: AtomicUsize::new(0),
         });
         tokio::spawn(browser_events(Arc::downgrade(&running), events));
         let connection = &running.process.connection;
@@ -202,57 +235,47 @@ impl Running {
         Ok(found)
     }
 
-    /// Opens a blank page to render a document in: not a tab, and in a browser context of
-    /// its own. Close it with [`close`](Self::close).
-    pub(super) async fn print_page(&self) -> Result<Arc<Tab>, String> {
-        let context = self
-            .print_context
-            .get_or_try_init(|| async {
-                let made = self
-                    .connection()
-                    .call(None, "Target.createBrowserContext", json!({}))
-                    .await
-                    .map_err(|error| error.to_string())?;
-                made["browserContextId"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| "the browser made no context to render in".to_owned())
-            })
-            .await?;
-        self.prints_asked.fetch_add(1, Ordering::SeqCst);
+    /// Opens a blank page to render a document in: not a tab, in a browser context of its
+    /// own (no cookies or storage shared with the tabs or other documents, downloads
+    /// refused), which the [`PrintContext`] returned disposes of, its pages with it.
+    pub(super) async fn print_page(self: &Arc<Self>) -> Result<(Arc<Tab>, PrintContext), String> {
+        let made = self
+            .connection()
+            .call(
+                None,
+                "Target.createBrowserContext",
+                json!({ "disposeOnDetach": true }),
+            )
+            .await
+            .map_err(|error| error.to_string())?;
+        let Some(id) = made["browserContextId"].as_str() else {
+            return Err("the browser made no context to render in".to_owned());
+        };
+        let context = PrintContext {
+            running: Arc::clone(self),
+            id: id.to_owned(),
+        };
+        self.lock().print_contexts.push(context.id.clone());
+        self.connection()
+            .call(
+                None,
+                "Browser.setDownloadBehavior",
+                json!({ "behavior": "deny", "browserContextId": context.id }),
+            )
+            .await
+            .map_err(|error| error.to_string())?;
         let created = self
             .connection()
             .call(
                 None,
                 "Target.createTarget",
-                json!({ "url": "about:blank", "browserContextId": context }),
+                json!({ "url": "about:blank", "browserContextId": context.id }),
             )
-            .await;
-        let created = match created {
-            Ok(created) => created,
-            Err(error) => {
-                let _ = self.take_print_slot();
-                return Err(error.to_string());
-            }
-        };
+            .await
+            .map_err(|error| error.to_string())?;
         let target = created["targetId"].as_str().unwrap_or_default();
-        let page = self.attached_page(target).await;
-        if page.is_err() {
-            let _ = self
-                .connection()
-                .call(None, "Target.closeTarget", json!({ "targetId": target }))
-                .await;
-        }
-        page
-    }
-
-    /// Takes one of the pages asked for, if any is still awaited.
-    fn take_print_slot(&self) -> bool {
-        self.prints_asked
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |asked| {
-                asked.checked_sub(1)
-            })
-            .is_ok()
+        let page = self.attached_page(target).await?;
+        Ok((page, context))
     }
 
     /// Waits for the page `target`, just created, to be attached and guarded.
@@ -301,15 +324,19 @@ impl Running {
         let list = self.lock();
         list.tabs
             .iter()
-            .chain(&list.printing)
+            .chain(list.printing.iter().map(|(_, tab)| tab))
             .find(|tab| tab.target == target)
             .cloned()
     }
 
     fn forget(&self, target: &str) {
         let mut list = self.lock();
-        if let Some(at) = list.printing.iter().position(|tab| tab.target == target) {
-            let page = list.printing.remove(at);
+        if let Some(at) = list
+            .printing
+            .iter()
+            .position(|(_, tab)| tab.target == target)
+        {
+            let (_, page) = list.printing.remove(at);
             self.connection().unsubscribe(&page.session);
             return;
         }
@@ -366,19 +393,21 @@ async fn attach_page(running: &Arc<Running>, params: &Value) {
         guard(running, session, None, events).await;
         return;
     }
+    let context = info["browserContextId"].as_str().unwrap_or_default();
     let printing = running
-        .print_context
-        .get()
-        .is_some_and(|context| info["browserContextId"].as_str() == Some(context.as_str()));
-    // A document being rendered opens nothing (only the pages calls asked for are kept in
-    // its context), and a tab past the limit is closed.
-    let refused = if printing {
-        let popup = info["openerId"]
-            .as_str()
-            .is_some_and(|opener| !opener.is_empty());
-        popup || !running.take_print_slot()
-    } else {
-        running.lock().tabs.len() >= running.max_tabs
+        .lock()
+        .print_contexts
+        .iter()
+        .any(|made| made == context);
+    // A document being rendered opens nothing (its context keeps the one page the call
+    // made), and a tab past the limit is closed.
+    let refused = {
+        let list = running.lock();
+        if printing {
+            list.printing.iter().any(|(made, _)| made == context)
+        } else {
+            list.tabs.len() >= running.max_tabs
+        }
     };
     if refused {
         let opener = info["openerId"]
@@ -412,7 +441,7 @@ async fn attach_page(running: &Arc<Running>, params: &Value) {
     {
         let mut list = running.lock();
         if printing {
-            list.printing.push(Arc::clone(&tab));
+            list.printing.push((context.to_owned(), Arc::clone(&tab)));
         } else {
             list.tabs.push(Arc::clone(&tab));
             if list.current.is_none() {

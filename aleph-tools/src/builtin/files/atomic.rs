@@ -16,6 +16,16 @@ static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
 /// where `name` is a symbolic link (the caller refuses those first; this catches one swapped
 /// in meanwhile) or anything but a regular file.
 pub(crate) fn write(dir: &Dir, name: &OsStr, contents: &[u8]) -> io::Result<()> {
+    write_as(dir, name, contents, true)
+}
+
+/// As [`write`], but only where nothing is named `name` yet: a file that appears meanwhile
+/// is kept, and the write fails with [`io::ErrorKind::AlreadyExists`].
+pub(crate) fn write_new(dir: &Dir, name: &OsStr, contents: &[u8]) -> io::Result<()> {
+    write_as(dir, name, contents, false)
+}
+
+fn write_as(dir: &Dir, name: &OsStr, contents: &[u8], replace: bool) -> io::Result<()> {
     let existing = match dir.symlink_metadata(name) {
         Ok(meta) if meta.is_dir() => {
             return Err(io::Error::new(
@@ -34,6 +44,9 @@ pub(crate) fn write(dir: &Dir, name: &OsStr, contents: &[u8]) -> io::Result<()> 
                 io::ErrorKind::InvalidInput,
                 "is not a regular file; only regular files are written",
             ));
+        }
+        Ok(_) if !replace => {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, "exists"));
         }
         Ok(meta) => Some(meta.permissions()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => None,
@@ -60,9 +73,14 @@ pub(crate) fn write(dir: &Dir, name: &OsStr, contents: &[u8]) -> io::Result<()> 
         }
         file.sync_all()?;
         drop(file);
-        dir.rename(&temp_name, dir, name)
+        if replace {
+            dir.rename(&temp_name, dir, name)
+        } else {
+            // A link fails where the name is taken, which a rename would replace.
+            dir.hard_link(&temp_name, dir, name)
+        }
     })();
-    if written.is_err() {
+    if written.is_err() || !replace {
         let _ = dir.remove_file(&temp_name);
     }
     written
