@@ -181,10 +181,26 @@ async fn concurrent_calls_each_write_their_own_document() {
             .await
         }
     });
-    let (made, shared) = tokio::join!(
+    // Two calls to one new file without `overwrite`: one writes it, the other is refused.
+    let racing = (0..2).map(|n| {
+        let server = server.clone();
+        async move {
+            generate(
+                &server,
+                json!({ "content": format!("Racer {n}"), "path": "race.pdf" }),
+            )
+            .await
+        }
+    });
+    let (made, shared, raced) = tokio::join!(
         futures_util::future::join_all(calls),
-        futures_util::future::join_all(same)
+        futures_util::future::join_all(same),
+        futures_util::future::join_all(racing)
     );
+    let won: Vec<_> = raced.iter().filter(|result| result.success).collect();
+    assert_eq!(won.len(), 1, "{raced:?}");
+    let lost = raced.iter().find(|result| !result.success).unwrap();
+    assert!(text(lost).contains("set `overwrite`"), "{}", text(lost));
     for (n, pages, result) in made {
         assert!(result.success, "{n}: {}", text(&result));
         let pdf = dir.path().join(format!("doc-{n}.pdf"));
@@ -213,7 +229,7 @@ async fn concurrent_calls_each_write_their_own_document() {
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 7, "no temporary file is left: {names:?}");
+    assert_eq!(names.len(), 8, "no temporary file is left: {names:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

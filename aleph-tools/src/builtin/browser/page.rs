@@ -156,6 +156,17 @@ impl Page {
             .and_then(|quads| quads.first())
             .and_then(Value::as_array)
         else {
+            // A node the page removed has no box either.
+            let connected = self
+                .run_on(
+                    reference,
+                    "function() { return this.isConnected; }",
+                    json!([]),
+                )
+                .await?;
+            if connected == Value::Bool(false) {
+                return Err(stale(reference));
+            }
             return Err(ToolError::execution(format!(
                 "the element `{reference}` is not visible on the page (it has no box); it cannot be clicked"
             )));

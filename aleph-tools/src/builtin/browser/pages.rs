@@ -24,7 +24,12 @@ pub(super) fn count(pdf: &[u8]) -> usize {
                 at = skip_literal_string(pdf, at);
                 after_type = false;
             }
-            b'<' if pdf.get(at + 1) != Some(&b'<') => {
+            b'<' if pdf.get(at + 1) == Some(&b'<') => {
+                // A dictionary opens.
+                at += 2;
+                after_type = false;
+            }
+            b'<' => {
                 // A hex string.
                 at = pdf[at..]
                     .iter()

@@ -85,3 +85,28 @@ fn write_as(dir: &Dir, name: &OsStr, contents: &[u8], replace: bool) -> io::Resu
     }
     written
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_std::ambient_authority;
+
+    #[test]
+    fn a_new_file_is_written_only_where_the_name_is_free() {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = Dir::open_ambient_dir(scratch.path(), ambient_authority()).unwrap();
+        write_new(&dir, OsStr::new("a.pdf"), b"first").unwrap();
+        let taken = write_new(&dir, OsStr::new("a.pdf"), b"second").unwrap_err();
+        assert_eq!(taken.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(dir.read("a.pdf").unwrap(), b"first");
+        write(&dir, OsStr::new("a.pdf"), b"third").unwrap();
+        assert_eq!(dir.read("a.pdf").unwrap(), b"third");
+        // Only the file: no temporary one is left beside it, whichever way it went.
+        let names: Vec<_> = dir
+            .entries()
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["a.pdf"]);
+    }
+}
