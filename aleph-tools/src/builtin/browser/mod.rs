@@ -40,10 +40,11 @@ use tabs::Running;
 /// - `browser_screenshot` gives a PNG of the viewport, the whole page or one element;
 /// - `browser_tabs` lists, opens, closes and switches tabs;
 /// - `browser_wait_for` waits for a text to appear or go, or for some seconds;
-/// - `pdf_generate` renders a document (Markdown, HTML or plain text) on a page of its own,
-///   apart from the tabs, and prints it to a PDF file inside the call's allowed directories
-///   (its working directory when none are set), with the paper size and margins asked for;
-///   it answers with the file's path and its number of pages.
+/// - `pdf_generate` renders a document (Markdown, HTML or plain text) on a page in a browser
+///   context of its own, apart from the tabs and other documents, and prints it to a PDF
+///   file inside the call's allowed directories (its working directory when none are set),
+///   with the paper size and margins asked for; it answers with the file's path and its
+///   number of pages. An existing file is replaced only when the call says `overwrite`.
 ///
 /// Every request a page makes (the page, its frames, scripts, images, redirects, popups and
 /// workers) is held until it is checked against the host rules, the same as `web_fetch`'s:
