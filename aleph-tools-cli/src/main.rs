@@ -15,6 +15,7 @@
 
 mod approval;
 mod chat;
+mod clients;
 mod config;
 mod host;
 mod plugins;
@@ -22,7 +23,7 @@ mod serve;
 mod table;
 mod tools;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aleph_tools::provider::Provider;
@@ -130,6 +131,27 @@ enum Command {
         /// Run calls to tools that need confirmation (file_write, file_delete, tools the
         /// config's filter names) without asking; otherwise they are refused, as nobody can
         /// be asked
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Add this command to an MCP client's configuration: an entry that runs `aleph-tools
+    /// serve --stdio` with the options given here (--builtin, --allowed-path, --browser, …,
+    /// paths made absolute, the config file read pinned), by this program's absolute path
+    InstallClient {
+        /// The client
+        #[arg(value_enum)]
+        client: clients::Client,
+        /// The name the client shows the server under
+        #[arg(long, default_value = "aleph-tools")]
+        name: String,
+        /// Write the project's file in DIR (Cursor, VS Code, Claude Code) instead of the
+        /// user's
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Print the file as it would be written; write nothing
+        #[arg(long)]
+        print: bool,
+        /// Serve with --yes: tools that need confirmation run without asking
         #[arg(long)]
         yes: bool,
     },
@@ -309,6 +331,32 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.global.config.as_deref())?;
     eprintln!("{}", config.origin(!cli.global.plugin_dirs.is_empty()));
+    if let Command::InstallClient {
+        client,
+        name,
+        project,
+        print,
+        yes,
+    } = cli.command
+    {
+        if !cli.global.allowed_paths.is_empty()
+            && !cli.global.builtin
+            && !cli.global.browser
+            && !config.browser.enabled
+        {
+            anyhow::bail!(
+                "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
+            );
+        }
+        let args = serve_args(&cli.global, config.file.as_deref(), yes)?;
+        return clients::install(&clients::Install {
+            client,
+            name,
+            project,
+            print,
+            args,
+        });
+    }
     if !cli.global.plugin_dirs.is_empty() {
         config.plugins.search_paths = cli.global.plugin_dirs;
     }
@@ -387,6 +435,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             chat::run(&config, chat).await
         }
+        Command::InstallClient { .. } => unreachable!("answered above"),
         Command::Tools(command) => match command {
             ToolsCommand::List { provider } => tools::list(&config, provider.map(Into::into)).await,
             ToolsCommand::Call { name, args, yes } => {
@@ -394,4 +443,57 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         },
     }
+}
+
+/// The arguments that run `serve --stdio` as this run's options shape it, paths absolute and
+/// `config` (the file read, if any) named, for a client that starts the command from a
+/// directory and environment of its own.
+fn serve_args(global: &Global, config: Option<&Path>, yes: bool) -> anyhow::Result<Vec<String>> {
+    let mut args: Vec<String> = vec!["serve".into(), "--stdio".into()];
+    if yes {
+        args.push("--yes".into());
+    }
+    for (on, flag) in [
+        (global.builtin, "--builtin"),
+        (global.code_mode, "--code-mode"),
+        (global.browser, "--browser"),
+        (global.tool_search, "--tool-search"),
+        (global.no_sandbox, "--no-sandbox"),
+    ] {
+        if on {
+            args.push(flag.to_owned());
+        }
+    }
+    let mut path = |flag: &str, value: &Path| -> anyhow::Result<()> {
+        let value = clients::absolute(value)?.into_string().map_err(|value| {
+            anyhow::anyhow!(
+                "`{}` is not UTF-8, which the clients' files need",
+                value.display()
+            )
+        })?;
+        args.extend([flag.to_owned(), value]);
+        Ok(())
+    };
+    if let Some(config) = config {
+        path("--config", config)?;
+    }
+    for dir in &global.plugin_dirs {
+        path("--plugins", dir)?;
+    }
+    for dir in &global.allowed_paths {
+        path("--allowed-path", dir)?;
+    }
+    for dir in &global.skill_dirs {
+        path("--skills", dir)?;
+    }
+    if let Some(model) = &global.search_model {
+        path("--search-model", model)?;
+    }
+    if let Some(url) = &global.searxng {
+        args.extend(["--searxng".to_owned(), url.clone()]);
+    }
+    for pattern in &global.defer {
+        args.extend(["--defer".to_owned(), pattern.clone()]);
+    }
+    Ok(args)
 }
