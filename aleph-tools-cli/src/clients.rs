@@ -180,15 +180,12 @@ fn with_entry(
         .context("its top level is not an object")?
         .object_value_or_create(servers_key)
         .with_context(|| format!("its `{servers_key}` is not an object"))?;
-    let replaced = match servers.get(name) {
-        Some(old) => {
-            old.set_value(entry);
-            true
-        }
-        None => {
-            servers.append(name, entry);
-            false
-        }
+    let replaced = if let Some(old) = servers.get(name) {
+        old.set_value(entry);
+        true
+    } else {
+        servers.append(name, entry);
+        false
     };
     let mut text = root.to_string();
     if !text.ends_with('\n') {

@@ -6,6 +6,7 @@
 //! aleph-tools plugins list | check DIR | install PATH | uninstall ID | enable ID | disable ID
 //!                   | command ID NAME [JSON] | services
 //! aleph-tools tools list [--provider P] | call NAME [JSON]
+//! aleph-tools install-client claude|claude-code|cursor|vscode [--project DIR] [--print]
 //! ```
 //!
 //! The configuration file (`--config`, else `ALEPH_TOOLS_CONFIG`, else
@@ -137,24 +138,7 @@ enum Command {
     /// Add this command to an MCP client's configuration: an entry that runs `aleph-tools
     /// serve --stdio` with the options given here (--builtin, --allowed-path, --browser, …,
     /// paths made absolute, the config file read pinned), by this program's absolute path
-    InstallClient {
-        /// The client
-        #[arg(value_enum)]
-        client: clients::Client,
-        /// The name the client shows the server under
-        #[arg(long, default_value = "aleph-tools")]
-        name: String,
-        /// Write the project's file in DIR (Cursor, VS Code, Claude Code) instead of the
-        /// user's
-        #[arg(long, value_name = "DIR")]
-        project: Option<PathBuf>,
-        /// Print the file as it would be written; write nothing
-        #[arg(long)]
-        print: bool,
-        /// Serve with --yes: tools that need confirmation run without asking
-        #[arg(long)]
-        yes: bool,
-    },
+    InstallClient(InstallClient),
     /// Manage plugins
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -331,31 +315,8 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.global.config.as_deref())?;
     eprintln!("{}", config.origin(!cli.global.plugin_dirs.is_empty()));
-    if let Command::InstallClient {
-        client,
-        name,
-        project,
-        print,
-        yes,
-    } = cli.command
-    {
-        if !cli.global.allowed_paths.is_empty()
-            && !cli.global.builtin
-            && !cli.global.browser
-            && !config.browser.enabled
-        {
-            anyhow::bail!(
-                "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
-            );
-        }
-        let args = serve_args(&cli.global, config.file.as_deref(), yes)?;
-        return clients::install(&clients::Install {
-            client,
-            name,
-            project,
-            print,
-            args,
-        });
+    if let Command::InstallClient(install) = cli.command {
+        return install_client(&cli.global, &config, install);
     }
     if !cli.global.plugin_dirs.is_empty() {
         config.plugins.search_paths = cli.global.plugin_dirs;
@@ -435,7 +396,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             chat::run(&config, chat).await
         }
-        Command::InstallClient { .. } => unreachable!("answered above"),
+        Command::InstallClient(_) => unreachable!("answered above"),
         Command::Tools(command) => match command {
             ToolsCommand::List { provider } => tools::list(&config, provider.map(Into::into)).await,
             ToolsCommand::Call { name, args, yes } => {
@@ -443,6 +404,47 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         },
     }
+}
+
+/// `install-client`.
+#[derive(Args)]
+struct InstallClient {
+    /// The client
+    #[arg(value_enum)]
+    client: clients::Client,
+    /// The name the client shows the server under
+    #[arg(long, default_value = "aleph-tools")]
+    name: String,
+    /// Write the project's file in DIR (Cursor, VS Code, Claude Code) instead of the user's
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Print the file as it would be written; write nothing
+    #[arg(long)]
+    print: bool,
+    /// Serve with --yes: tools that need confirmation run without asking
+    #[arg(long)]
+    yes: bool,
+}
+
+/// Writes the entry that serves what `global` asks for into a client's file.
+fn install_client(global: &Global, config: &Config, install: InstallClient) -> anyhow::Result<()> {
+    if !global.allowed_paths.is_empty()
+        && !global.builtin
+        && !global.browser
+        && !config.browser.enabled
+    {
+        anyhow::bail!(
+            "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
+        );
+    }
+    let args = serve_args(global, config.file.as_deref(), install.yes)?;
+    clients::install(&clients::Install {
+        client: install.client,
+        name: install.name,
+        project: install.project,
+        print: install.print,
+        args,
+    })
 }
 
 /// The arguments that run `serve --stdio` as this run's options shape it, paths absolute and

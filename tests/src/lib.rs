@@ -291,6 +291,9 @@ mod book {
 #[doc = include_str!("../../book/src/mcp.md")]
 mod mcp {}
 
+#[doc = include_str!("../../book/src/clients.md")]
+mod clients {}
+
 /// The README's quick start, compiled and run like the guide.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
