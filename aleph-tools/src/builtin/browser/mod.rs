@@ -70,7 +70,7 @@ use tabs::Running;
 ///             .max_tabs(4),
 ///     )
 ///     .build()?;
-/// assert!(server.contains("`browser_navigate`"));
+/// assert!(server.contains("browser_navigate") && server.contains("pdf_generate"));
 /// # Ok::<(), aleph_tools::RegistryError>(())
 /// ```
 #[derive(Debug, Clone)]
