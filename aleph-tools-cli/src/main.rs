@@ -7,6 +7,7 @@
 //!                   | command ID NAME [JSON] | services
 //! aleph-tools tools list [--provider P] | call NAME [JSON]
 //! aleph-tools install-client claude|claude-code|cursor|vscode [--project DIR] [--print]
+//! aleph-tools completions bash|zsh|fish|powershell|elvish | man
 //! ```
 //!
 //! The configuration file (`--config`, else `ALEPH_TOOLS_CONFIG`, else
@@ -28,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aleph_tools::provider::Provider;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 
 use crate::config::Config;
 
@@ -139,6 +140,17 @@ enum Command {
     /// serve --stdio` with the options given here (--builtin, --allowed-path, --browser, …,
     /// paths made absolute, the config file read pinned), by this program's absolute path
     InstallClient(InstallClient),
+    /// Print a completion script for SHELL: `aleph-tools completions bash >
+    /// ~/.local/share/bash-completion/completions/aleph-tools`, `aleph-tools completions zsh >
+    /// "${fpath[1]}/_aleph-tools"`, `aleph-tools completions fish >
+    /// ~/.config/fish/completions/aleph-tools.fish`
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `aleph-tools man > ~/.local/share/man/man1/aleph-tools.1`
+    Man,
     /// Manage plugins
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -287,6 +299,31 @@ fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
     let _ = nix::sys::prctl::set_dumpable(false);
     let cli = Cli::parse();
+    match cli.command {
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "aleph-tools", &mut script);
+            let mut script = String::from_utf8_lossy(&script).into_owned();
+            if shell == clap_complete::Shell::Bash {
+                // clap_complete 4.6 names the subcommands' cases of a hyphenated command
+                // `aleph__subcmd__tools__…` but looks them up as `aleph__tools__…`, which
+                // leaves every word after the first without completions.
+                script = script.replace("aleph__subcmd__tools", "aleph__tools");
+            }
+            print!("{script}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Man => {
+            return match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("error: the manual page could not be written: {error}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        _ => {}
+    }
     let serving = matches!(cli.command, Command::Serve { .. });
     let default_level = if serving { "info" } else { "warn" };
     tracing_subscriber::fmt()
@@ -396,7 +433,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             chat::run(&config, chat).await
         }
-        Command::InstallClient(_) => unreachable!("answered above"),
+        Command::InstallClient(_) | Command::Completions { .. } | Command::Man => {
+            unreachable!("answered before the configuration is read")
+        }
         Command::Tools(command) => match command {
             ToolsCommand::List { provider } => tools::list(&config, provider.map(Into::into)).await,
             ToolsCommand::Call { name, args, yes } => {
