@@ -203,7 +203,11 @@ enum Command {
 #[derive(Subcommand)]
 enum PluginsCommand {
     /// Load every plugin in the search paths and show its status and tools
-    List,
+    List {
+        /// Print them as a JSON array
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the plugin in DIR: read its manifest, apply the permission policy, and load it
     Check {
         /// The plugin's directory
@@ -241,7 +245,11 @@ enum PluginsCommand {
         input: Option<String>,
     },
     /// Load every plugin and show its background services
-    Services,
+    Services {
+        /// Print them as a JSON array
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -249,8 +257,11 @@ enum ToolsCommand {
     /// Show the tools offered, or with --provider the exact tools array sent to that provider
     List {
         /// Print the tools array in this provider's dialect
-        #[arg(long, value_enum)]
+        #[arg(long, value_enum, conflicts_with = "json")]
         provider: Option<ProviderArg>,
+        /// Print the tools' whole definitions as a JSON array
+        #[arg(long)]
+        json: bool,
     },
     /// Call a tool through the whole pipeline (name repair, filter, validation, hooks) and
     /// print its output
@@ -400,7 +411,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             serve::run(&config, transport, !no_watch, yes).await
         }
         Command::Plugins(command) => match command {
-            PluginsCommand::List => plugins::list(&config).await,
+            PluginsCommand::List { json } => plugins::list(&config, json).await,
             PluginsCommand::Check { dir } => plugins::check(&config, &dir).await,
             PluginsCommand::Install { path } => plugins::install(&config, &path).await,
             PluginsCommand::Uninstall { id } => plugins::uninstall(&config, &id).await,
@@ -409,7 +420,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             PluginsCommand::Command { id, name, input } => {
                 plugins::command(&config, &id, &name, input.as_deref()).await
             }
-            PluginsCommand::Services => plugins::services(&config).await,
+            PluginsCommand::Services { json } => plugins::services(&config, json).await,
         },
         Command::Chat {
             provider,
@@ -437,7 +448,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             unreachable!("answered before the configuration is read")
         }
         Command::Tools(command) => match command {
-            ToolsCommand::List { provider } => tools::list(&config, provider.map(Into::into)).await,
+            ToolsCommand::List { provider, json } => {
+                tools::list(&config, provider.map(Into::into), json).await
+            }
             ToolsCommand::Call { name, args, yes } => {
                 tools::call(&config, &name, args.as_deref(), yes).await
             }

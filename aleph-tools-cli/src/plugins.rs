@@ -14,8 +14,27 @@ use crate::host::{Host, Plugins};
 use crate::table::Table;
 
 /// Loads every plugin and prints each with its status.
-pub async fn list(config: &Config) -> anyhow::Result<()> {
+pub async fn list(config: &Config, json: bool) -> anyhow::Result<()> {
     let host = Host::start(config, Plugins::All, false, Approval::Refuse).await?;
+    if json {
+        let plugins: Vec<Value> = host
+            .manager
+            .list()
+            .into_iter()
+            .map(|info| {
+                serde_json::json!({
+                    "id": info.id,
+                    "version": info.version.map(|version| version.to_string()),
+                    "kind": info.kind.map(|kind| kind.to_string()),
+                    "status": info.status.to_string(),
+                    "tools": info.tools,
+                    "commands": info.commands,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&plugins)?);
+        return Ok(());
+    }
     let mut table = Table::new(["ID", "VERSION", "KIND", "STATUS", "TOOLS"]);
     for info in host.manager.list() {
         let status = info.status.to_string();
@@ -122,8 +141,26 @@ pub async fn command(
 }
 
 /// Loads every plugin and prints their services.
-pub async fn services(config: &Config) -> anyhow::Result<()> {
+pub async fn services(config: &Config, json: bool) -> anyhow::Result<()> {
     let host = Host::start(config, Plugins::All, false, Approval::Refuse).await?;
+    if json {
+        let services: Vec<Value> = host
+            .manager
+            .services()
+            .into_iter()
+            .map(|service| {
+                serde_json::json!({
+                    "plugin": service.plugin,
+                    "service": service.name,
+                    "auto_start": service.auto_start,
+                    "state": service.state.to_string(),
+                    "description": service.description,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&services)?);
+        return Ok(());
+    }
     let mut table = Table::new(["PLUGIN", "SERVICE", "AUTO START", "STATE", "DESCRIPTION"]);
     for service in host.manager.services() {
         table.row([

@@ -12,12 +12,19 @@ use crate::host::{Host, Plugins};
 use crate::table::Table;
 
 /// Lists the tools: a table, or with `provider` the tools array that provider is sent.
-pub async fn list(config: &Config, provider: Option<Provider>) -> anyhow::Result<()> {
+pub async fn list(config: &Config, provider: Option<Provider>, json: bool) -> anyhow::Result<()> {
     let host = Host::start(config, Plugins::All, true, Approval::Refuse).await?;
     if let Some(provider) = provider {
         println!(
             "{}",
             serde_json::to_string_pretty(&host.server.tools_for(provider))?
+        );
+        return Ok(());
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&host.server.list_tools())?
         );
         return Ok(());
     }

@@ -331,6 +331,24 @@ async fn tools_list_for_a_provider_prints_the_exact_tools_array() {
         table.contains("word_count  Plugin    Count the words, lines and characters of a text."),
         "{table}"
     );
+    // The whole definitions, as the server lists them.
+    let json = succeeded(&world.run(&[
+        "tools",
+        "list",
+        "--json",
+        "--plugins",
+        plugins.to_str().unwrap(),
+    ]));
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json, serde_json::to_value(server.list_tools()).unwrap());
+    assert!(
+        json.as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["name"] == "word_count"
+                && tool["parameters"]["properties"]["text"].is_object()),
+        "{json}"
+    );
 }
 
 fn archive(dir: &Path) -> PathBuf {
@@ -375,6 +393,15 @@ fn plugins_are_installed_run_disabled_enabled_and_uninstalled() {
     assert!(
         list.contains("text-tools  1.0.0    wasm  running  echo, slugify, word_count"),
         "{list}"
+    );
+    let json: Value =
+        serde_json::from_str(&succeeded(&world.run(&["plugins", "list", "--json"]))).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!([{
+            "id": "text-tools", "version": "1.0.0", "kind": "wasm", "status": "running",
+            "tools": ["echo", "slugify", "word_count"], "commands": ["version"],
+        }])
     );
     let version = succeeded(&world.run(&["plugins", "command", "text-tools", "version"]));
     let version: Value = serde_json::from_str(&version).unwrap();
@@ -433,6 +460,24 @@ fn services_and_commands_of_node_plugins() {
     ]));
     assert!(services.starts_with("PLUGIN "), "{services}");
     assert!(services.contains("notes-node  backup"), "{services}");
+    let json: Value = serde_json::from_str(&succeeded(&world.run(&[
+        "plugins",
+        "services",
+        "--json",
+        "--plugins",
+        world.plugins().to_str().unwrap(),
+    ])))
+    .unwrap();
+    let backup = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|service| service["plugin"] == "notes-node" && service["service"] == "backup")
+        .unwrap_or_else(|| panic!("{json}"));
+    assert!(
+        backup["auto_start"].is_boolean() && backup["state"].is_string(),
+        "{backup}"
+    );
     let exported = succeeded(&world.run(&[
         "plugins",
         "command",
