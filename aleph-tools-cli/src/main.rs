@@ -36,13 +36,31 @@ use crate::config::Config;
 /// Serve WebAssembly and Node.js plugins and MCP servers' tools to any MCP client; manage
 /// plugins; list and call tools.
 #[derive(Parser)]
-#[command(name = "aleph-tools", version, propagate_version = true)]
+#[command(
+    name = "aleph-tools",
+    version,
+    propagate_version = true,
+    after_help = ENVIRONMENT
+)]
 struct Cli {
     #[command(flatten)]
     global: Global,
     #[command(subcommand)]
     command: Command,
 }
+
+/// The environment variables the command reads, shown by `--help`.
+const ENVIRONMENT: &str = "\
+Environment:
+  ALEPH_TOOLS_CONFIG   the configuration file, when --config names none
+  HOME                 where ~/.aleph/config.toml and ~/.aleph/plugins are
+  RUST_LOG             what is logged to standard error (info while serving, warn otherwise)
+  OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY
+                       chat's keys, each sent only to its provider's URL (or the one its
+                       *_BASE_URL names)
+  OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GEMINI_BASE_URL
+                       chat's APIs, when --base-url names none
+  XDG_CONFIG_HOME      where install-client finds Claude Desktop's and VS Code's files (Linux)";
 
 #[derive(Args)]
 #[allow(
@@ -133,7 +151,7 @@ enum Command {
         /// Run calls to tools that need confirmation (file_write, file_delete, tools the
         /// config's filter names) without asking; otherwise they are refused, as nobody can
         /// be asked
-        #[arg(long)]
+        #[arg(long, short)]
         yes: bool,
     },
     /// Add this command to an MCP client's configuration: an entry that runs `aleph-tools
@@ -474,7 +492,7 @@ struct InstallClient {
     #[arg(long)]
     print: bool,
     /// Serve with --yes: tools that need confirmation run without asking
-    #[arg(long)]
+    #[arg(long, short)]
     yes: bool,
 }
 

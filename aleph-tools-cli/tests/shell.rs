@@ -86,3 +86,24 @@ fn every_shell_gets_a_script_and_the_manual_page_renders() {
         assert!(text.contains("install-client"), "{text}");
     }
 }
+
+#[test]
+fn help_names_the_environment_and_every_confirming_subcommand_takes_y() {
+    let help = printed(&["--help"]);
+    for variable in [
+        "ALEPH_TOOLS_CONFIG",
+        "RUST_LOG",
+        "OPENAI_API_KEY",
+        "XDG_CONFIG_HOME",
+    ] {
+        assert!(help.contains(variable), "{variable}: {help}");
+    }
+    for subcommand in [
+        &["serve", "--help"][..],
+        &["tools", "call", "--help"],
+        &["install-client", "--help"],
+    ] {
+        let help = printed(subcommand);
+        assert!(help.contains("-y, --yes"), "{subcommand:?}: {help}");
+    }
+}
