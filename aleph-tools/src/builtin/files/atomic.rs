@@ -21,6 +21,7 @@ pub(crate) fn write(dir: &Dir, name: &OsStr, contents: &[u8]) -> io::Result<()> 
 
 /// As [`write`], but only where nothing is named `name` yet: a file that appears meanwhile
 /// is kept, and the write fails with [`io::ErrorKind::AlreadyExists`].
+#[cfg(feature = "browser")]
 pub(crate) fn write_new(dir: &Dir, name: &OsStr, contents: &[u8]) -> io::Result<()> {
     write_as(dir, name, contents, false)
 }
@@ -95,8 +96,8 @@ mod tests {
     fn a_new_file_is_written_only_where_the_name_is_free() {
         let scratch = tempfile::tempdir().unwrap();
         let dir = Dir::open_ambient_dir(scratch.path(), ambient_authority()).unwrap();
-        write_new(&dir, OsStr::new("a.pdf"), b"first").unwrap();
-        let taken = write_new(&dir, OsStr::new("a.pdf"), b"second").unwrap_err();
+        write_as(&dir, OsStr::new("a.pdf"), b"first", false).unwrap();
+        let taken = write_as(&dir, OsStr::new("a.pdf"), b"second", false).unwrap_err();
         assert_eq!(taken.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(dir.read("a.pdf").unwrap(), b"first");
         write(&dir, OsStr::new("a.pdf"), b"third").unwrap();
