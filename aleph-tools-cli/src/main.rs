@@ -381,6 +381,7 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.global.config.as_deref())?;
     eprintln!("{}", config.origin(!cli.global.plugin_dirs.is_empty()));
+    paths_have_tools(&cli.global, &config)?;
     if let Command::InstallClient(install) = cli.command {
         return install_client(&cli.global, &config, install);
     }
@@ -399,11 +400,6 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     if cli.global.browser {
         config.browser.enabled = true;
-    }
-    if !config.allowed_paths.is_empty() && config.builtin.is_none() && !config.browser.enabled {
-        anyhow::bail!(
-            "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
-        );
     }
     if cli.global.tool_search || !cli.global.defer.is_empty() || cli.global.search_model.is_some() {
         config.tool_search.enabled = true;
@@ -476,6 +472,20 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Refuses `--allowed-path` where nothing served touches files.
+fn paths_have_tools(global: &Global, config: &Config) -> anyhow::Result<()> {
+    if !global.allowed_paths.is_empty()
+        && !global.builtin
+        && !global.browser
+        && !config.browser.enabled
+    {
+        anyhow::bail!(
+            "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
+        );
+    }
+    Ok(())
+}
+
 /// `install-client`.
 #[derive(Args)]
 struct InstallClient {
@@ -498,15 +508,6 @@ struct InstallClient {
 
 /// Writes the entry that serves what `global` asks for into a client's file.
 fn install_client(global: &Global, config: &Config, install: InstallClient) -> anyhow::Result<()> {
-    if !global.allowed_paths.is_empty()
-        && !global.builtin
-        && !global.browser
-        && !config.browser.enabled
-    {
-        anyhow::bail!(
-            "--allowed-path bounds the tools --builtin and --browser serve; give one of them too"
-        );
-    }
     let args = serve_args(global, config.file.as_deref(), install.yes)?;
     clients::install(&clients::Install {
         client: install.client,
