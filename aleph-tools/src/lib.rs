@@ -116,10 +116,12 @@ pub mod __private_0_1_0;
 /// - The function's `#[cfg]` attributes apply to everything generated; the generated types
 ///   have the function's visibility.
 ///
-/// Keys: `name`, `description`, `tags = [...]`, `category = Builtin | Mcp | Plugin |
-/// Skill`, `confirm`, `read_only`, `destructive`, `idempotent`, `open_world`, `timeout =
-/// "10s"`, `example = "..."` (repeatable), `callers = [human, code_execution]`, `strict`,
-/// `task`, `defer_loading`, `inline`, `register = false`, `crate = path`. The guide's "Writing tools" chapter covers
+/// Keys: `name`, `description`, `title = "..."` (a name for people), `icon = "https://..."`
+/// (repeatable), `meta = r#"{...}"#` (a JSON object, served as the tool's `_meta`), `tags =
+/// [...]`, `category = Builtin | Mcp | Plugin | Skill`, `confirm`, `read_only`,
+/// `destructive`, `idempotent`, `open_world`, `timeout = "10s"`, `example = "..."`
+/// (repeatable), `callers = [human, code_execution]`, `strict`, `task`, `defer_loading`,
+/// `inline`, `register = false`, `crate = path`. The guide's "Writing tools" chapter covers
 /// each.
 ///
 /// A sync function's body runs on Tokio's blocking pool (in place outside a Tokio runtime),
