@@ -260,32 +260,12 @@ mod tests {
         let (fresh, _) =
             with_entry("{}", "servers", "aleph", Client::Vscode.entry("/a", &[])).unwrap();
         assert!(fresh.contains("\"type\": \"stdio\""), "{fresh}");
-        assert!(
-            with_entry(
-                "[1, 2]",
-                "servers",
-                "aleph",
-                Client::Vscode.entry("/a", &[])
-            )
-            .is_err()
-        );
-        assert!(
-            with_entry(
-                "{ \"servers\": 3 }",
-                "servers",
-                "aleph",
-                Client::Vscode.entry("/a", &[])
-            )
-            .is_err()
-        );
-        assert!(
-            with_entry(
-                "{ nope",
-                "servers",
-                "aleph",
-                Client::Vscode.entry("/a", &[])
-            )
-            .is_err()
-        );
+        for broken in ["[1, 2]", "{ \"servers\": 3 }", "{ nope"] {
+            let entry = Client::Vscode.entry("/a", &[]);
+            assert!(
+                with_entry(broken, "servers", "aleph", entry).is_err(),
+                "{broken}"
+            );
+        }
     }
 }

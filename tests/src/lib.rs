@@ -298,3 +298,19 @@ mod clients {}
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 mod readme {}
+
+/// The path an HTTP request on `stream` asks for, read from its head (up to the blank line);
+/// `None` when the peer closes first.
+pub async fn request_path(stream: &mut tokio::net::TcpStream) -> Option<String> {
+    use tokio::io::AsyncReadExt as _;
+    let mut head = Vec::new();
+    let mut byte = [0_u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).await.unwrap_or(0) == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    Some(head.split_whitespace().nth(1).unwrap_or("/").to_owned())
+}

@@ -51,6 +51,16 @@ impl Place {
             .collect()
     }
 
+    /// Makes the directories above the path that are missing.
+    pub fn make_parent(&self) -> Result<(), ToolError> {
+        match self.rel.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => {
+                self.root.create_dir_all(parent).map_err(|e| self.error(&e))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The name and parent of the path, for operations that replace an entry in its
     /// directory.
     pub fn parent_and_name(&self) -> Result<(Dir, std::ffi::OsString), ToolError> {

@@ -14,7 +14,7 @@ use aleph_tools::prelude::*;
 use aleph_tools::sandbox::Sandbox;
 use aleph_tools::{Content, ToolErrorKind};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
@@ -62,16 +62,9 @@ async fn web_with(signal: Arc<Signal>) -> u16 {
 }
 
 async fn answer(mut stream: TcpStream, signal: &Signal) -> io::Result<()> {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).await? == 0 {
-            return Ok(());
-        }
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    let Some(path) = aleph_tools_tests::request_path(&mut stream).await else {
+        return Ok(());
+    };
     let html = |body: &str| {
         format!(
             "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -463,21 +456,10 @@ async fn web_of(dir: std::path::PathBuf) -> u16 {
         while let Ok((mut stream, _)) = listener.accept().await {
             let dir = dir.clone();
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if stream.read(&mut byte).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    head.push(byte[0]);
-                }
-                let head = String::from_utf8_lossy(&head).into_owned();
-                let path = head
-                    .split_whitespace()
-                    .nth(1)
-                    .unwrap_or("/")
-                    .trim_start_matches('/')
-                    .to_owned();
+                let Some(path) = aleph_tools_tests::request_path(&mut stream).await else {
+                    return;
+                };
+                let path = path.trim_start_matches('/').to_owned();
                 let body = std::fs::read(dir.join(path)).unwrap_or_default();
                 let mut out = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",

@@ -10,7 +10,7 @@ use aleph_tools::ToolErrorKind;
 use aleph_tools::builtin::Browser;
 use aleph_tools::prelude::*;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 fn server(dir: &Path, browser: Browser) -> AlephToolServer {
@@ -325,15 +325,10 @@ async fn web() -> u16 {
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if stream.read(&mut byte).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    head.push(byte[0]);
-                }
-                if String::from_utf8_lossy(&head).contains("/never") {
+                let Some(path) = aleph_tools_tests::request_path(&mut stream).await else {
+                    return;
+                };
+                if path == "/never" {
                     tokio::time::sleep(Duration::from_secs(120)).await;
                     return;
                 }

@@ -456,12 +456,7 @@ async fn write(
     let path = path.to_owned();
     blocking(move || {
         let place = place(&ctx, &path, overwrite)?;
-        if let Some(parent) = place.rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-            place
-                .root
-                .create_dir_all(parent)
-                .map_err(|e| place.error(&e))?;
-        }
+        place.make_parent()?;
         let (dir, name) = place.parent_and_name()?;
         let written = if overwrite {
             atomic::write(&dir, &name, &pdf)

@@ -39,12 +39,7 @@ pub(crate) async fn file_write(
                 place.shown
             )));
         }
-        if let Some(parent) = place.rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-            place
-                .root
-                .create_dir_all(parent)
-                .map_err(|e| place.error(&e))?;
-        }
+        place.make_parent()?;
         let (dir, name) = place.parent_and_name()?;
         refuse_link(&place, &dir, &name)?;
         atomic::write(&dir, &name, content.as_bytes()).map_err(|e| place.error(&e))?;
@@ -455,15 +450,7 @@ fn refuse_root(place: &Place) -> Result<(), ToolError> {
 fn vacate(target: &Place, overwrite: bool) -> Result<(), ToolError> {
     let existing = match target.root.symlink_metadata(&target.rel) {
         Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if let Some(parent) = target.rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-                target
-                    .root
-                    .create_dir_all(parent)
-                    .map_err(|e| target.error(&e))?;
-            }
-            return Ok(());
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return target.make_parent(),
         Err(e) => return Err(target.error(&e)),
     };
     if !overwrite {
