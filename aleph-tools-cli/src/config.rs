@@ -273,8 +273,8 @@ impl Config {
     }
 
     /// Reads the configuration: `explicit` when given (it must exist), else the file named
-    /// by `ALEPH_TOOLS_CONFIG`, else the user's `~/.aleph/config.toml`; the defaults when
-    /// there is none. A file in the working directory is read only when named: a cloned
+    /// by `ALEPH_TOOLS_CONFIG`, else the user's ([`user_file`], else `~/.aleph/config.toml`);
+    /// the defaults when there is none. A file in the working directory is read only when named: a cloned
     /// repository's `aleph-tools.toml` could start any program through `[[mcp_servers]]`.
     pub fn load(explicit: Option<&Path>) -> anyhow::Result<Self> {
         let Some(file) = locate(explicit) else {
@@ -395,8 +395,10 @@ pub fn locate(explicit: Option<&Path>) -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("ALEPH_TOOLS_CONFIG") {
         return Some(PathBuf::from(path));
     }
-    let home = user_file()?;
-    home.is_file().then_some(home)
+    [user_file(), older_user_file()]
+        .into_iter()
+        .flatten()
+        .find(|file| file.is_file())
 }
 
 /// Whether two paths lead to the same file or directory.
@@ -407,9 +409,24 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// `~/.aleph/config.toml`.
+/// The user's configuration file, in the platform's directory for command-line programs'
+/// settings: `$XDG_CONFIG_HOME/aleph-tools/config.toml` (else
+/// `~/.config/aleph-tools/config.toml`) on Linux and macOS,
+/// `%APPDATA%\aleph-tools\config.toml` on Windows. The one the command writes when there is
+/// none.
 pub fn user_file() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".aleph/config.toml"))
+    use etcetera::BaseStrategy as _;
+    let dirs = etcetera::choose_base_strategy().ok()?;
+    Some(dirs.config_dir().join("aleph-tools").join("config.toml"))
+}
+
+/// `~/.aleph/config.toml`, beside the user's plugins in `~/.aleph/plugins`: read when
+/// [`user_file`] does not exist.
+fn older_user_file() -> Option<PathBuf> {
+    etcetera::home_dir()
+        .ok()
+        .filter(|home| home.is_absolute())
+        .map(|home| home.join(".aleph").join("config.toml"))
 }
 
 /// Adds `id` to the `disabled` list of the plugin table in `file` (creating the file, the
@@ -506,7 +523,19 @@ args = ["-y", "server"]
 
     #[test]
     fn the_guides_example_reads() {
-        let chapter = include_str!("../../book/src/command.md");
+        // The guide is in the repository, not in the published package: read at run time,
+        // so the package's own tests build without it.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../book/src/command.md");
+        let Ok(chapter) = std::fs::read_to_string(&path) else {
+            assert!(
+                !Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../.git")
+                    .exists(),
+                "{} is missing from the repository",
+                path.display()
+            );
+            return;
+        };
         let start = chapter
             .find("```toml\n")
             .expect("the chapter has a TOML example")

@@ -13,6 +13,7 @@ use anyhow::{Context as _, bail};
 
 use crate::approval::Approval;
 use crate::config::{BuiltinTools, Config, McpServerSection};
+use crate::progress::Spinner;
 
 /// The variable that counts how deep `aleph-tools` runs inside `[[mcp_servers]]` entries
 /// that start `aleph-tools` again.
@@ -136,7 +137,9 @@ impl Host {
         match plugins {
             Plugins::None => {}
             Plugins::All => {
+                let spinner = Spinner::start("loading plugins");
                 let report = tokio::task::spawn_blocking(move || loading.load_all()).await?;
+                drop(spinner);
                 for (dir, error) in report.failed {
                     eprintln!(
                         "warning: the plugin in `{}` is left out: {error}",
@@ -145,8 +148,11 @@ impl Host {
                 }
             }
             Plugins::Only(id) => {
+                let spinner = Spinner::start(format!("loading plugin `{id}`"));
                 let id = id.to_owned();
-                tokio::task::spawn_blocking(move || load_one(&loading, &id)).await??;
+                let loaded = tokio::task::spawn_blocking(move || load_one(&loading, &id)).await?;
+                drop(spinner);
+                loaded?;
             }
         }
         let connections = if wrap {
@@ -201,7 +207,14 @@ async fn connect_all(config: &Config, server: &AlephToolServer) -> Vec<McpConnec
             (index, section.name, outcome)
         });
     }
+    let spinner = (!attempts.is_empty()).then(|| {
+        Spinner::start(match attempts.len() {
+            1 => "connecting to 1 MCP server".to_owned(),
+            n => format!("connecting to {n} MCP servers"),
+        })
+    });
     let mut outcomes = attempts.join_all().await;
+    drop(spinner);
     outcomes.sort_by_key(|(index, ..)| *index);
     let mut connections = Vec::new();
     for (_, name, outcome) in outcomes {

@@ -4,14 +4,15 @@
 //! ```text
 //! aleph-tools serve [--stdio | --http ADDR] [--plugins DIR]… [--config FILE]
 //! aleph-tools plugins list | check DIR | install PATH | uninstall ID | enable ID | disable ID
-//!                   | command ID NAME [JSON] | services
+//!                   | command ID NAME [JSON] | services | new NAME --kind nodejs|wasm [--dir DIR]
 //! aleph-tools tools list [--provider P] | call NAME [JSON]
 //! aleph-tools install-client claude|claude-code|cursor|vscode [--project DIR] [--print]
 //! aleph-tools completions bash|zsh|fish|powershell|elvish | man
 //! ```
 //!
 //! The configuration file (`--config`, else `ALEPH_TOOLS_CONFIG`, else
-//! `~/.aleph/config.toml`; one in the working directory only when named) holds `[plugins]`
+//! `~/.config/aleph-tools/config.toml` or `~/.aleph/config.toml`; one in the working
+//! directory only when named) holds `[plugins]`
 //! (or `[extensions]`), `[tools]` (the filter), `[server]` and `[[mcp_servers]]`. The
 //! command says on standard error which file it read.
 
@@ -21,6 +22,8 @@ mod clients;
 mod config;
 mod host;
 mod plugins;
+mod progress;
+mod scaffold;
 mod serve;
 mod table;
 mod tools;
@@ -53,14 +56,18 @@ struct Cli {
 const ENVIRONMENT: &str = "\
 Environment:
   ALEPH_TOOLS_CONFIG   the configuration file, when --config names none
-  HOME                 where ~/.aleph/config.toml and ~/.aleph/plugins are
+  XDG_CONFIG_HOME      where the config file is: $XDG_CONFIG_HOME/aleph-tools/config.toml
+                       [default: ~/.config/aleph-tools/config.toml; %APPDATA% on Windows];
+                       on Linux also where install-client finds Claude Desktop's and VS
+                       Code's files
+  HOME                 where ~/.config, ~/.aleph/config.toml (read when the other is
+                       missing) and the user's plugins, ~/.aleph/plugins, are
   RUST_LOG             what is logged to standard error (info while serving, warn otherwise)
   OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY
                        chat's keys, each sent only to its provider's URL (or the one its
                        *_BASE_URL names)
   OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GEMINI_BASE_URL
-                       chat's APIs, when --base-url names none
-  XDG_CONFIG_HOME      where install-client finds Claude Desktop's and VS Code's files (Linux)";
+                       chat's APIs, when --base-url names none";
 
 #[derive(Args)]
 #[allow(
@@ -72,8 +79,9 @@ Environment:
     reason = "each bool is one command-line switch"
 )]
 struct Global {
-    /// The configuration file [default: $ALEPH_TOOLS_CONFIG, else ~/.aleph/config.toml if
-    /// it exists; ./aleph-tools.toml is read only when named here]
+    /// The configuration file [default: $ALEPH_TOOLS_CONFIG, else
+    /// ~/.config/aleph-tools/config.toml, else ~/.aleph/config.toml, the first that exists;
+    /// ./aleph-tools.toml is read only when named here]
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
     /// A directory of plugins; repeat for more. Replaces the configured search paths
@@ -268,6 +276,10 @@ enum PluginsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write a new plugin into ./NAME (or --dir): a Node.js program on @aleph/plugin-sdk or
+    /// a Rust crate built to WebAssembly, with its manifest, one example tool and a README
+    /// saying how to build and load it
+    New(scaffold::New),
 }
 
 #[derive(Subcommand)]
@@ -351,10 +363,26 @@ fn main() -> ExitCode {
                 }
             };
         }
+        // Writes files only: no configuration, plugins or runtime needed.
+        Command::Plugins(PluginsCommand::New(new)) => {
+            return match scaffold::run(&new) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("error: {error:#}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         _ => {}
     }
     let serving = matches!(cli.command, Command::Serve { .. });
-    let default_level = if serving { "info" } else { "warn" };
+    // Extism logs a WebAssembly tool's error with a backtrace (`extism::plugin`); the call's
+    // result says it already. Plugins' own log lines (`extism::pdk`) are kept.
+    let default_level = if serving {
+        "info,extism::plugin=off"
+    } else {
+        "warn,extism::plugin=off"
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -435,6 +463,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 plugins::command(&config, &id, &name, input.as_deref()).await
             }
             PluginsCommand::Services { json } => plugins::services(&config, json).await,
+            PluginsCommand::New(_) => unreachable!("answered before the configuration is read"),
         },
         Command::Chat {
             provider,

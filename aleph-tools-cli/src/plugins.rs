@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::approval::Approval;
 use crate::config::{self, Config};
 use crate::host::{Host, Plugins};
+use crate::progress::Spinner;
 use crate::table::Table;
 
 /// Loads every plugin and prints each with its status.
@@ -69,8 +70,11 @@ pub async fn check(config: &Config, dir: &Path) -> anyhow::Result<()> {
 pub async fn install(config: &Config, source: &Path) -> anyhow::Result<()> {
     let host = Host::start(config, Plugins::None, false, Approval::Refuse).await?;
     let manager = host.manager.clone();
+    let spinner = Spinner::start(format!("installing `{}`", source.display()));
     let source = source.to_path_buf();
-    let info = tokio::task::spawn_blocking(move || manager.install(&source)).await??;
+    let installed = tokio::task::spawn_blocking(move || manager.install(&source)).await?;
+    drop(spinner);
+    let info = installed?;
     println!(
         "installed {} into `{}`",
         describe(&info),
@@ -102,7 +106,8 @@ pub async fn set_enabled(config: &Config, id: &str, enabled: bool) -> anyhow::Re
     }
     let file = match &config.file {
         Some(file) => file.clone(),
-        None => config::user_file().context("there is no config file to write, and no HOME")?,
+        None => config::user_file()
+            .context("there is no config file to write, and no home directory to put one in")?,
     };
     let changed = config::set_disabled(&file, id, !enabled)?;
     let state = if enabled { "enabled" } else { "disabled" };

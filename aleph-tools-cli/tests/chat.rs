@@ -46,6 +46,7 @@ fn chat(dir: &std::path::Path, api: &ModelApi, args: &[&str], stdin: Option<&str
         .env("OPENAI_API_KEY", "sk-loopback")
         .env("OPENAI_BASE_URL", format!("{}/v1", api.url))
         .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
         .args(["--builtin", "chat", "--model", "m"])
         .args(args)
         .stdin(Stdio::piped())
@@ -171,6 +172,7 @@ fn chat_speaks_anthropic_when_asked() {
         .env("HOME", dir.path())
         .env("ANTHROPIC_API_KEY", "sk-ant-loopback")
         .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
         .args([
             "chat",
             "--provider",

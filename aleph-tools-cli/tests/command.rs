@@ -66,6 +66,7 @@ impl World {
             .current_dir(self.root.path().join("work"))
             .env("HOME", self.home())
             .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
             .env_remove("RUST_LOG");
         if self.config().is_file() {
             command.env("ALEPH_TOOLS_CONFIG", self.config());
@@ -168,6 +169,7 @@ fn serve_browser_is_driven_by_the_official_python_client() {
         .arg(&documents)
         .env("HOME", world.home())
         .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
         .output()
         .unwrap();
     let text = succeeded(&output);
@@ -210,6 +212,7 @@ fn serve_builtin_and_code_mode_are_answered_by_the_official_python_client() {
         .current_dir(&workspace)
         .env("HOME", world.home())
         .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
         .output()
         .unwrap();
     let text = succeeded(&output);
@@ -828,6 +831,7 @@ fn serve_builtin_to(
         .current_dir(workspace)
         .env("HOME", world.home())
         .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
         .output()
         .unwrap();
     let text = succeeded(&output);
@@ -890,4 +894,59 @@ fn serve_with_code_mode_is_answered_by_the_official_typescript_client() {
     std::fs::write(workspace.join("notes/todo.md"), "- tea\n").unwrap();
     let client = (".venv/bin/node24", "code_mode_client.mjs", 3);
     serve_builtin_to(&world, &workspace, client, &["--code-mode"]);
+}
+
+/// Without a config file, `plugins disable` writes one in the platform's config directory
+/// (`~/.config/aleph-tools/config.toml` here), and later runs read it from there.
+#[test]
+fn disabling_without_a_config_writes_the_users_file_in_the_config_directory() {
+    let world = World::new();
+    copy_dir(
+        &example_plugins().join("text-tools"),
+        &world.home().join(".aleph/plugins/text-tools"),
+    );
+    let said = succeeded(&world.run(&["plugins", "disable", "text-tools"]));
+    let file = world.home().join(".config/aleph-tools/config.toml");
+    assert!(said.contains(&file.display().to_string()), "{said}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.contains("disabled = [\"text-tools\"]"), "{written}");
+    let list = world.command().args(["plugins", "list"]).output().unwrap();
+    assert!(
+        stderr(&list).contains(&format!("config `{}`", file.display())),
+        "{}",
+        stderr(&list)
+    );
+    assert!(stdout(&list).contains("stopped"), "{}", stdout(&list));
+}
+
+/// Loading plugins shows a spinner on a terminal (here a pseudo-terminal made by util-linux's
+/// `script`), and nothing of it when standard error is a pipe.
+#[test]
+fn a_spinner_shows_while_plugins_load_on_a_terminal_only() {
+    let world = World::new();
+    copy_dir(
+        &example_plugins().join("text-tools"),
+        &world.plugins().join("text-tools"),
+    );
+    let args = ["tools", "list", "--plugins", "plugins"];
+    let piped = succeeded(&world.run(&args));
+    assert!(piped.contains("word_count"), "{piped}");
+    let said = stderr(&world.run(&args));
+    assert!(!said.contains("loading plugins"), "{said}");
+    assert!(!said.contains('\u{1b}'), "no escape codes in a pipe: {said:?}");
+
+    let line = std::iter::once(env!("CARGO_BIN_EXE_aleph-tools"))
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut script = Command::new("script");
+    script
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .current_dir(world.root.path().join("work"))
+        .env("HOME", world.home())
+        .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME");
+    let on_terminal = succeeded(&script.output().unwrap());
+    assert!(on_terminal.contains("loading plugins"), "{on_terminal:?}");
+    assert!(on_terminal.contains("word_count"), "{on_terminal:?}");
 }

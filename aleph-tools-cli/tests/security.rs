@@ -20,6 +20,7 @@ fn command(dir: &Path, home: &Path) -> Command {
         .current_dir(dir)
         .env("HOME", home)
         .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
         .env_remove("RUST_LOG");
     command
 }
@@ -81,19 +82,34 @@ fn a_project_directory_is_not_trusted_unless_named() {
     );
     assert!(marker.exists(), "a named config is read: {err}");
 
-    // The user's own config is read without being named.
-    let user = home.join(".aleph/config.toml");
+    // The user's own config is read without being named: `~/.aleph/config.toml`, then the
+    // one in the platform's config directory in its place once that exists.
+    let config_in = |file: &Path, xdg: Option<&Path>| {
+        let mut command = command(&repo, &home);
+        if let Some(xdg) = xdg {
+            command.env("XDG_CONFIG_HOME", xdg);
+        }
+        let err = text(&command.args(["tools", "list"]).output().unwrap().stderr);
+        assert!(
+            err.contains(&format!("config `{}`", file.display())),
+            "{err}"
+        );
+    };
+    let older = home.join(".aleph/config.toml");
+    std::fs::create_dir_all(older.parent().unwrap()).unwrap();
+    std::fs::write(&older, "[tools]\nblocked = [\"x\"]\n").unwrap();
+    config_in(&older, None);
+    let user = home.join(".config/aleph-tools/config.toml");
     std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-    std::fs::write(&user, "[tools]\nblocked = [\"x\"]\n").unwrap();
-    let own = command(&repo, &home)
-        .args(["tools", "list"])
-        .output()
-        .unwrap();
-    let err = text(&own.stderr);
-    assert!(
-        err.contains(&format!("config `{}`", user.display())),
-        "{err}"
-    );
+    std::fs::write(&user, "[tools]\nblocked = [\"y\"]\n").unwrap();
+    config_in(&user, None);
+    let xdg = home.join("xdg");
+    let elsewhere = xdg.join("aleph-tools/config.toml");
+    std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+    std::fs::write(&elsewhere, "[tools]\nblocked = [\"z\"]\n").unwrap();
+    config_in(&elsewhere, Some(&xdg));
+    // A relative XDG_CONFIG_HOME is not a place (the XDG rules): the default is used.
+    config_in(&user, Some(Path::new("xdg")));
 }
 
 fn chunk(delta: &Value, finish: Option<&str>) -> Value {
@@ -294,6 +310,7 @@ fn webassembly_plugins_load_under_an_address_space_limit_when_told_the_reservati
             .current_dir(dir.path())
             .env("HOME", dir.path())
             .env_remove("ALEPH_TOOLS_CONFIG")
+        .env_remove("XDG_CONFIG_HOME")
             .args(["-c", &script])
             .output()
             .unwrap()

@@ -48,7 +48,7 @@ fn examples() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/plugins");
     assert!(
         dir.join("text-tools/text_tools.wasm").exists()
-            && dir.join("../../sdk/node/dist/index.js").exists(),
+            && dir.join("../../sdk/node/dist/cjs/index.js").exists(),
         "build the example plugins and the SDK first: bash examples/plugins/build.sh"
     );
     dir
@@ -58,16 +58,27 @@ fn examples() -> PathBuf {
 fn node_plugin(root: &Path) -> PathBuf {
     let dir = root.join("echo-node");
     let sdk = dir.join("node_modules/@aleph/plugin-sdk");
-    std::fs::create_dir_all(sdk.join("dist")).unwrap();
+    std::fs::create_dir_all(&sdk).unwrap();
     let built = examples().join("../../sdk/node");
     std::fs::copy(built.join("package.json"), sdk.join("package.json")).unwrap();
-    for file in std::fs::read_dir(built.join("dist")).unwrap() {
-        let file = file.unwrap();
-        std::fs::copy(file.path(), sdk.join("dist").join(file.file_name())).unwrap();
-    }
+    copy_tree(&built.join("dist"), &sdk.join("dist"));
     std::fs::write(dir.join("aleph_plugin.toml"), MANIFEST).unwrap();
     std::fs::write(dir.join("index.js"), SOURCE).unwrap();
     dir
+}
+
+/// Copies the directory `from` to `to`, with its subdirectories (the SDK's `dist/cjs` and
+/// `dist/esm`).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
 }
 
 fn echo_calls(c: &mut Criterion) {

@@ -66,11 +66,15 @@ pub struct AgentOutcome {
 
 /// Why a loop ended without a final answer. The conversation holds every turn and result
 /// up to the failure, so the loop can be run again on it.
+///
+/// [`Model`](Self::Model)'s message names the round; the model's error is its
+/// [`source`](std::error::Error::source) (print the chain, as `{:#}` of an `anyhow::Error`
+/// does, or match on the field).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentError {
     /// The model could not be asked, or its answer could not be read.
-    #[error("round {round}: {error}")]
+    #[error("asking the model failed in round {round}")]
     Model {
         /// The round.
         round: usize,

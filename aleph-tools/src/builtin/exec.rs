@@ -106,7 +106,7 @@ impl Default for CodeExec {
     fn default() -> Self {
         Self {
             default_timeout: Duration::from_secs(30),
-            max_timeout: Duration::from_secs(600),
+            max_timeout: Duration::from_mins(10),
             output_limit: 32 * 1024,
             env: ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
                 .map(str::to_owned)

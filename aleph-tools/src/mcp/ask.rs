@@ -34,7 +34,7 @@ use crate::{Identity, ToolContext, ToolResult};
 
 /// How long a call may wait for a 2026-07-28 client to come back with its answers before it
 /// is stopped.
-const WAIT_FOR_ANSWERS: Duration = Duration::from_secs(600);
+const WAIT_FOR_ANSWERS: Duration = Duration::from_mins(10);
 /// The most calls that may wait for answers at once, across every session of a server.
 const MOST_WAITING: usize = 1024;
 

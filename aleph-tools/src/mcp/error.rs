@@ -7,11 +7,15 @@ use crate::RegistryError;
 /// An MCP server could not be served, reached or listed.
 ///
 /// Failures of single tool calls are never `McpError`s: they are tool results.
+///
+/// Its message says what failed; the cause, where there is one, is its
+/// [`source`](std::error::Error::source), so print the chain to see both (`{:#}` of an
+/// `anyhow::Error`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
     /// The command of a stdio server could not be started.
-    #[error("cannot start the MCP server `{command}`: {source}")]
+    #[error("cannot start the MCP server `{command}`")]
     Spawn {
         /// The command, as given.
         command: String,
@@ -40,7 +44,7 @@ pub enum McpError {
 
     /// A listed tool could not be served beside the others (its name is taken by another
     /// tool of the server it joins, for instance).
-    #[error("the tools of the MCP server `{server}` cannot be served: {source}")]
+    #[error("the tools of the MCP server `{server}` cannot be served")]
     Registry {
         /// The server's label.
         server: String,
@@ -50,7 +54,7 @@ pub enum McpError {
     },
 
     /// The address for streamable HTTP could not be bound.
-    #[error("cannot listen for MCP over HTTP on {addr}: {source}")]
+    #[error("cannot listen for MCP over HTTP on {addr}")]
     Bind {
         /// The address asked for.
         addr: String,
@@ -82,7 +86,7 @@ pub enum McpError {
     Session(String),
 
     /// The HTTP server stopped with an error.
-    #[error("the MCP HTTP server on {addr} failed: {source}")]
+    #[error("the MCP HTTP server on {addr} failed")]
     Http {
         /// The address it was serving.
         addr: SocketAddr,

@@ -36,7 +36,7 @@ use crate::Identity;
 
 /// How long a request's events are kept after its answer, for a client that comes back
 /// late.
-const KEEP_ANSWERED: Duration = Duration::from_secs(60);
+const KEEP_ANSWERED: Duration = Duration::from_mins(1);
 
 /// The most events kept for one request; past it the oldest go first (a client away that
 /// long misses them, as it would with rmcp's own cache).

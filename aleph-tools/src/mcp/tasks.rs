@@ -45,7 +45,7 @@ pub struct McpTasks {
 impl Default for McpTasks {
     fn default() -> Self {
         Self {
-            ttl: Duration::from_secs(60 * 60),
+            ttl: Duration::from_hours(1),
             poll_interval: Duration::from_millis(500),
             most: 1024,
         }

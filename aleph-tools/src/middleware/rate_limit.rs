@@ -35,12 +35,12 @@ impl Rate {
 
     /// `calls` per minute.
     pub const fn per_minute(calls: u32) -> Self {
-        Self::new(calls, Duration::from_secs(60))
+        Self::new(calls, Duration::from_mins(1))
     }
 
     /// `calls` per hour.
     pub const fn per_hour(calls: u32) -> Self {
-        Self::new(calls, Duration::from_secs(3600))
+        Self::new(calls, Duration::from_hours(1))
     }
 
     fn quota(self) -> Option<Quota> {

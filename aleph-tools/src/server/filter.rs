@@ -32,8 +32,14 @@ use crate::patterns::{PatternError, Patterns};
 /// assert!(filter.requires_confirmation("file_delete"));
 /// # Ok::<(), aleph_tools::FilterError>(())
 /// ```
+///
+/// Build one with [`new`](Self::new) and [`allow`](Self::allow), [`block`](Self::block) and
+/// [`confirm`](Self::confirm), or read one with [`from_json`](Self::from_json); its fields
+/// can be read and changed, and a later release may add more, so it cannot be written as a
+/// struct literal.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ToolFilter {
     /// When set, only tools matching one of these are offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -22,7 +22,8 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 
-import { followProxyVariables } from "./proxy";
+import { followProxyVariables } from "./proxy.js";
+import { NAME, VERSION } from "./version.js";
 
 // In the sandbox's proxy mode, older Node.js versions send requests through the proxy too.
 followProxyVariables();
@@ -30,8 +31,11 @@ followProxyVariables();
 /** The protocol version this SDK speaks; the host checks it at `initialize`. */
 export const PROTOCOL_VERSION = 1;
 
-/** The SDK's name and version, sent to the host at `initialize`. */
-export const SDK = "@aleph/plugin-sdk 0.1.0";
+// The package's version, as its package.json gives it (written into version.ts at build).
+export { VERSION };
+
+/** The SDK's name and version, sent to the host at `initialize`: `@aleph/plugin-sdk 0.1.0`. */
+export const SDK = `${NAME} ${VERSION}`;
 
 /** JSON-RPC error codes. */
 export const ErrorCode = {

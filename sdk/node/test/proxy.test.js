@@ -3,7 +3,7 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const net = require("node:net");
-const { tunnel } = require("../dist/proxy.js");
+const { tunnel } = require("../dist/cjs/proxy.js");
 
 /** A proxy on loopback that answers each CONNECT with `answer(target)` and then echoes. */
 async function proxy(answer) {

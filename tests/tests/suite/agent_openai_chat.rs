@@ -341,9 +341,16 @@ async fn provider_errors_are_not_retried_and_keep_their_message() {
         .run_agent(&model(&api), &mut conversation())
         .await
         .unwrap_err();
+    // The message names the round; the model's error is its source, said once.
+    assert_eq!(error.to_string(), "asking the model failed in round 1");
+    let source = std::error::Error::source(&error).expect("the model's error").to_string();
     assert_eq!(
-        error.to_string(),
-        "round 1: openai-chat answered 400: The model `gpt-test` does not exist"
+        source,
+        "openai-chat answered 400: The model `gpt-test` does not exist"
+    );
+    assert_eq!(
+        format!("{:#}", anyhow::Error::new(error)),
+        "asking the model failed in round 1: openai-chat answered 400: The model `gpt-test` does not exist"
     );
     assert_eq!(api.bodies().len(), 1);
 }

@@ -80,7 +80,7 @@ async fn answer(mut stream: TcpStream, signal: &Signal) -> io::Result<()> {
         ),
         "/never" => {
             // Holds the request open: the page that asked never finishes loading.
-            tokio::time::sleep(Duration::from_secs(120)).await;
+            tokio::time::sleep(Duration::from_mins(2)).await;
             return Ok(());
         }
         "/to-private" => b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.2:9/secret\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
@@ -648,7 +648,7 @@ async fn a_fifty_megabyte_page_gets_a_bounded_answer_and_the_browser_serves_on()
     drop(page);
     let port = web_of(dir.path().to_owned()).await;
     let small = web().await;
-    let server = server(Browser::new().load_timeout(Duration::from_secs(60)));
+    let server = server(Browser::new().load_timeout(Duration::from_mins(1)));
     let huge = call(
         &server,
         "browser_navigate",

@@ -29,7 +29,7 @@ fn quick_add(a: i64, b: i64) -> i64 {
 #[tool(register = false, task)]
 async fn crawl(progress: Progress) -> &'static str {
     progress.report(1.0, Some(2.0), Some("halfway there"));
-    tokio::time::sleep(Duration::from_secs(60)).await;
+    tokio::time::sleep(Duration::from_mins(1)).await;
     "arrived"
 }
 

@@ -32,7 +32,7 @@ fn ours() -> McpEndpoint {
 /// A server whose calls give up after 60 s, so a test that would hang fails instead.
 fn host() -> AlephToolServer {
     AlephToolServer::builder()
-        .with_default_timeout(Duration::from_secs(60))
+        .with_default_timeout(Duration::from_mins(1))
         .build()
         .expect("an empty server builds")
 }
@@ -513,7 +513,7 @@ async fn a_wrapped_servers_questions_reach_the_applications_handlers() {
     let prompts = Arc::new(Mutex::new(Vec::new()));
     let heard = Arc::clone(&prompts);
     let server = AlephToolServer::builder()
-        .with_default_timeout(Duration::from_secs(60))
+        .with_default_timeout(Duration::from_mins(1))
         .with_elicitation_handler(move |request: ElicitationRequest| {
             seen.lock().unwrap().push(request);
             async {

@@ -329,7 +329,7 @@ async fn web() -> u16 {
                     return;
                 };
                 if path == "/never" {
-                    tokio::time::sleep(Duration::from_secs(120)).await;
+                    tokio::time::sleep(Duration::from_mins(2)).await;
                     return;
                 }
                 let body = "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'/>";

@@ -13,7 +13,7 @@ use crate::provider::Provider;
 
 /// The longest wait between two tries: a longer `retry-after` fails the request at once,
 /// and the doubling backoff stops growing here.
-const MAX_WAIT: Duration = Duration::from_secs(60);
+const MAX_WAIT: Duration = Duration::from_mins(1);
 
 /// How much of an error answer's body is read for its message.
 const MAX_ERROR_BODY: usize = 64 << 10;
@@ -38,7 +38,7 @@ impl Default for Transport {
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .expect("the TLS backend initializes, as `reqwest::Client::new` assumes"),
-            timeout: Duration::from_secs(300),
+            timeout: Duration::from_mins(5),
             max_retries: 3,
             backoff: Duration::from_millis(500),
             limits: Limits::default(),
@@ -255,6 +255,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::duration_suboptimal_units,
+        reason = "a Unix time, in the seconds it is counted in"
+    )]
     fn any_retry_after_is_read_without_a_panic() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_480);
         let wait = |pairs: &[(&str, &str)]| retry_after(&headers(pairs), now);

@@ -96,7 +96,7 @@ impl Default for Browser {
             sandbox: Sandbox::new()
                 .processes(1024)
                 .memory_mb(8192)
-                .cpu_time(Duration::from_secs(24 * 3600))
+                .cpu_time(Duration::from_hours(24))
                 .open_files(4096)
                 .file_size_mb(512),
             viewport: (1280, 800),

@@ -113,7 +113,7 @@ impl Default for CodeMode {
     fn default() -> Self {
         Self {
             default_timeout: Duration::from_secs(30),
-            max_timeout: Duration::from_secs(300),
+            max_timeout: Duration::from_mins(5),
             max_tool_calls: 100,
             parallel_calls: 8,
             output_limit: 64 * 1024,

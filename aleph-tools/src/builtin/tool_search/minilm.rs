@@ -24,12 +24,13 @@ const SPECIALS: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 
 use super::embed::{EmbedError, Embedder};
 
-/// Why a model directory could not be loaded by [`MiniLm::load`].
+/// Why a model directory could not be loaded by [`MiniLm::load`]. The message names the file;
+/// the cause is its [`source`](std::error::Error::source).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MiniLmError {
     /// A file could not be read (missing, unreadable).
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         /// The file that could not be read.
         path: PathBuf,
@@ -37,7 +38,7 @@ pub enum MiniLmError {
         source: std::io::Error,
     },
     /// A JSON file is malformed or lacks required fields.
-    #[error("invalid JSON in {path}: {source}")]
+    #[error("invalid JSON in {path}")]
     Json {
         /// The offending file.
         path: PathBuf,
@@ -45,10 +46,10 @@ pub enum MiniLmError {
         source: serde_json::Error,
     },
     /// The tokenizer files could not be turned into a tokenizer.
-    #[error("cannot build the tokenizer: {0}")]
+    #[error("cannot build the tokenizer")]
     Tokenizer(#[source] tokenizers::Error),
     /// `model.safetensors` is corrupt or does not fit `config.json`.
-    #[error("cannot load the weights in {path}: {source}")]
+    #[error("cannot load the weights in {path}")]
     Weights {
         /// The weights file.
         path: PathBuf,

@@ -20,7 +20,7 @@ use crate::sync::lock;
 use crate::tool::BoxFuture;
 
 /// How long a session may go without a request before it ends, unless set.
-pub(in crate::mcp) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+pub(in crate::mcp) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_mins(5);
 /// The most sessions one server holds at once, unless set.
 pub(in crate::mcp) const DEFAULT_MAX_SESSIONS: usize = 1024;
 /// The most sessions one identity holds at once, unless set.
@@ -29,7 +29,7 @@ pub(in crate::mcp) const DEFAULT_MAX_PER_IDENTITY: usize = 64;
 /// How long an idle session keeps rmcp's service before it sleeps (at most; half the idle
 /// timeout when that is shorter). As long as rmcp keeps a finished request's events for a
 /// client that resumes its stream, so sleep takes nothing a client could still ask for.
-const KEEP_AWAKE: Duration = Duration::from_secs(60);
+const KEEP_AWAKE: Duration = Duration::from_mins(1);
 
 /// The caps and the idle timeout, as [`McpServer`](crate::mcp::McpServer) was given them.
 #[derive(Debug, Clone, Copy)]

@@ -28,7 +28,7 @@ impl Default for Bounds {
         Self {
             connect_timeout: Duration::from_secs(30),
             list_timeout: Duration::from_secs(30),
-            call_timeout: Duration::from_secs(120),
+            call_timeout: Duration::from_mins(2),
             max_message_bytes: 16 << 20,
             max_tools: 10_000,
             refresh_interval: Duration::from_secs(1),

@@ -14,7 +14,7 @@ use super::connection::{Connection, Spawn};
 use super::protocol::{InitializeResult, PROTOCOL_VERSION};
 
 /// A process that ran this long before it died starts the crash count again.
-const STABLE: Duration = Duration::from_secs(60);
+const STABLE: Duration = Duration::from_mins(1);
 
 /// Where a plugin's process is.
 #[derive(Clone)]

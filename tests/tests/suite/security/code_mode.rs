@@ -154,7 +154,7 @@ async fn a_script_that_never_reads_its_answers_is_stopped() {
         "#, "timeout_secs": 120 }),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(started.elapsed() < Duration::from_mins(1));
     let error = result.error.unwrap();
     assert!(
         error.contains("asked for calls much faster than it read their answers"),

@@ -15,7 +15,7 @@ const ACCEPT: &str = "application/json, text/event-stream";
 const VERSION: &str = "2025-11-25";
 
 /// How long a test waits for what must come; never a measure of speed.
-const PATIENCE: Duration = Duration::from_secs(60);
+const PATIENCE: Duration = Duration::from_mins(1);
 
 /// The `initialize` request of a client that opens a session.
 fn initialize(id: u64) -> Value {
@@ -520,7 +520,7 @@ async fn unreadable_stdio_lines_get_their_error_and_the_next_is_answered() {
         .await
         .expect("write");
     drop(stdin);
-    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+    let line = tokio::time::timeout(Duration::from_mins(1), lines.next_line())
         .await
         .expect("the last line is answered")
         .expect("read")
