@@ -15,7 +15,7 @@ use jsonc_parser::cst::{CstInputValue, CstRootNode};
 pub enum Client {
     /// Claude Desktop: `claude_desktop_config.json` in the user's configuration directory
     Claude,
-    /// Claude Code: the project's `.mcp.json` (the working directory's without --project)
+    /// Claude Code: the user's `~/.claude.json`, or the project's `.mcp.json`
     ClaudeCode,
     /// Cursor: `~/.cursor/mcp.json`, or the project's `.cursor/mcp.json`
     Cursor,
@@ -49,9 +49,9 @@ impl Client {
             ),
             (Self::Claude, None) => app_config_dir()?.join("Claude/claude_desktop_config.json"),
             (Self::ClaudeCode, Some(project)) => project.join(".mcp.json"),
-            (Self::ClaudeCode, None) => std::env::current_dir()
-                .context("the working directory cannot be read")?
-                .join(".mcp.json"),
+            // Claude Code's user scope: the servers under the top level's `mcpServers` are
+            // started in every project.
+            (Self::ClaudeCode, None) => home()?.join(".claude.json"),
             (Self::Cursor, Some(project)) => project.join(".cursor/mcp.json"),
             (Self::Cursor, None) => home()?.join(".cursor/mcp.json"),
             (Self::Vscode, Some(project)) => project.join(".vscode/mcp.json"),

@@ -124,27 +124,39 @@ fn each_client_gets_its_file_at_its_place_in_its_format_with_absolute_paths() {
         assert!(vscode.get("mcpServers").is_none(), "{file}");
     }
 
-    // Claude Code: the project's .mcp.json, the working directory's by default; --yes and
-    // the config file read are carried.
+    // Claude Code: the user's ~/.claude.json (whose other keys are Claude Code's own, kept),
+    // or the project's .mcp.json; --yes and the config file read are carried.
     std::fs::write(
         machine.path("work/tools.toml"),
         "[tools]\nblocked = [\"bash\"]\n",
     )
     .unwrap();
+    std::fs::write(
+        machine.path("home/.claude.json"),
+        "{\"numStartups\": 3, \"projects\": {\"/src\": {\"mcpServers\": {}}}}",
+    )
+    .unwrap();
     serving(&["--config", "tools.toml"], &["claude-code", "--yes"]);
-    let code = machine.json("work/.mcp.json");
+    let code = machine.json("home/.claude.json");
     let config = machine.path("work/tools.toml");
-    assert_eq!(
-        code["mcpServers"]["aleph-tools"]["args"],
-        serde_json::json!([
-            "serve",
-            "--stdio",
-            "--yes",
-            "--config",
-            config.to_str().unwrap()
-        ])
-    );
+    let expected = serde_json::json!([
+        "serve",
+        "--stdio",
+        "--yes",
+        "--config",
+        config.to_str().unwrap()
+    ]);
+    assert_eq!(code["mcpServers"]["aleph-tools"]["args"], expected);
     assert_eq!(code["mcpServers"]["aleph-tools"]["type"], "stdio");
+    assert_eq!(code["numStartups"], 3);
+    assert_eq!(code["projects"]["/src"]["mcpServers"], serde_json::json!({}));
+    serving(
+        &["--config", "tools.toml"],
+        &["claude-code", "--yes", "--project", "."],
+    );
+    let project = machine.json("work/.mcp.json");
+    assert_eq!(project["mcpServers"]["aleph-tools"]["args"], expected);
+    assert_eq!(project["mcpServers"]["aleph-tools"]["type"], "stdio");
 }
 
 #[test]
