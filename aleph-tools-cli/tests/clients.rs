@@ -149,7 +149,10 @@ fn each_client_gets_its_file_at_its_place_in_its_format_with_absolute_paths() {
     assert_eq!(code["mcpServers"]["aleph-tools"]["args"], expected);
     assert_eq!(code["mcpServers"]["aleph-tools"]["type"], "stdio");
     assert_eq!(code["numStartups"], 3);
-    assert_eq!(code["projects"]["/src"]["mcpServers"], serde_json::json!({}));
+    assert_eq!(
+        code["projects"]["/src"]["mcpServers"],
+        serde_json::json!({})
+    );
     serving(
         &["--config", "tools.toml"],
         &["claude-code", "--yes", "--project", "."],

@@ -66,7 +66,7 @@ impl World {
             .current_dir(self.root.path().join("work"))
             .env("HOME", self.home())
             .env_remove("ALEPH_TOOLS_CONFIG")
-        .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CONFIG_HOME")
             .env_remove("RUST_LOG");
         if self.config().is_file() {
             command.env("ALEPH_TOOLS_CONFIG", self.config());
@@ -933,7 +933,10 @@ fn a_spinner_shows_while_plugins_load_on_a_terminal_only() {
     assert!(piped.contains("word_count"), "{piped}");
     let said = stderr(&world.run(&args));
     assert!(!said.contains("loading plugins"), "{said}");
-    assert!(!said.contains('\u{1b}'), "no escape codes in a pipe: {said:?}");
+    assert!(
+        !said.contains('\u{1b}'),
+        "no escape codes in a pipe: {said:?}"
+    );
 
     let line = std::iter::once(env!("CARGO_BIN_EXE_aleph-tools"))
         .chain(args)

@@ -310,7 +310,7 @@ fn webassembly_plugins_load_under_an_address_space_limit_when_told_the_reservati
             .current_dir(dir.path())
             .env("HOME", dir.path())
             .env_remove("ALEPH_TOOLS_CONFIG")
-        .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CONFIG_HOME")
             .args(["-c", &script])
             .output()
             .unwrap()

@@ -36,10 +36,16 @@
 //! | `node` | Node.js plugins, supervised child processes (implies `plugins`) |
 //! | `routes` | plugins' HTTP routes as an axum `Router` (implies `plugins`) |
 //! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
-//! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills |
+//! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills, code mode, tool search |
+//! | `embeddings` | tool search by meaning: a sentence-embedding model run in process (implies `builtin`; Rust 1.94) |
+//! | `browser` | a headless Chromium's tools and `pdf_generate` (implies `builtin`) |
 //! | `sandbox` | [`sandbox`]: an OS sandbox (namespaces, Landlock, seccomp, limits) for the programs tools run |
 //! | `clients` | [`agent::clients`]: HTTP clients for the model APIs the agent loop drives |
 //! | `full` | all of the above |
+//!
+//! The minimum supported Rust is 1.91 (1.94 with `embeddings`). With the `mcp` feature,
+//! rmcp's types are part of this crate's API (`mcp::rmcp` re-exports the version in use),
+//! so a new rmcp major version comes in a semver-incompatible release of this crate.
 //!
 //! # Where to start
 //!
@@ -176,13 +182,17 @@ pub use tool::{
 
 /// The names most programs need: `use aleph_tools::prelude::*;`.
 ///
+/// Every type `#[tool]` injects by its bare name is here ([`ToolContext`], [`State`],
+/// [`Progress`], [`CancellationToken`], [`Caller`], [`Identity`]), so a tool written with
+/// the prelude names them without further imports.
+///
 /// [`AlephToolDyn`] is left out on purpose: its methods share names with [`AlephTool`]'s,
 /// and importing both makes `tool.definition()` ambiguous. Import it by name where you
 /// implement it.
 pub mod prelude {
     pub use crate::{
         AlephTool, AlephToolServer, Caller, CancellationToken, Confirmation, ConfirmationRequest,
-        Content, Progress, RegistryError, State, ToolCategory, ToolContext, ToolDefinition,
-        ToolError, ToolErrorKind, ToolFilter, ToolOutput, ToolResult, tool,
+        Content, Identity, Progress, RegistryError, State, ToolCategory, ToolContext,
+        ToolDefinition, ToolError, ToolErrorKind, ToolFilter, ToolOutput, ToolResult, tool,
     };
 }

@@ -24,7 +24,7 @@ pub use traversal::Tree;
 ///
 /// When the body does not come in time, or holds no answer.
 pub async fn http_answer(response: reqwest::Response) -> serde_json::Value {
-    let text = tokio::time::timeout(std::time::Duration::from_secs(60), response.text())
+    let text = tokio::time::timeout(std::time::Duration::from_mins(1), response.text())
         .await
         .expect("the answer comes")
         .expect("the body reads");
@@ -294,7 +294,8 @@ mod mcp {}
 #[doc = include_str!("../../book/src/clients.md")]
 mod clients {}
 
-/// The README's quick start, compiled and run like the guide.
+/// The README's quick start, compiled like the guide; it serves over stdio until its client
+/// leaves, so `guide_crate::readme` in the suite runs it, for an MCP client.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 mod readme {}

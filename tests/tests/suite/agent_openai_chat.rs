@@ -343,7 +343,9 @@ async fn provider_errors_are_not_retried_and_keep_their_message() {
         .unwrap_err();
     // The message names the round; the model's error is its source, said once.
     assert_eq!(error.to_string(), "asking the model failed in round 1");
-    let source = std::error::Error::source(&error).expect("the model's error").to_string();
+    let source = std::error::Error::source(&error)
+        .expect("the model's error")
+        .to_string();
     assert_eq!(
         source,
         "openai-chat answered 400: The model `gpt-test` does not exist"
