@@ -274,8 +274,9 @@ impl Config {
 
     /// Reads the configuration: `explicit` when given (it must exist), else the file named
     /// by `ALEPH_TOOLS_CONFIG`, else the user's ([`user_file`], else `~/.aleph/config.toml`);
-    /// the defaults when there is none. A file in the working directory is read only when named: a cloned
-    /// repository's `aleph-tools.toml` could start any program through `[[mcp_servers]]`.
+    /// the defaults when there is none. A file in the working directory is read only when
+    /// named: a cloned repository's `aleph-tools.toml` could start any program through
+    /// `[[mcp_servers]]`.
     pub fn load(explicit: Option<&Path>) -> anyhow::Result<Self> {
         let Some(file) = locate(explicit) else {
             let mut config = Self::default();

@@ -38,6 +38,19 @@ pub async fn http_answer(response: reqwest::Response) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"))
 }
 
+/// An error and its sources, each said once, joined with `: ` (as `{:#}` of an
+/// `anyhow::Error` prints them): what a program that reports the whole chain shows.
+pub fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 /// The example plugins' directory (`examples/plugins`), each plugin's module built beside its
 /// manifest. The first call in a process runs `examples/plugins/build.sh`, which installs the
 /// `wasm32-unknown-unknown` target when it is missing; cargo makes later builds no-ops.

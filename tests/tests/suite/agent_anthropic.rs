@@ -4,6 +4,7 @@
 //! `message_delta` and `message_stop` events, cut into 7-byte pieces), and every test
 //! asserts the bodies it received.
 
+use aleph_tools_tests::chain;
 use std::time::Duration;
 
 use aleph_tools::agent::clients::Anthropic;
@@ -247,7 +248,7 @@ async fn overloaded_is_retried_and_stream_failures_are_reported() {
             ),
             "{error:?}"
         );
-        assert!(error.to_string().contains(expected), "{error}");
+        assert!(chain(&error).contains(expected), "{}", chain(&error));
         assert_eq!(conversation, self::conversation());
     }
 }

@@ -4,6 +4,7 @@
 //! 7-byte pieces, and whole `generateContent` responses), and every test asserts the bodies
 //! it received.
 
+use aleph_tools_tests::chain;
 use std::time::Duration;
 
 use aleph_tools::agent::clients::Gemini;
@@ -161,7 +162,7 @@ async fn whole_answers_blocked_prompts_and_broken_streams() {
             matches!(error, AgentError::Model { round: 1, .. }),
             "{error:?}"
         );
-        assert!(error.to_string().contains(expected), "{error}");
+        assert!(chain(&error).contains(expected), "{}", chain(&error));
     }
     let api = ModelApi::start(vec![Reply::stream([json!("not json")])]).await;
     let error = server()

@@ -3,6 +3,7 @@
 //! documents (whole responses, and streams of `chat.completion.chunk` events ending in
 //! `[DONE]`, cut into 7-byte pieces), and every test asserts the bodies it received.
 
+use aleph_tools_tests::chain;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -326,7 +327,11 @@ async fn busy_and_failing_answers_are_retried() {
         .run_agent(&model(&api), &mut conversation())
         .await
         .unwrap_err();
-    assert!(error.to_string().contains("429: quota exceeded"), "{error}");
+    assert!(
+        chain(&error).contains("429: quota exceeded"),
+        "{}",
+        chain(&error)
+    );
     assert_eq!(api.bodies().len(), 1);
 }
 
@@ -416,7 +421,11 @@ async fn malformed_answers_fail_the_round_with_what_was_wrong() {
             matches!(error, AgentError::Model { round: 1, .. }),
             "{reply:?}: {error:?}"
         );
-        assert!(error.to_string().contains(expected), "{reply:?}: {error}");
+        assert!(
+            chain(&error).contains(expected),
+            "{reply:?}: {}",
+            chain(&error)
+        );
         assert_eq!(conversation, self::conversation(), "nothing was appended");
     }
 }

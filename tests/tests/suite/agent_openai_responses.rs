@@ -3,6 +3,7 @@
 //! (streams of `response.*` events ending in `response.completed`, cut into 7-byte pieces),
 //! and every test asserts the bodies it received.
 
+use aleph_tools_tests::chain;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -165,6 +166,6 @@ async fn failed_and_broken_streams_are_reported() {
             .run_agent(&model(&api), &mut conversation)
             .await
             .unwrap_err();
-        assert!(error.to_string().contains(expected), "{error}");
+        assert!(chain(&error).contains(expected), "{}", chain(&error));
     }
 }

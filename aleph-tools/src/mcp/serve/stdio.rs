@@ -1,8 +1,13 @@
 //! Newline-delimited JSON-RPC over a byte stream pair (stdio, a socket, a pipe), for
-//! serving. A task reads the lines: each message it can read goes to the session, and each
-//! it cannot is answered at once with the JSON-RPC error that says why (see
-//! [`unreadable`](super::unreadable)), so a client never waits on a line the server dropped.
-//! Lines are read up to a limit, past which the rest of the line is skipped unread.
+//! serving. The session reads the lines itself, as it asks for the next message: each
+//! message it can read is handed over, and each it cannot is answered at once with the
+//! JSON-RPC error that says why (see [`unreadable`](super::unreadable)), so a client never
+//! waits on a line the server dropped. Lines are read up to a limit, past which the rest of
+//! the line is skipped unread.
+//!
+//! No task stands between the stream and the session: a message is read, parsed and
+//! handled on the task that serves the session, and each answer is one write of its line
+//! and newline.
 
 use std::sync::Arc;
 
@@ -10,56 +15,98 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
 use super::unreadable::{ID_SEARCHED, Unreadable};
 
-/// How many messages read wait for the session at most; the reader waits past that.
-const WAITING: usize = 8;
-
-/// The writing half, shared by the session's answers and the reader's errors.
+/// The writing half, shared by the session's answers and the answers to unreadable lines.
 type Writer<W> = Arc<Mutex<Option<W>>>;
 
 /// One client's stream pair, as an rmcp transport.
-pub(super) struct LineTransport<W> {
-    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
+pub(super) struct LineTransport<R, W> {
+    reader: BufReader<R>,
+    /// The line being read. The session stops waiting for a message whenever something
+    /// else comes first (an answer to send, a cancellation), which drops the read where it
+    /// stood: what it had taken from the stream is kept here, and the next read goes on.
+    line: Vec<u8>,
+    /// Whether the line in `line` went past `max_line` (its start kept, the rest skipped).
+    too_long: bool,
+    /// Whether `line` holds a line handed over already, to be cleared before the next.
+    read: bool,
+    max_line: usize,
     writer: Writer<W>,
-    reader: JoinHandle<()>,
+    /// The write of an answer to an unreadable line, finished before the next line is
+    /// read, so that what comes after that line is answered after it.
+    answering: Option<JoinHandle<()>>,
 }
 
-impl<W> LineTransport<W>
+impl<R, W> LineTransport<R, W>
 where
+    R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    /// Starts reading `reader`, lines of at most `max_line` bytes.
-    pub(super) fn start<R>(reader: R, writer: W, max_line: usize) -> Self
-    where
-        R: AsyncRead + Send + Unpin + 'static,
-    {
-        let writer = Arc::new(Mutex::new(Some(writer)));
-        let (sender, incoming) = mpsc::channel(WAITING);
-        let reader = tokio::spawn(read_lines(
-            BufReader::new(reader),
-            sender,
-            Arc::clone(&writer),
-            max_line,
-        ));
+    /// Reads `reader`, lines of at most `max_line` bytes, and writes to `writer`.
+    pub(super) fn start(reader: R, writer: W, max_line: usize) -> Self {
         Self {
-            incoming,
-            writer,
-            reader,
+            reader: BufReader::new(reader),
+            line: Vec::new(),
+            too_long: false,
+            read: false,
+            max_line,
+            writer: Arc::new(Mutex::new(Some(writer))),
+            answering: None,
         }
     }
-}
 
-impl<W> Drop for LineTransport<W> {
-    fn drop(&mut self) {
-        self.reader.abort();
+    /// Reads one line into `self.line` (without its newline), at most `max_line` bytes of
+    /// it. Stopped at an await, it loses nothing: the buffered reader keeps what it has not
+    /// handed out, and what it has is in `self.line`.
+    async fn next_line(&mut self) -> Line {
+        if self.read {
+            self.line.clear();
+            self.too_long = false;
+            self.read = false;
+        }
+        let line = loop {
+            let available = match self.reader.fill_buf().await {
+                // A last line without its newline is a line all the same.
+                Ok([]) if self.too_long => break Line::TooLong,
+                Ok([]) if !self.line.is_empty() => break Line::Whole,
+                Ok([]) | Err(_) => return Line::End,
+                Ok(available) => available,
+            };
+            let newline = available.iter().position(|&byte| byte == b'\n');
+            let take = newline.map_or(available.len(), |at| at + 1);
+            if !self.too_long {
+                let part = &available[..newline.unwrap_or(available.len())];
+                if self.line.len() + part.len() > self.max_line {
+                    // Keep the start, to find the request's id in; skip the rest.
+                    let room = ID_SEARCHED.saturating_sub(self.line.len()).min(part.len());
+                    self.line.extend_from_slice(&part[..room]);
+                    self.line.truncate(ID_SEARCHED);
+                    self.line.shrink_to(ID_SEARCHED);
+                    self.too_long = true;
+                } else {
+                    self.line.extend_from_slice(part);
+                }
+            }
+            self.reader.consume(take);
+            if newline.is_some() {
+                break if self.too_long {
+                    Line::TooLong
+                } else {
+                    Line::Whole
+                };
+            }
+        };
+        self.read = true;
+        line
     }
 }
 
-/// Writes `line` and a newline, and flushes; an error once the transport is closed.
+/// Writes `line`, which ends with its newline, in one write, and flushes; an error once the
+/// transport is closed.
 async fn write_line<W>(writer: &Writer<W>, line: &[u8]) -> std::io::Result<()>
 where
     W: AsyncWrite + Unpin,
@@ -72,12 +119,12 @@ where
         ));
     };
     writer.write_all(line).await?;
-    writer.write_all(b"\n").await?;
     writer.flush().await
 }
 
-impl<W> Transport<RoleServer> for LineTransport<W>
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
 where
+    R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
     type Error = std::io::Error;
@@ -88,17 +135,55 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
         async move {
-            let line = serde_json::to_vec(&item)?;
+            let mut line = Vec::with_capacity(256);
+            serde_json::to_writer(&mut line, &item)?;
+            line.push(b'\n');
             write_line(&writer, &line).await
         }
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        self.incoming.recv().await
+        loop {
+            if let Some(answering) = &mut self.answering {
+                // Waiting on the task leaves it running if the session stops waiting.
+                let _ = answering.await;
+                self.answering = None;
+            }
+            let unreadable = match self.next_line().await {
+                Line::End => return None,
+                Line::TooLong => Unreadable::too_large(&self.line, self.max_line),
+                Line::Whole => {
+                    let message = trimmed(&self.line);
+                    if message.is_empty() {
+                        continue;
+                    }
+                    match serde_json::from_slice::<ClientJsonRpcMessage>(message) {
+                        Ok(message) => return Some(message),
+                        Err(error) => Unreadable::of(message, &error),
+                    }
+                }
+            };
+            if unreadable.notification {
+                // JSON-RPC answers no notification, not even with an error; other protocols'
+                // notifications on the same pipe are passed over this way too.
+                tracing::debug!(
+                    "an MCP client sent a notification the server cannot read: {}",
+                    unreadable.message()
+                );
+                continue;
+            }
+            let mut answer = unreadable.to_response().to_string().into_bytes();
+            answer.push(b'\n');
+            // On a task of its own: a write the session stopped halfway would leave half a
+            // line on the stream. The lock keeps it whole beside the session's answers.
+            let writer = Arc::clone(&self.writer);
+            self.answering = Some(tokio::spawn(async move {
+                let _ = write_line(&writer, &answer).await;
+            }));
+        }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.reader.abort();
         let writer = self.writer.lock().await.take();
         if let Some(mut writer) = writer {
             writer.shutdown().await?;
@@ -117,93 +202,63 @@ enum Line {
     End,
 }
 
-/// Reads one line into `line` (without its newline), at most `max` bytes of it.
-async fn read_line<R>(reader: &mut BufReader<R>, line: &mut Vec<u8>, max: usize) -> Line
-where
-    R: AsyncRead + Unpin,
-{
-    line.clear();
-    let mut too_long = false;
-    loop {
-        let available = match reader.fill_buf().await {
-            // A last line without its newline is a line all the same.
-            Ok([]) if too_long => return Line::TooLong,
-            Ok([]) if !line.is_empty() => return Line::Whole,
-            Ok([]) | Err(_) => return Line::End,
-            Ok(available) => available,
-        };
-        let newline = available.iter().position(|&byte| byte == b'\n');
-        let take = newline.map_or(available.len(), |at| at + 1);
-        if !too_long {
-            let part = &available[..newline.unwrap_or(available.len())];
-            if line.len() + part.len() > max {
-                // Keep the start, to find the request's id in; skip the rest.
-                let room = ID_SEARCHED.saturating_sub(line.len()).min(part.len());
-                line.extend_from_slice(&part[..room]);
-                line.truncate(ID_SEARCHED);
-                line.shrink_to(ID_SEARCHED);
-                too_long = true;
-            } else {
-                line.extend_from_slice(part);
-            }
-        }
-        reader.consume(take);
-        if newline.is_some() {
-            return if too_long { Line::TooLong } else { Line::Whole };
-        }
-    }
-}
-
-/// Reads lines until the stream ends: messages to `sender`, answers to what cannot be read
-/// straight to `writer`.
-async fn read_lines<R, W>(
-    mut reader: BufReader<R>,
-    sender: mpsc::Sender<ClientJsonRpcMessage>,
-    writer: Writer<W>,
-    max_line: usize,
-) where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut line = Vec::new();
-    loop {
-        let unreadable = match read_line(&mut reader, &mut line, max_line).await {
-            Line::End => return,
-            Line::TooLong => Unreadable::too_large(&line, max_line),
-            Line::Whole => {
-                let message = trimmed(&line);
-                if message.is_empty() {
-                    continue;
-                }
-                match serde_json::from_slice::<ClientJsonRpcMessage>(message) {
-                    Ok(message) => {
-                        if sender.send(message).await.is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    Err(error) => Unreadable::of(message, &error),
-                }
-            }
-        };
-        if unreadable.notification {
-            // JSON-RPC answers no notification, not even with an error; other protocols'
-            // notifications on the same pipe are passed over this way too.
-            tracing::debug!(
-                "an MCP client sent a notification the server cannot read: {}",
-                unreadable.message()
-            );
-            continue;
-        }
-        let answer = unreadable.to_response().to_string();
-        if write_line(&writer, answer.as_bytes()).await.is_err() {
-            return;
-        }
-    }
-}
-
 /// `line` without a trailing carriage return, surrounding blanks or a byte order mark.
 fn trimmed(line: &[u8]) -> &[u8] {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     line.trim_ascii()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn id_of(message: &ClientJsonRpcMessage) -> serde_json::Value {
+        serde_json::to_value(message).unwrap()["id"].clone()
+    }
+
+    #[tokio::test]
+    async fn a_read_the_session_stops_halfway_goes_on_where_it_was() {
+        let (mut client, server) = tokio::io::duplex(1024);
+        let (reader, writer) = tokio::io::split(server);
+        let mut transport = LineTransport::start(reader, writer, 1 << 20);
+        let line = br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+        client.write_all(&line[..20]).await.unwrap();
+        // The session stops waiting while half the line is there, as when an answer is
+        // ready to go first.
+        let waited = tokio::time::timeout(Duration::from_millis(50), transport.receive()).await;
+        assert!(waited.is_err(), "half a line is no message");
+        client.write_all(&line[20..]).await.unwrap();
+        client
+            .write_all(b"\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        let message = transport.receive().await.expect("the whole line");
+        assert_eq!(id_of(&message), 7);
+        let message = transport.receive().await.expect("the next line");
+        assert_eq!(id_of(&message), 8);
+        drop(client);
+        assert!(transport.receive().await.is_none(), "the stream ended");
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_line_is_answered_before_the_next_is_handed_over() {
+        let (client, server) = tokio::io::duplex(1024);
+        let (reader, writer) = tokio::io::split(server);
+        let mut transport = LineTransport::start(reader, writer, 1 << 20);
+        let (client_reader, mut client_writer) = tokio::io::split(client);
+        client_writer
+            .write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        let message = transport.receive().await.expect("the readable line");
+        assert_eq!(id_of(&message), 9);
+        // The answer to the line before was written first, in one piece.
+        let mut answers = BufReader::new(client_reader).lines();
+        let answer = answers.next_line().await.unwrap().expect("an answer");
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+        assert_eq!(answer["id"], serde_json::Value::Null, "{answer}");
+    }
 }
