@@ -231,6 +231,62 @@ impl Session {
         };
         Ok(self.served.tasks.run(entry, call, answered, finish).into())
     }
+
+    /// `subscriptions/listen`: the change notifications a client without a handshake
+    /// subscribes to, until it or the server closes.
+    async fn listened(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // Clients without a handshake (2026-07-28) subscribe instead.
+        let ended = self.closed.child_token();
+        let accepted = context.accepted();
+        // rmcp calls `listen` as soon as the acknowledgment is sent: the oldest waiting
+        // start is this stream's own, unless two streams of one session open at once.
+        let start = lock(&self.listen_starts).pop_front();
+        let ListenStart {
+            tools_at,
+            resources: resource_events,
+        } = start.unwrap_or_else(|| self.listen_start());
+        let resources = async {
+            let uris = accepted
+                .resource_subscriptions
+                .as_deref()
+                .unwrap_or_default();
+            let list = accepted.resources_list_changed == Some(true);
+            if uris.is_empty() && !list {
+                return;
+            }
+            let wanted = |event: &ResourceEvent| match event {
+                ResourceEvent::Updated(uri) => uris.contains(uri),
+                ResourceEvent::ListChanged => list,
+            };
+            let sink = context.sink();
+            let send = |event| async move {
+                match event {
+                    ResourceEvent::Updated(uri) => sink.notify_resource_updated(uri).await,
+                    ResourceEvent::ListChanged => sink.notify_resource_list_changed().await,
+                }
+                .is_ok()
+            };
+            pass_on_resource_events(resource_events, &ended, wanted, send).await;
+        };
+        let tools = async {
+            let mut changes = self.served.tools.watch_tools();
+            if *changes.borrow_and_update() != tools_at
+                && context.sink().notify_tool_list_changed().await.is_err()
+            {
+                return;
+            }
+            while next_change(&mut changes, &ended).await {
+                if context.sink().notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            () = context.cancelled() => {}
+            ((), ()) = async { tokio::join!(tools, resources) } => {}
+        }
+        Ok(())
+    }
 }
 
 /// The `CallToolResult` for a call of `tool` that ended with `result`, its output in `shape`;
@@ -511,58 +567,14 @@ impl ServerHandler for Session {
         Some(accepted)
     }
 
-    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        // Clients without a handshake (2026-07-28) subscribe instead.
-        let ended = self.closed.child_token();
-        let accepted = context.accepted();
-        // rmcp calls `listen` as soon as the acknowledgment is sent: the oldest waiting
-        // start is this stream's own, unless two streams of one session open at once.
-        let start = lock(&self.listen_starts).pop_front();
-        let ListenStart {
-            tools_at,
-            resources: resource_events,
-        } = start.unwrap_or_else(|| self.listen_start());
-        let resources = async {
-            let uris = accepted
-                .resource_subscriptions
-                .as_deref()
-                .unwrap_or_default();
-            let list = accepted.resources_list_changed == Some(true);
-            if uris.is_empty() && !list {
-                return;
-            }
-            let wanted = |event: &ResourceEvent| match event {
-                ResourceEvent::Updated(uri) => uris.contains(uri),
-                ResourceEvent::ListChanged => list,
-            };
-            let sink = context.sink();
-            let send = |event| async move {
-                match event {
-                    ResourceEvent::Updated(uri) => sink.notify_resource_updated(uri).await,
-                    ResourceEvent::ListChanged => sink.notify_resource_list_changed().await,
-                }
-                .is_ok()
-            };
-            pass_on_resource_events(resource_events, &ended, wanted, send).await;
-        };
-        let tools = async {
-            let mut changes = self.served.tools.watch_tools();
-            if *changes.borrow_and_update() != tools_at
-                && context.sink().notify_tool_list_changed().await.is_err()
-            {
-                return;
-            }
-            while next_change(&mut changes, &ended).await {
-                if context.sink().notify_tool_list_changed().await.is_err() {
-                    return;
-                }
-            }
-        };
-        tokio::select! {
-            () = context.cancelled() => {}
-            ((), ()) = async { tokio::join!(tools, resources) } => {}
-        }
-        Ok(())
+    fn listen(
+        &self,
+        context: SubscriptionContext,
+    ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
+        // Boxed: rmcp runs each request in a task of its own, whose future is as large as the
+        // largest handler's (this one's, unboxed: 7 KB) and is copied whole as the task
+        // starts and ends, for every `tools/call` too.
+        Box::pin(self.listened(context))
     }
 }
 
