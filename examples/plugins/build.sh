@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the example plugins: the WebAssembly ones to modules beside their manifests
 # (`text-tools/text_tools.wasm`, `http-fetch/http_fetch.wasm`, `call-guard/call_guard.wasm`),
-# installing the
-# wasm32-unknown-unknown target with rustup when it is missing; and the Node.js ones
+# installing the wasm32-unknown-unknown target with rustup when it is missing; and the
+# Node.js ones
 # (`weather-node`, `notes-node`, `echo-bridge`) by building the SDK in `sdk/node` and
 # installing it into each as a copy (`--install-links`; Node's permission model would refuse
 # a link out of the plugin's directory). Idempotent, and safe to run from several processes
