@@ -201,6 +201,9 @@ pub struct ServerSection {
     pub max_sessions: Option<usize>,
     /// The most HTTP sessions one token's identity holds at once (64 when left out).
     pub max_sessions_per_identity: Option<usize>,
+    /// Seconds running calls get to finish when `serve --http` is told to stop (SIGTERM or
+    /// Ctrl-C); those still running then are cancelled (30 when left out).
+    pub drain_timeout_secs: Option<u64>,
 }
 
 /// One `[[server.tokens]]` entry: a token, read from the environment, and whom it stands for.
@@ -500,6 +503,7 @@ name = "mine"
 session_idle_timeout_secs = 120
 max_sessions = 200
 max_sessions_per_identity = 8
+drain_timeout_secs = 45
 
 [[mcp_servers]]
 name = "everything"
@@ -519,6 +523,7 @@ args = ["-y", "server"]
         assert_eq!(config.server.session_idle_timeout_secs, Some(120));
         assert_eq!(config.server.max_sessions, Some(200));
         assert_eq!(config.server.max_sessions_per_identity, Some(8));
+        assert_eq!(config.server.drain_timeout_secs, Some(45));
         assert_eq!(config.mcp_servers[0].args, ["-y", "server"]);
     }
 

@@ -108,11 +108,24 @@ impl Host {
         wrap: bool,
         approval: Approval,
     ) -> anyhow::Result<Self> {
+        Self::start_with(config, plugins, wrap, approval, |builder| builder).await
+    }
+
+    /// As [`start`](Self::start), with `layers` adding to the server's builder first (its
+    /// middleware is the outermost).
+    pub async fn start_with(
+        config: &Config,
+        plugins: Plugins<'_>,
+        wrap: bool,
+        approval: Approval,
+        layers: impl FnOnce(ToolServerBuilder) -> ToolServerBuilder,
+    ) -> anyhow::Result<Self> {
         if wrap {
             check_depth(config)?;
         }
-        let mut builder =
-            approval.install(AlephToolServer::builder().with_filter(config.tools.clone()));
+        let mut builder = approval.install(layers(
+            AlephToolServer::builder().with_filter(config.tools.clone()),
+        ));
         if config.builtin.is_some() || config.browser.enabled {
             builder = with_paths(builder, &config.allowed_paths)?;
         }

@@ -21,6 +21,7 @@ mod chat;
 mod clients;
 mod config;
 mod host;
+mod metrics;
 mod plugins;
 mod progress;
 mod scaffold;

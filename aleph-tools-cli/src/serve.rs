@@ -2,14 +2,21 @@
 //! (with the plugins' HTTP routes beside `/mcp`), with hot reload; skills and the plugins'
 //! `standalone` prompts as MCP prompts.
 
+use std::time::Duration;
+
 use aleph_tools::Identity;
 use aleph_tools::builtin::Skills;
 use aleph_tools::mcp::{McpAuth, McpServer, StaticTokens};
+use aleph_tools::middleware::Metrics;
 use anyhow::Context as _;
 
 use crate::approval::Approval;
 use crate::config::{Config, TokenSection};
 use crate::host::{Host, Plugins, secret_from};
+
+/// How long running calls may take to finish once the server is told to stop, unless
+/// `server.drain_timeout_secs` says.
+const DEFAULT_DRAIN_SECS: u64 = 30;
 
 /// Where to serve.
 pub enum Transport {
@@ -19,7 +26,8 @@ pub enum Transport {
     Http(String),
 }
 
-/// Serves until the client goes away (stdio) or the process is interrupted (HTTP).
+/// Serves until the client goes away (stdio) or the process is interrupted (HTTP: then it
+/// drains, letting running calls finish).
 pub async fn run(
     config: &Config,
     transport: Transport,
@@ -45,7 +53,27 @@ pub async fn run(
     };
     // Wrapped MCP servers join while the server runs: a client is answered at once, whatever
     // they take to start.
-    let host = Host::start(config, Plugins::All, false, Approval::when(approve)).await?;
+    // Over HTTP every call is counted and timed, for `/metrics`; the recorder is installed
+    // before the layer that describes its metrics to it.
+    let scrape = match &transport {
+        Transport::Http(_) => Some(crate::metrics::install()?),
+        Transport::Stdio => None,
+    };
+    let counted = scrape.is_some();
+    let host = Host::start_with(
+        config,
+        Plugins::All,
+        false,
+        Approval::when(approve),
+        |builder| {
+            if counted {
+                builder.with_middleware(Metrics::new())
+            } else {
+                builder
+            }
+        },
+    )
+    .await?;
     host.wrap_in_background(config)?;
     let _watcher = if watch && config.plugins.hot_reload {
         Some(
@@ -70,7 +98,7 @@ pub async fn run(
         mcp = mcp.with_cors_origins(origins.iter().cloned());
     }
     if let Some(secs) = config.server.session_idle_timeout_secs {
-        mcp = mcp.with_session_idle_timeout(std::time::Duration::from_secs(secs));
+        mcp = mcp.with_session_idle_timeout(Duration::from_secs(secs));
     }
     if let Some(sessions) = config.server.max_sessions {
         mcp = mcp.with_max_sessions(sessions);
@@ -88,21 +116,51 @@ pub async fn run(
     mcp = mcp.with_prompts(host.manager.clone());
     match transport {
         Transport::Stdio => mcp.serve_stdio().await?,
-        Transport::Http(addr) => {
-            let http = mcp
-                .with_router(host.manager.router())
-                .serve_http(addr.as_str())
-                .await?;
-            eprintln!(
-                "aleph-tools: serving {} tools over MCP at {}, plugin routes under http://{}/plugins/{guarded}",
-                host.server.tool_names().len(),
-                http.url(),
-                http.local_addr()
-            );
-            stopped().await;
-            http.shutdown().await?;
-        }
+        Transport::Http(addr) => serve_http(config, &host, mcp, scrape, &addr, guarded).await?,
     }
+    Ok(())
+}
+
+/// Serves over streamable HTTP until SIGTERM or Ctrl-C, then drains.
+async fn serve_http(
+    config: &Config,
+    host: &Host,
+    mcp: McpServer,
+    scrape: Option<axum::Router>,
+    addr: &str,
+    guarded: &str,
+) -> anyhow::Result<()> {
+    let mut mcp = mcp.with_router(host.manager.router());
+    if let Some(scrape) = scrape {
+        mcp = mcp.with_router(scrape);
+    }
+    let http = mcp.serve_http(addr).await?;
+    eprintln!(
+        "aleph-tools: serving {} tools over MCP at {}, plugin routes under http://{}/plugins/, metrics at http://{}{}{guarded}",
+        host.server.tool_names().len(),
+        http.url(),
+        http.local_addr(),
+        http.local_addr(),
+        crate::metrics::PATH,
+    );
+    stopped().await;
+    let within = Duration::from_secs(
+        config
+            .server
+            .drain_timeout_secs
+            .unwrap_or(DEFAULT_DRAIN_SECS),
+    );
+    eprintln!(
+        "aleph-tools: draining: new requests are refused, running calls have {} s to finish",
+        within.as_secs()
+    );
+    let drained = http.drain(within).await?;
+    eprintln!(
+        "aleph-tools: stopped after {:.1} s: {} calls were running, {} cut off",
+        drained.took.as_secs_f64(),
+        drained.running,
+        drained.cut_off
+    );
     Ok(())
 }
 

@@ -590,7 +590,7 @@ fn every_subcommand_has_help() {
 }
 
 #[test]
-fn serve_http_answers_mcp_and_plugin_routes_until_terminated() {
+fn serve_http_answers_mcp_plugin_routes_probes_and_metrics_and_drains_when_terminated() {
     use std::io::{BufRead, BufReader, Read, Write};
     let world = World::with_examples();
     let mut child = world
@@ -610,11 +610,15 @@ fn serve_http_answers_mcp_and_plugin_routes_until_terminated() {
         }
     };
     assert!(line.contains("serving 7 tools"), "{line}");
-    let request = |method: &str, path: &str, body: &str| {
+    assert!(
+        line.contains(&format!("metrics at http://{addr}/metrics")),
+        "{line}"
+    );
+    let exchange = |method: &str, path: &str, headers: &str, body: &str| {
         let mut stream = std::net::TcpStream::connect(&addr).unwrap();
         write!(
             stream,
-            "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n{headers}content-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()
         )
         .unwrap();
@@ -622,6 +626,7 @@ fn serve_http_answers_mcp_and_plugin_routes_until_terminated() {
         stream.read_to_string(&mut response).unwrap();
         response
     };
+    let request = |method: &str, path: &str, body: &str| exchange(method, path, "", body);
     let created = request(
         "POST",
         "/plugins/notes-node/notes",
@@ -634,6 +639,13 @@ fn serve_http_answers_mcp_and_plugin_routes_until_terminated() {
     let mcp = request("POST", "/mcp", "{}");
     assert!(mcp.starts_with("HTTP/1.1 4"), "{mcp}");
 
+    // A load balancer's probes.
+    assert!(request("GET", "/healthz", "").starts_with("HTTP/1.1 200"));
+    assert!(request("GET", "/readyz", "").ends_with("ready\n"));
+
+    calls_over_mcp_show_in_metrics(&exchange);
+
+    // SIGTERM drains: nothing runs, so the server stops at once and says so.
     let terminated = Command::new("kill")
         .arg(child.id().to_string())
         .status()
@@ -641,6 +653,72 @@ fn serve_http_answers_mcp_and_plugin_routes_until_terminated() {
     assert!(terminated.success());
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("aleph-tools: draining"), "{rest}");
+    assert!(rest.contains("0 calls were running, 0 cut off"), "{rest}");
+}
+
+/// Two calls over MCP (a session opened by hand), then `/metrics`: they show per tool and
+/// result, beside the session held. `exchange` sends a request with extra headers.
+fn calls_over_mcp_show_in_metrics(exchange: &dyn Fn(&str, &str, &str, &str) -> String) {
+    let opened = exchange(
+        "POST",
+        "/mcp",
+        "",
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    let session = opened
+        .lines()
+        .find_map(|line| line.strip_prefix("mcp-session-id: "))
+        .unwrap_or_else(|| panic!("a session: {opened}"))
+        .trim()
+        .to_owned();
+    let in_session = format!("mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n");
+    exchange(
+        "POST",
+        "/mcp",
+        &in_session,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    for (id, text) in [(1, "one two three"), (2, "four five")] {
+        let called = exchange(
+            "POST",
+            "/mcp",
+            &in_session,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"word_count","arguments":{{"text":"{text}"}}}}}}"#
+            ),
+        );
+        assert!(called.starts_with("HTTP/1.1 200"), "{called}");
+    }
+    let metrics = exchange("GET", "/metrics", "", "");
+    assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+    let sample = |series: &str| {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+            .map(str::to_owned)
+    };
+    assert_eq!(
+        sample(r#"aleph_tools_tool_calls_total{tool="word_count",result="ok"}"#).as_deref(),
+        Some("2"),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(r#"aleph_tools_tool_call_duration_seconds_count{tool="word_count"}"#).as_deref(),
+        Some("2"),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample("aleph_tools_mcp_sessions").as_deref(),
+        Some("1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("# TYPE aleph_tools_tool_call_duration_seconds histogram"),
+        "{metrics}"
+    );
 }
 
 #[test]

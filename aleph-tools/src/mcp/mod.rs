@@ -51,6 +51,7 @@ mod ask;
 mod auth;
 mod convert;
 mod error;
+mod gauges;
 mod http;
 mod names;
 mod notify;
@@ -63,7 +64,9 @@ mod wrap;
 
 pub use self::auth::{AuthError, AuthRequest, Authorizer, McpAuth, StaticTokens};
 pub use self::error::McpError;
-pub use self::http::McpHttpServer;
+#[cfg(feature = "metrics")]
+pub use self::gauges::{MCP_SESSIONS, MCP_TASKS};
+pub use self::http::{Drained, McpHttpServer};
 pub use self::names::clean_tool_name;
 pub use self::prompts::{
     McpPrompt, PromptArgs, PromptArgument, PromptMessage, PromptRole, PromptSource,

@@ -19,6 +19,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{Round, RoundCall};
+use super::gauges;
+use super::http::drain::Running;
 use crate::sync::lock;
 use crate::{Identity, ProgressEvent, ToolErrorKind, ToolResult};
 
@@ -157,6 +159,7 @@ impl TaskStore {
             ));
         }
         tasks.insert(entry.id.clone(), Arc::clone(&entry));
+        gauges::tasks(1);
         Ok((entry, answered))
     }
 
@@ -168,9 +171,12 @@ impl TaskStore {
         mut call: RoundCall,
         mut answered: mpsc::UnboundedReceiver<InputResponses>,
         finish: impl FnOnce(&ToolResult) -> Result<JsonObject, ErrorData> + Send + 'static,
+        running: Running,
     ) -> CreateTaskResult {
         let handle = CreateTaskResult::new(self.task(&entry, &lock(&entry.state)));
         tokio::spawn(async move {
+            // Counted as running until it ends, so a draining server waits for it.
+            let _running = running;
             let result = loop {
                 match call.round(&entry.cancel).await {
                     Round::Done(result) => break result,
@@ -275,9 +281,17 @@ impl TaskStore {
             let keep = entry.started.elapsed() < self.settings.ttl;
             if !keep {
                 entry.cancel.cancel();
+                gauges::tasks(-1);
             }
             keep
         });
+    }
+
+    /// Cancels every task still running (a draining server's time is up).
+    pub(super) fn cancel_all(&self) {
+        for entry in lock(&self.tasks).values() {
+            entry.cancel.cancel();
+        }
     }
 
     fn task(&self, entry: &Entry, state: &State) -> Task {
@@ -291,6 +305,13 @@ impl TaskStore {
         .with_poll_interval_ms(millis(self.settings.poll_interval));
         task.status_message.clone_from(&state.message);
         task
+    }
+}
+
+impl Drop for TaskStore {
+    fn drop(&mut self) {
+        let kept = lock(&self.tasks).len();
+        gauges::tasks(-i32::try_from(kept).unwrap_or(i32::MAX));
     }
 }
 

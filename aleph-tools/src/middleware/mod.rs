@@ -4,7 +4,8 @@
 //!
 //! Built in: [`Permission`] (capabilities a call's context must hold), [`Audit`] (`tracing`
 //! spans and events with secrets redacted), [`RateLimit`] (calls per time, per tool and
-//! overall) and [`ConcurrencyLimit`] (calls at once, per tool and overall). Hooks
+//! overall), [`ConcurrencyLimit`] (calls at once, per tool and overall) and, with the feature
+//! `metrics`, `Metrics` (calls, errors and latency per tool). Hooks
 //! ([`Interceptor`], [`Observer`], [`Resolver`]) plug into the same chain at run time.
 //!
 //! # Order
@@ -17,6 +18,8 @@
 mod audit;
 mod concurrency;
 mod hooks;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod permission;
 mod rate_limit;
 
@@ -32,6 +35,8 @@ pub(crate) use self::hooks::HookSet;
 pub use self::hooks::{
     Hook, HookId, HookPriority, Interceptor, ObservedCall, Observer, ObserverError, Resolver,
 };
+#[cfg(feature = "metrics")]
+pub use self::metrics::{CALL_DURATION, CALLS, CALLS_RUNNING, Metrics};
 pub use self::permission::Permission;
 pub use self::rate_limit::{Rate, RateLimit};
 use crate::context::ToolContext;

@@ -51,6 +51,7 @@ const CHAPTERS: &[Chapter] = chapters![
     "plugins.md",
     "mcp.md",
     "clients.md",
+    "production.md",
     "command.md",
     "sandbox.md",
     "threat-model.md",

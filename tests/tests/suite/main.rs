@@ -42,6 +42,7 @@ mod mcp_wrap;
 mod middleware;
 mod node_hostile;
 mod node_plugins;
+mod operations;
 mod paths;
 mod pdf;
 mod plugin_adapters;

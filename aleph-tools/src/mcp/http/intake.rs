@@ -16,6 +16,7 @@ use futures_util::StreamExt as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::drain::{InFlight, draining, serves_started_work};
 use super::sessions::{Full, Ledger};
 use crate::Identity;
 use crate::mcp::serve::unreadable::{ID_SEARCHED, Unreadable};
@@ -26,10 +27,12 @@ const MAX_INITIALIZE: usize = 64 * 1024;
 /// The header naming a streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// What the intake needs: the sessions, and the most a body may hold.
+/// What the intake needs: the sessions, the most a body may hold, and whether the server
+/// drains.
 pub(super) struct Intake {
     pub(super) ledger: Arc<Ledger>,
     pub(super) max_request: usize,
+    pub(super) in_flight: Arc<InFlight>,
 }
 
 /// The two members of a message the intake looks at; the rest is skipped unread.
@@ -48,7 +51,16 @@ pub(super) async fn intake(
     request: Request,
     next: Next,
 ) -> Response {
+    let is_draining = intake.in_flight.is_draining();
     if request.method() != Method::POST {
+        // A draining server still resumes the streams of requests it runs; it opens no
+        // new stream.
+        if is_draining
+            && request.method() == Method::GET
+            && !request.headers().contains_key("last-event-id")
+        {
+            return draining(None);
+        }
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
@@ -56,6 +68,9 @@ pub(super) async fn intake(
         Ok(bytes) => bytes,
         Err(refused) => return refused,
     };
+    if is_draining && let Some(refused) = refuse_new_work(&bytes) {
+        return refused;
+    }
     let is_json = parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -102,6 +117,7 @@ pub(super) async fn intake(
         .run(Request::from_parts(parts, Body::from(bytes.clone())))
         .await;
     drop(reservation);
+    let response = counted_while_streaming(response, &intake.in_flight);
     // rmcp answers a body it cannot read as a message `415`, in plain text.
     if is_json
         && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
@@ -156,6 +172,40 @@ async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
         }
     }
     Ok(first.unwrap_or_else(|| Bytes::from(all)))
+}
+
+/// An answer that comes as an event stream, counted as on its way until the stream ends: the
+/// call behind it may have finished, and a drain waits for its answer to be sent.
+fn counted_while_streaming(response: Response, in_flight: &Arc<InFlight>) -> Response {
+    let streams = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"));
+    if !streams {
+        return response;
+    }
+    let answering = in_flight.answering();
+    let (parts, body) = response.into_parts();
+    let counted = body.into_data_stream().map(move |chunk| {
+        let _answering = &answering;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(counted))
+}
+
+/// The refusal of a request that would start new work on a draining server. Answers and
+/// notifications (a cancellation, a client's reply to a running call's question) pass, and
+/// so do the requests that serve work already started.
+fn refuse_new_work(bytes: &[u8]) -> Option<Response> {
+    match serde_json::from_slice::<Envelope<'_>>(bytes) {
+        Ok(Envelope {
+            method: Some(method),
+            id: Some(id),
+        }) if !serves_started_work(&method) => Some(draining(Some(id))),
+        Ok(_) => None,
+        // A batch, or a body rmcp would refuse anyway.
+        Err(_) => Some(draining(None)),
+    }
 }
 
 /// `400 Bad Request` with the JSON-RPC error that says why the body cannot be read.

@@ -1,7 +1,9 @@
 //! Serving MCP over streamable HTTP: the routes, and in front of rmcp the checks of `Host`
 //! and `Origin` ([`guard`]), of tokens ([`auth`](super::auth)), of bodies and session caps
-//! ([`intake`]); the sessions' [`Ledger`](sessions::Ledger).
+//! ([`intake`]); the sessions' [`Ledger`](sessions::Ledger); health probes and the drain
+//! ([`drain`]).
 
+pub(in crate::mcp) mod drain;
 mod guard;
 mod intake;
 pub(in crate::mcp) mod sessions;
@@ -9,6 +11,7 @@ pub(in crate::mcp) mod sessions;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -16,11 +19,14 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+pub use self::drain::Drained;
+use self::drain::{InFlight, health};
 use self::guard::{Guard, guard};
 use self::intake::{Intake, intake};
 use self::sessions::Ledger;
 use super::auth::{Gate, authenticate, metadata_routes};
 use super::polling::PollingSessions;
+use super::tasks::TaskStore;
 use super::{McpError, McpServer};
 
 /// Where MCP is served.
@@ -28,8 +34,14 @@ const MCP_PATH: &str = "/mcp";
 
 impl McpServer {
     /// Serves MCP over streamable HTTP at `http://{addr}/mcp`, for any number of clients at
-    /// once, until the returned [`McpHttpServer`] is shut down or dropped. Port 0 picks a
-    /// free port; [`McpHttpServer::url`] says which.
+    /// once, until the returned [`McpHttpServer`] is shut down, drained or dropped. Port 0
+    /// picks a free port; [`McpHttpServer::url`] says which.
+    ///
+    /// Beside `/mcp` it answers a load balancer's probes, without a token or `Host` check:
+    /// `GET /healthz` (`200` while the process serves) and `GET /readyz` (`200`, or `503`
+    /// once [`drain`](McpHttpServer::drain) has begun). With the feature `metrics` it
+    /// reports the sessions and tasks it holds as the gauges
+    /// `aleph_tools_mcp_sessions` and `aleph_tools_mcp_tasks`.
     ///
     /// ```no_run
     /// use aleph_tools::AlephToolServer;
@@ -47,7 +59,7 @@ impl McpServer {
     /// # Errors
     ///
     /// [`McpError::Bind`] when the address cannot be bound.
-    pub async fn serve_http<A>(self, addr: A) -> Result<McpHttpServer, McpError>
+    pub async fn serve_http<A>(mut self, addr: A) -> Result<McpHttpServer, McpError>
     where
         A: tokio::net::ToSocketAddrs + fmt::Display,
     {
@@ -66,6 +78,10 @@ impl McpServer {
         let cors = self.cors_origins.clone();
         let checks = Guard::new(self.allowed_hosts.clone(), cors.clone(), local);
         let ledger = Ledger::new(self.sessions);
+        let in_flight = self.count_calls_apart();
+        let tasks = self.task_store();
+        #[cfg(feature = "metrics")]
+        super::gauges::describe();
         let shutdown = CancellationToken::new();
         let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(shutdown.child_token())
@@ -87,6 +103,7 @@ impl McpServer {
         let read = Arc::new(Intake {
             ledger: Arc::clone(&ledger),
             max_request: self.max_request,
+            in_flight: Arc::clone(&in_flight),
         });
         let service = StreamableHttpService::new(move || Ok(self.session()), sessions, config);
         let checked = axum::middleware::from_fn_with_state(checks, guard);
@@ -113,6 +130,11 @@ impl McpServer {
         if let Some(origins) = cors {
             router = router.layer(cors_layer(&origins));
         }
+        // Outermost: probes are answered before any check.
+        router = router.layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&in_flight),
+            health,
+        ));
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
             axum::serve(listener, router)
@@ -123,6 +145,8 @@ impl McpServer {
             addr: local,
             shutdown,
             task: Some(task),
+            in_flight,
+            tasks,
         })
     }
 }
@@ -161,6 +185,8 @@ pub struct McpHttpServer {
     addr: SocketAddr,
     shutdown: CancellationToken,
     task: Option<JoinHandle<std::io::Result<()>>>,
+    in_flight: Arc<InFlight>,
+    tasks: Arc<TaskStore>,
 }
 
 impl fmt::Debug for McpHttpServer {
@@ -190,6 +216,48 @@ impl McpHttpServer {
     pub async fn shutdown(mut self) -> Result<(), McpError> {
         self.shutdown.cancel();
         self.finish().await
+    }
+
+    /// Stops the server gracefully, as a load balancer expects on a rolling restart:
+    /// `/readyz` answers `503` at once, so the balancer sends new clients elsewhere; new
+    /// requests are refused with `503` and `Retry-After` (a JSON-RPC error that says to send
+    /// them again); the tool calls and tasks running now finish, with their clients' answers,
+    /// cancellations, task polls and stream resumptions still taken. When they have all
+    /// finished, or `within` has passed (then the rest are cancelled), the server stops as
+    /// [`shutdown`](Self::shutdown) does.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn run(http: aleph_tools::mcp::McpHttpServer) -> Result<(), aleph_tools::mcp::McpError> {
+    /// let drained = http.drain(Duration::from_secs(30)).await?;
+    /// eprintln!("{} calls were running, {} cut off", drained.running, drained.cut_off);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Http`] when the server had already stopped with an error.
+    pub async fn drain(mut self, within: Duration) -> Result<Drained, McpError> {
+        let began = tokio::time::Instant::now();
+        self.in_flight.start_draining();
+        let running = self.in_flight.running();
+        let settled = tokio::time::timeout(within, self.in_flight.settled()).await;
+        let cut_off = if settled.is_ok() {
+            0
+        } else {
+            let left = self.in_flight.running();
+            // Calls end when their sessions close with the server; tasks are cancelled here.
+            self.tasks.cancel_all();
+            left
+        };
+        self.shutdown.cancel();
+        self.finish().await?;
+        Ok(Drained {
+            running,
+            cut_off,
+            took: began.elapsed(),
+        })
     }
 
     /// Serves until the server fails or the process ends; for programs whose whole job is

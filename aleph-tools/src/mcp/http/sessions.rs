@@ -15,6 +15,7 @@ use rmcp::transport::streamable_http_server::session::{
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::mcp::gauges;
 use crate::mcp::serve::Remembered;
 use crate::sync::lock;
 use crate::tool::BoxFuture;
@@ -123,6 +124,7 @@ impl Book {
 
     fn remove(&mut self, id: &str) -> Option<Record> {
         let record = self.sessions.remove(id)?;
+        gauges::sessions(-1);
         if let Some(owner) = &record.owner {
             decrement(&mut self.per_owner, owner);
         }
@@ -146,6 +148,13 @@ pub(in crate::mcp) struct Ledger {
     book: Mutex<Book>,
     /// Told when a session has fallen asleep, for a request waiting to wake it.
     slept: Notify,
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        let held = lock(&self.book).sessions.len();
+        gauges::sessions(-i32::try_from(held).unwrap_or(i32::MAX));
+    }
 }
 
 impl Ledger {
@@ -193,7 +202,7 @@ impl Ledger {
 
     /// rmcp opened session `id`.
     pub(in crate::mcp) fn opened(&self, id: &SessionId) {
-        lock(&self.book).sessions.insert(
+        let before = lock(&self.book).sessions.insert(
             id.clone(),
             Record {
                 owner: None,
@@ -204,6 +213,9 @@ impl Ledger {
                 phase: Phase::Awake,
             },
         );
+        if before.is_none() {
+            gauges::sessions(1);
+        }
     }
 
     /// Session `id` is being initialized, by `owner` with `params` (a first handshake, or

@@ -31,6 +31,7 @@ use self::resources::{ResourceEvent, pass_on_resource_events};
 pub use self::server::McpServer;
 use super::ask::{Round, RoundCall, Waiting, ask_the_peer};
 use super::convert::{OutputShape, message_to_mcp, prompt_to_mcp, result_to_mcp};
+use super::http::drain::InFlight;
 use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
 use super::resources::ResourceSource;
@@ -64,6 +65,8 @@ pub(super) struct Served {
     waiting: Arc<Waiting>,
     /// Calls running as tasks, for the same reason.
     tasks: Arc<TaskStore>,
+    /// The tool calls running now, which a draining HTTP server waits for.
+    in_flight: Arc<InFlight>,
 }
 
 /// What a client set in its session: kept apart from the session's handler, so an HTTP
@@ -229,7 +232,12 @@ impl Session {
                 )),
             }
         };
-        Ok(self.served.tasks.run(entry, call, answered, finish).into())
+        let running = self.served.in_flight.enter();
+        Ok(self
+            .served
+            .tasks
+            .run(entry, call, answered, finish, running)
+            .into())
     }
 
     /// `subscriptions/listen`: the change notifications a client without a handshake
@@ -355,6 +363,7 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _running = self.served.in_flight.enter();
         if let Some(state) = &request.request_state {
             // A 2026-07-28 client comes back with answers to a call's questions.
             let identity = identity_of(&context);

@@ -18,6 +18,7 @@ use super::resources::{RESOURCE_EVENTS, ResourceEvent};
 use super::stdio::LineTransport;
 use super::unreadable::DEFAULT_MAX_REQUEST;
 use super::{Served, Session};
+use crate::mcp::http::drain::InFlight;
 use crate::mcp::http::sessions::SessionLimits;
 use crate::mcp::prompts::PromptSource;
 use crate::mcp::resources::ResourceSource;
@@ -87,6 +88,7 @@ impl McpServer {
                 resource_events: broadcast::channel(RESOURCE_EVENTS).0,
                 waiting: Arc::default(),
                 tasks: Arc::default(),
+                in_flight: Arc::default(),
             },
             allowed_hosts: None,
             router: None,
@@ -452,6 +454,18 @@ impl McpServer {
             .await
             .map_err(|err| McpError::Session(err.to_string()))?;
         Ok(())
+    }
+
+    /// A count of its sessions' running calls of its own, apart from other clones': what
+    /// one HTTP server waits for when it drains.
+    pub(in crate::mcp) fn count_calls_apart(&mut self) -> Arc<InFlight> {
+        self.served.in_flight = Arc::default();
+        Arc::clone(&self.served.in_flight)
+    }
+
+    /// The tasks its sessions started.
+    pub(in crate::mcp) fn task_store(&self) -> Arc<TaskStore> {
+        Arc::clone(&self.served.tasks)
     }
 
     /// The handler of one connection.
