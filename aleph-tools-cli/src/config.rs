@@ -202,7 +202,7 @@ pub struct ServerSection {
     /// The most HTTP sessions one token's identity holds at once (64 when left out).
     pub max_sessions_per_identity: Option<usize>,
     /// Seconds running calls get to finish when `serve --http` is told to stop (SIGTERM or
-    /// Ctrl-C); those still running then are cancelled (30 when left out).
+    /// Ctrl-C); those still running then are cancelled (25 when left out).
     pub drain_timeout_secs: Option<u64>,
 }
 

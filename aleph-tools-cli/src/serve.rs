@@ -15,8 +15,9 @@ use crate::config::{Config, TokenSection};
 use crate::host::{Host, Plugins, secret_from};
 
 /// How long running calls may take to finish once the server is told to stop, unless
-/// `server.drain_timeout_secs` says.
-const DEFAULT_DRAIN_SECS: u64 = 30;
+/// `server.drain_timeout_secs` says: less than the 30 s an orchestrator such as Kubernetes
+/// waits before it kills the process.
+const DEFAULT_DRAIN_SECS: u64 = 25;
 
 /// Where to serve.
 pub enum Transport {

@@ -23,6 +23,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::http::drain::Running;
 use crate::context::{
     AskResult, Elicitation, ElicitationHandler, ElicitationRequest, Sampled, SamplingHandler,
     SamplingMessage, SamplingRequest, SamplingRole,
@@ -187,6 +188,8 @@ pub(super) struct RoundCall {
     cancel: CancellationToken,
     /// Who started the call, when the server authenticates; only they may carry it on.
     owner: Option<String>,
+    /// Keeps a draining server waiting for this call (see [`counted`](Self::counted)).
+    counted: Option<Running>,
 }
 
 /// Where a round ended.
@@ -225,7 +228,17 @@ impl RoundCall {
             abort: None,
             cancel,
             owner,
+            counted: None,
         }
+    }
+
+    /// Counted as running by `running` until the call ends or is given up, across the
+    /// requests that carry it on: a draining server waits for a call parked for its
+    /// client's answers.
+    #[must_use]
+    pub(super) fn counted(mut self, running: Running) -> Self {
+        self.counted = Some(running);
+        self
     }
 
     /// Hands in the client's answers; those to questions not asked are ignored.

@@ -5,7 +5,8 @@
 /// Gauge: streamable HTTP sessions held, awake or asleep.
 #[cfg(feature = "metrics")]
 pub const MCP_SESSIONS: &str = "aleph_tools_mcp_sessions";
-/// Gauge: MCP tasks kept, running or finished and not yet expired.
+/// Gauge: MCP tasks kept, running or finished (an expired task is forgotten, and counted
+/// out, at the next task request).
 #[cfg(feature = "metrics")]
 pub const MCP_TASKS: &str = "aleph_tools_mcp_tasks";
 

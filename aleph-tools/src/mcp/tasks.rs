@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ask::{Round, RoundCall};
 use super::gauges;
-use super::http::drain::Running;
+use super::http::drain::{InFlight, Running};
 use crate::sync::lock;
 use crate::{Identity, ProgressEvent, ToolErrorKind, ToolResult};
 
@@ -102,6 +102,9 @@ pub(super) struct Entry {
     started: Instant,
     /// Fired by `tasks/cancel`, or when the task expires.
     cancel: CancellationToken,
+    /// The calls of the server that started it (an HTTP server cancels its own when its
+    /// drain's time is up).
+    origin: Arc<InFlight>,
     /// The client's answers to the tool's questions, from `tasks/update`.
     answers: mpsc::UnboundedSender<InputResponses>,
     state: Mutex<State>,
@@ -130,6 +133,7 @@ impl TaskStore {
     pub(super) fn open(
         &self,
         owner: Option<&Identity>,
+        origin: &Arc<InFlight>,
     ) -> Result<(Arc<Entry>, mpsc::UnboundedReceiver<InputResponses>), ErrorData> {
         let (answers, answered) = mpsc::unbounded_channel();
         let now = SystemTime::now();
@@ -140,6 +144,7 @@ impl TaskStore {
             created: now,
             started: Instant::now(),
             cancel: CancellationToken::new(),
+            origin: Arc::clone(origin),
             answers,
             state: Mutex::new(State {
                 payload: TaskPayload::Working,
@@ -287,10 +292,13 @@ impl TaskStore {
         });
     }
 
-    /// Cancels every task still running (a draining server's time is up).
-    pub(super) fn cancel_all(&self) {
+    /// Cancels the tasks started by the server counted by `origin` (its drain's time is
+    /// up); those of other servers sharing the store run on.
+    pub(super) fn cancel_started_by(&self, origin: &Arc<InFlight>) {
         for entry in lock(&self.tasks).values() {
-            entry.cancel.cancel();
+            if Arc::ptr_eq(&entry.origin, origin) {
+                entry.cancel.cancel();
+            }
         }
     }
 

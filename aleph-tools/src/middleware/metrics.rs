@@ -57,30 +57,51 @@ impl Metrics {
 
 impl Middleware for Metrics {
     async fn handle(&self, call: ToolCall, next: Next) -> Result<ToolOutput, ToolError> {
-        let tool = Arc::clone(call.shared_name());
-        let running = metrics::gauge!(CALLS_RUNNING, "tool" => Arc::clone(&tool));
-        running.increment(1);
-        // Counted down however the call ends, a dropped (cancelled) future included.
-        let _running = Running(running);
-        let started = Instant::now();
+        let mut recording = Recording::start(Arc::clone(call.shared_name()));
         let outcome = next.run(call).await;
-        metrics::histogram!(CALL_DURATION, "tool" => Arc::clone(&tool))
-            .record(started.elapsed().as_secs_f64());
-        let result = match &outcome {
+        recording.finish(match &outcome {
             Ok(_) => "ok",
             Err(error) => kind_label(error),
-        };
-        metrics::counter!(CALLS, "tool" => tool, "result" => result).increment(1);
+        });
         outcome
     }
 }
 
-/// Takes one off the running gauge when the call ends.
-struct Running(metrics::Gauge);
+/// One call being recorded. A call whose future is dropped before it ends (its caller
+/// cancelled it, or gave up waiting) is recorded as `cancelled` when the guard goes.
+struct Recording {
+    tool: Arc<str>,
+    started: Instant,
+    running: metrics::Gauge,
+    finished: bool,
+}
 
-impl Drop for Running {
+impl Recording {
+    fn start(tool: Arc<str>) -> Self {
+        let running = metrics::gauge!(CALLS_RUNNING, "tool" => Arc::clone(&tool));
+        running.increment(1);
+        Self {
+            tool,
+            started: Instant::now(),
+            running,
+            finished: false,
+        }
+    }
+
+    fn finish(&mut self, result: &'static str) {
+        self.finished = true;
+        metrics::histogram!(CALL_DURATION, "tool" => Arc::clone(&self.tool))
+            .record(self.started.elapsed().as_secs_f64());
+        metrics::counter!(CALLS, "tool" => Arc::clone(&self.tool), "result" => result).increment(1);
+    }
+}
+
+impl Drop for Recording {
     fn drop(&mut self) {
-        self.0.decrement(1);
+        self.running.decrement(1);
+        if !self.finished {
+            self.finish("cancelled");
+        }
     }
 }
 

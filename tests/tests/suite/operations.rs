@@ -170,6 +170,52 @@ async fn probes_answer_without_a_token_or_host_check() {
     server.shutdown().await.unwrap();
 }
 
+/// What a draining server still takes, being part of work already started: a task poll (of
+/// a task this server does not know, so a JSON-RPC error rather than a refusal), a ping, and
+/// a 2026-07-28 client's answers to a call's questions.
+async fn what_serves_started_work_still_passes(http: &reqwest::Client, url: &str, session: &str) {
+    // What serves work already started still passes: a task poll (of a task this server
+    // does not know, so a JSON-RPC error rather than a refusal) and a ping.
+    let poll = post(
+        http,
+        url,
+        session,
+        &json!({ "jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": { "taskId": "t-1" } }),
+    )
+    .await;
+    assert_eq!(poll.status(), 200, "a task poll is not refused");
+    let ping = post(
+        http,
+        url,
+        session,
+        &json!({ "jsonrpc": "2.0", "id": 5, "method": "ping" }),
+    )
+    .await;
+    assert_eq!(ping.status(), 200);
+    assert!(ping.text().await.unwrap().contains("\"result\""));
+    // A 2026-07-28 client's answers to a call's questions carry running work on: they pass
+    // (this state names no parked call, so the server says so).
+    let answers = http
+        .post(url)
+        .header("accept", ACCEPT)
+        .header("mcp-protocol-version", "2026-07-28")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 6, "method": "tools/call",
+            "params": { "name": "hold", "arguments": {}, "requestState": "no-such-state",
+                        "inputResponses": {},
+                        "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                   "io.modelcontextprotocol/clientCapabilities": {} } }
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(
+        answers.status(),
+        503,
+        "answers to a call's questions are not refused"
+    );
+}
+
 #[tokio::test]
 async fn a_drain_lets_running_calls_finish_and_refuses_new_work_with_a_retry() {
     let (tools, gate) = gated();
@@ -239,25 +285,7 @@ async fn a_drain_lets_running_calls_finish_and_refuses_new_work_with_a_retry() {
         .await
         .unwrap();
     assert_eq!(stream.status(), 503, "no new standalone stream");
-    // What serves work already started still passes: a task poll (of a task this server
-    // does not know, so a JSON-RPC error rather than a refusal) and a ping.
-    let poll = post(
-        &http,
-        &url,
-        &session,
-        &json!({ "jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": { "taskId": "t-1" } }),
-    )
-    .await;
-    assert_eq!(poll.status(), 200, "a task poll is not refused");
-    let ping = post(
-        &http,
-        &url,
-        &session,
-        &json!({ "jsonrpc": "2.0", "id": 5, "method": "ping" }),
-    )
-    .await;
-    assert_eq!(ping.status(), 200);
-    assert!(ping.text().await.unwrap().contains("\"result\""));
+    what_serves_started_work_still_passes(&http, &url, &session).await;
 
     // The running call finishes with its answer, then the server stops.
     assert!(!drained.is_finished());
@@ -297,7 +325,7 @@ async fn a_drain_cancels_the_calls_still_running_when_its_time_is_up() {
         .await
         .expect("the client's stream ends with the server")
         .unwrap();
-    assert!(!answer.contains("released"), "{answer}");
+    assert!(!answer.contains("\"isError\":false"), "{answer}");
     // The tool's future was dropped: the call was cancelled, not left running.
     for _ in 0..500 {
         if gate.dropped.load(Ordering::SeqCst) {
@@ -432,6 +460,22 @@ async fn a_cancelled_call_is_counted_and_leaves_the_running_gauge() {
     assert_eq!(
         sample(&text, r#"aleph_tools_tool_calls_running{tool="hold"}"#),
         Some(0.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"aleph_tools_tool_calls_total{tool="hold",result="cancelled"}"#
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"aleph_tools_tool_call_duration_seconds_count{tool="hold"}"#
+        ),
+        Some(1.0),
         "{text}"
     );
 }

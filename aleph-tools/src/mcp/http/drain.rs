@@ -64,12 +64,14 @@ impl InFlight {
         self.calls.load(Ordering::SeqCst)
     }
 
+    /// Whether a drain has begun. A request counts itself in before it asks, and the drain
+    /// marks itself before it counts: one of the two sees the other.
     pub(super) fn is_draining(&self) -> bool {
-        self.draining.load(Ordering::Acquire)
+        self.draining.load(Ordering::SeqCst)
     }
 
     pub(super) fn start_draining(&self) {
-        self.draining.store(true, Ordering::Release);
+        self.draining.store(true, Ordering::SeqCst);
     }
 
     /// Waits until no call runs and no answer is on its way.
@@ -101,7 +103,9 @@ impl Drop for Running {
 pub struct Drained {
     /// Tool calls (tasks included) running when the drain began.
     pub running: usize,
-    /// Of those, the ones still running when the time was up: they were cancelled.
+    /// Of those and the calls started after it began (the answers to their clients'
+    /// questions carry them on), the tool calls still running when the time was up: they
+    /// were cancelled. An answer still being sent then is cut off too, uncounted.
     pub cut_off: usize,
     /// How long the drain took, until the server stopped.
     pub took: Duration,

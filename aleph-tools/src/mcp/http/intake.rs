@@ -16,7 +16,7 @@ use futures_util::StreamExt as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::drain::{InFlight, draining, serves_started_work};
+use super::drain::{InFlight, Running, draining, serves_started_work};
 use super::sessions::{Full, Ledger};
 use crate::Identity;
 use crate::mcp::serve::unreadable::{ID_SEARCHED, Unreadable};
@@ -51,24 +51,29 @@ pub(super) async fn intake(
     request: Request,
     next: Next,
 ) -> Response {
-    let is_draining = intake.in_flight.is_draining();
+    if request.method() == Method::GET && request.headers().contains_key("last-event-id") {
+        // A stream resumed: the rest of a request's answer, which a drain waits for.
+        let answering = intake.in_flight.answering();
+        return counted_while_streaming(next.run(request).await, answering);
+    }
     if request.method() != Method::POST {
-        // A draining server still resumes the streams of requests it runs; it opens no
-        // new stream.
-        if is_draining
-            && request.method() == Method::GET
-            && !request.headers().contains_key("last-event-id")
-        {
+        // A draining server opens no new stream.
+        if request.method() == Method::GET && intake.in_flight.is_draining() {
             return draining(None);
         }
         return next.run(request).await;
     }
+    // Counted from here until its answer is sent; a drain that begins later waits for it,
+    // and one that began earlier is seen below.
+    let answering = intake.in_flight.answering();
     let (parts, body) = request.into_parts();
     let bytes = match read_body(body, intake.max_request).await {
         Ok(bytes) => bytes,
         Err(refused) => return refused,
     };
-    if is_draining && let Some(refused) = refuse_new_work(&bytes) {
+    if intake.in_flight.is_draining()
+        && let Some(refused) = refuse_new_work(&bytes)
+    {
         return refused;
     }
     let is_json = parts
@@ -117,7 +122,7 @@ pub(super) async fn intake(
         .run(Request::from_parts(parts, Body::from(bytes.clone())))
         .await;
     drop(reservation);
-    let response = counted_while_streaming(response, &intake.in_flight);
+    let response = counted_while_streaming(response, answering);
     // rmcp answers a body it cannot read as a message `415`, in plain text.
     if is_json
         && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
@@ -174,9 +179,10 @@ async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
     Ok(first.unwrap_or_else(|| Bytes::from(all)))
 }
 
-/// An answer that comes as an event stream, counted as on its way until the stream ends: the
-/// call behind it may have finished, and a drain waits for its answer to be sent.
-fn counted_while_streaming(response: Response, in_flight: &Arc<InFlight>) -> Response {
+/// The response, still counted by `answering` until its event stream ends when it is one:
+/// the call behind it may have finished, and a drain waits for its answer to be sent. (A
+/// whole JSON answer is written by the server's graceful stop.)
+fn counted_while_streaming(response: Response, answering: Running) -> Response {
     let streams = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -184,7 +190,6 @@ fn counted_while_streaming(response: Response, in_flight: &Arc<InFlight>) -> Res
     if !streams {
         return response;
     }
-    let answering = in_flight.answering();
     let (parts, body) = response.into_parts();
     let counted = body.into_data_stream().map(move |chunk| {
         let _answering = &answering;
@@ -193,14 +198,40 @@ fn counted_while_streaming(response: Response, in_flight: &Arc<InFlight>) -> Res
     Response::from_parts(parts, Body::from_stream(counted))
 }
 
+/// What a draining server reads of a message: enough to tell new work from old.
+#[derive(Deserialize)]
+struct DrainEnvelope<'a> {
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    params: Option<DrainParams>,
+}
+
+#[derive(Deserialize)]
+struct DrainParams {
+    /// Carried by a 2026-07-28 client's answers to a running call's questions.
+    #[serde(rename = "requestState", default)]
+    request_state: Option<serde::de::IgnoredAny>,
+}
+
 /// The refusal of a request that would start new work on a draining server. Answers and
 /// notifications (a cancellation, a client's reply to a running call's question) pass, and
-/// so do the requests that serve work already started.
+/// so do the requests that serve work already started, a 2026-07-28 client's answers to a
+/// call's questions among them.
 fn refuse_new_work(bytes: &[u8]) -> Option<Response> {
-    match serde_json::from_slice::<Envelope<'_>>(bytes) {
-        Ok(Envelope {
+    match serde_json::from_slice::<DrainEnvelope<'_>>(bytes) {
+        Ok(DrainEnvelope {
+            params: Some(DrainParams {
+                request_state: Some(_),
+            }),
+            ..
+        }) => None,
+        Ok(DrainEnvelope {
             method: Some(method),
             id: Some(id),
+            ..
         }) if !serves_started_work(&method) => Some(draining(Some(id))),
         Ok(_) => None,
         // A batch, or a body rmcp would refuse anyway.

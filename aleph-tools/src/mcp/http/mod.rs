@@ -248,7 +248,7 @@ impl McpHttpServer {
         } else {
             let left = self.in_flight.running();
             // Calls end when their sessions close with the server; tasks are cancelled here.
-            self.tasks.cancel_all();
+            self.tasks.cancel_started_by(&self.in_flight);
             left
         };
         self.shutdown.cancel();

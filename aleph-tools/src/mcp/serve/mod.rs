@@ -200,7 +200,10 @@ impl Session {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = identity_of(context);
-        let (entry, answered) = self.served.tasks.open(identity.as_deref())?;
+        let (entry, answered) = self
+            .served
+            .tasks
+            .open(identity.as_deref(), &self.served.in_flight)?;
         let heard = Arc::clone(&entry);
         let mut ctx = ToolContext::new().with_progress(move |_, event| heard.hear(&event));
         if let Some(identity) = identity {
@@ -363,7 +366,6 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let _running = self.served.in_flight.enter();
         if let Some(state) = &request.request_state {
             // A 2026-07-28 client comes back with answers to a call's questions.
             let identity = identity_of(&context);
@@ -378,6 +380,8 @@ impl ServerHandler for Session {
         if self.runs_as_task(&request.name, &context) {
             return self.start_task(request, &context);
         }
+        // A call carried on with answers was counted when it started; a task counts itself.
+        let running = self.served.in_flight.enter();
         let args = Value::Object(request.arguments.unwrap_or_default());
         let notifier = self
             .notifier
@@ -399,7 +403,8 @@ impl ServerHandler for Session {
             let capabilities = context.meta.client_capabilities();
             let call = RoundCall::new(name.clone(), ctx, capabilities.as_ref(), move |ctx| {
                 Box::pin(async move { tools.run(&name, CallArgs::Value(args), Some(ctx)).await })
-            });
+            })
+            .counted(running);
             let outcome = self.play(call, &context.ct).await;
             events.flush().await;
             return outcome;
@@ -410,6 +415,7 @@ impl ServerHandler for Session {
             .tools
             .run(&request.name, CallArgs::Value(args), Some(ctx))
             .await;
+        drop(running);
         events.flush().await;
         self.finish(&request.name, &result, OutputShape::Wrapped)
     }

@@ -112,7 +112,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     // The running gauge says when it has started.
     let started = r#"aleph_tools_tool_calls_running{tool="write_report"} 1"#;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !get(addr, "/metrics").await?.1.contains(started) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the report never started"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let drained = tokio::spawn(http.drain(Duration::from_secs(10)));
@@ -121,6 +126,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         if status.contains("503") {
             break (status, body);
         }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the drain never began"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
     println!("while draining, GET /readyz: {status}, {}", body.trim());
