@@ -35,9 +35,15 @@ pub const CALLS_RUNNING: &str = "aleph_tools_tool_calls_running";
 ///     .unwrap();
 /// # drop(server);
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Metrics {
     _private: (),
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Metrics {

@@ -103,9 +103,8 @@ impl Drop for Running {
 pub struct Drained {
     /// Tool calls (tasks included) running when the drain began.
     pub running: usize,
-    /// Of those and the calls started after it began (the answers to their clients'
-    /// questions carry them on), the tool calls still running when the time was up: they
-    /// were cancelled. An answer still being sent then is cut off too, uncounted.
+    /// The tool calls (tasks included) still running when the time was up: they were
+    /// cancelled. An answer still being sent then is cut off too, uncounted.
     pub cut_off: usize,
     /// How long the drain took, until the server stopped.
     pub took: Duration,
