@@ -52,8 +52,6 @@ pub async fn run(
     } else {
         ""
     };
-    // Wrapped MCP servers join while the server runs: a client is answered at once, whatever
-    // they take to start.
     // Over HTTP every call is counted and timed, for `/metrics`; the recorder is installed
     // before the layer that describes its metrics to it.
     let scrape = match &transport {
@@ -75,6 +73,8 @@ pub async fn run(
         },
     )
     .await?;
+    // Wrapped MCP servers join while the server runs: a client is answered at once, whatever
+    // they take to start.
     host.wrap_in_background(config)?;
     let _watcher = if watch && config.plugins.hot_reload {
         Some(
