@@ -5,6 +5,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub mod manifests;
+pub mod mcp_http;
 mod mcp_tools;
 pub mod model_api;
 mod raw_mcp;

@@ -5,11 +5,9 @@
 
 use std::time::Duration;
 
+use aleph_tools_tests::mcp_http::{VERSION, open_session, post_in_session};
 use aleph_tools_tests::{assert_client_passed, interop_peers, mcp_test_endpoint};
 use serde_json::{Value, json};
-
-const ACCEPT: &str = "application/json, text/event-stream";
-const VERSION: &str = "2025-11-25";
 
 /// How long a request's stream stays open, and how long clients wait to reconnect.
 const POLLING: Duration = Duration::from_millis(300);
@@ -71,48 +69,6 @@ async fn events(response: reqwest::Response) -> Vec<Event> {
     all
 }
 
-/// A session opened with the handshake; its id.
-async fn open(http: &reqwest::Client, url: &str) -> String {
-    let opened = http
-        .post(url)
-        .header("accept", ACCEPT)
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": VERSION, "capabilities": {},
-                "clientInfo": { "name": "raw", "version": "1" }
-            }
-        }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(opened.status(), 200);
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let initialized = post(
-        http,
-        url,
-        &session,
-        &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-    )
-    .await;
-    assert_eq!(initialized.status(), 202);
-    session
-}
-
-async fn post(http: &reqwest::Client, url: &str, session: &str, body: &Value) -> reqwest::Response {
-    http.post(url)
-        .header("accept", ACCEPT)
-        .header("mcp-session-id", session)
-        .header("mcp-protocol-version", VERSION)
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-}
-
 async fn resume(
     http: &reqwest::Client,
     url: &str,
@@ -161,10 +117,10 @@ async fn a_long_call_is_cut_and_its_answer_reaches_the_client_that_reconnects() 
     let server = polling_server().await;
     let url = server.url();
     let http = reqwest::Client::new();
-    let session = open(&http, &url).await;
+    let session = open_session(&http, &url).await;
 
     // 30 steps of 50 ms: five times as long as a stream may stay open.
-    let first = post(&http, &url, &session, &slow_call(1, 30)).await;
+    let first = post_in_session(&http, &url, &session, &slow_call(1, 30)).await;
     assert_eq!(first.status(), 200);
     let mut streams = vec![events(first).await];
     let opening = &streams[0][0];
@@ -212,7 +168,7 @@ async fn a_long_call_is_cut_and_its_answer_reaches_the_client_that_reconnects() 
     assert_eq!(steps, (1..=30).map(f64::from).collect::<Vec<_>>());
 
     // A quick call on the same session is answered on its own stream, uncut.
-    let quick = post(
+    let quick = post_in_session(
         &http,
         &url,
         &session,
@@ -233,9 +189,9 @@ async fn an_answer_that_came_while_the_client_was_away_waits_for_it() {
     let server = polling_server().await;
     let url = server.url();
     let http = reqwest::Client::new();
-    let session = open(&http, &url).await;
+    let session = open_session(&http, &url).await;
     // 10 steps: the call ends 200 ms after its stream was cut.
-    let cut = events(post(&http, &url, &session, &slow_call(7, 10)).await).await;
+    let cut = events(post_in_session(&http, &url, &session, &slow_call(7, 10)).await).await;
     assert!(answer(&cut, 7).is_none(), "{cut:?}");
     tokio::time::sleep(Duration::from_millis(800)).await;
     let resumed = resume(&http, &url, &session, &last_id(&cut)).await;
@@ -252,7 +208,7 @@ async fn bad_event_ids_are_refused_and_the_session_serves_on() {
     let server = polling_server().await;
     let url = server.url();
     let http = reqwest::Client::new();
-    let session = open(&http, &url).await;
+    let session = open_session(&http, &url).await;
     for bad in ["not an id", "3/x", "0/999999", "-1/0", ""] {
         let refused = resume(&http, &url, &session, bad).await;
         let status = refused.status();
@@ -265,7 +221,7 @@ async fn bad_event_ids_are_refused_and_the_session_serves_on() {
     let unknown = resume(&http, &url, "no-such-session", "0/0").await;
     assert!(unknown.status().is_client_error(), "{}", unknown.status());
     let listed = events(
-        post(
+        post_in_session(
             &http,
             &url,
             &session,

@@ -9,12 +9,10 @@ use std::time::Duration;
 use aleph_tools::mcp::{McpAuth, McpServer, StaticTokens};
 use aleph_tools::middleware::{CALL_DURATION, Metrics};
 use aleph_tools::{AlephToolServer, Identity, State, ToolError, tool};
+use aleph_tools_tests::mcp_http::{ACCEPT, VERSION, open_session, post_in_session};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
-
-const ACCEPT: &str = "application/json, text/event-stream";
-const VERSION: &str = "2025-11-25";
 
 /// Lets a test hold `hold`'s calls where it wants them.
 struct Gate {
@@ -71,48 +69,6 @@ fn gated() -> (AlephToolServer, Arc<Gate>) {
         .build()
         .unwrap();
     (server, gate)
-}
-
-/// A session opened with the handshake; its id.
-async fn open(http: &reqwest::Client, url: &str) -> String {
-    let opened = http
-        .post(url)
-        .header("accept", ACCEPT)
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": VERSION, "capabilities": {},
-                "clientInfo": { "name": "raw", "version": "1" }
-            }
-        }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(opened.status(), 200);
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let initialized = post(
-        http,
-        url,
-        &session,
-        &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-    )
-    .await;
-    assert_eq!(initialized.status(), 202);
-    session
-}
-
-async fn post(http: &reqwest::Client, url: &str, session: &str, body: &Value) -> reqwest::Response {
-    http.post(url)
-        .header("accept", ACCEPT)
-        .header("mcp-session-id", session)
-        .header("mcp-protocol-version", VERSION)
-        .json(body)
-        .send()
-        .await
-        .unwrap()
 }
 
 fn call(id: u64, tool: &str) -> Value {
@@ -176,7 +132,7 @@ async fn probes_answer_without_a_token_or_host_check() {
 async fn what_serves_started_work_still_passes(http: &reqwest::Client, url: &str, session: &str) {
     // What serves work already started still passes: a task poll (of a task this server
     // does not know, so a JSON-RPC error rather than a refusal) and a ping.
-    let poll = post(
+    let poll = post_in_session(
         http,
         url,
         session,
@@ -184,7 +140,7 @@ async fn what_serves_started_work_still_passes(http: &reqwest::Client, url: &str
     )
     .await;
     assert_eq!(poll.status(), 200, "a task poll is not refused");
-    let ping = post(
+    let ping = post_in_session(
         http,
         url,
         session,
@@ -226,12 +182,12 @@ async fn a_drain_lets_running_calls_finish_and_refuses_new_work_with_a_retry() {
     let url = server.url();
     let base = format!("http://{}", server.local_addr());
     let http = reqwest::Client::new();
-    let session = open(&http, &url).await;
+    let session = open_session(&http, &url).await;
 
     let running = tokio::spawn({
         let (http, url, session) = (http.clone(), url.clone(), session.clone());
         async move {
-            let response = post(&http, &url, &session, &call(1, "hold")).await;
+            let response = post_in_session(&http, &url, &session, &call(1, "hold")).await;
             assert_eq!(response.status(), 200);
             response.text().await.unwrap()
         }
@@ -251,7 +207,7 @@ async fn a_drain_lets_running_calls_finish_and_refuses_new_work_with_a_retry() {
     assert_eq!(get(&http, format!("{base}/healthz")).await.0, 200);
 
     // New work is refused with a status and an error that say to retry.
-    let refused = post(&http, &url, &session, &call(2, "hold")).await;
+    let refused = post_in_session(&http, &url, &session, &call(2, "hold")).await;
     assert_eq!(refused.status(), 503);
     assert_eq!(refused.headers()["retry-after"], "1");
     let error: Value = refused.json().await.unwrap();
@@ -310,11 +266,11 @@ async fn a_drain_cancels_the_calls_still_running_when_its_time_is_up() {
         .unwrap();
     let url = server.url();
     let http = reqwest::Client::new();
-    let session = open(&http, &url).await;
+    let session = open_session(&http, &url).await;
     let running = tokio::spawn({
         let (http, url, session) = (http.clone(), url.clone(), session.clone());
         async move {
-            let response = post(&http, &url, &session, &call(1, "hold")).await;
+            let response = post_in_session(&http, &url, &session, &call(1, "hold")).await;
             response.text().await.unwrap_or_default()
         }
     });

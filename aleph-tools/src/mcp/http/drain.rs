@@ -1,12 +1,12 @@
-//! Health and drain: `/healthz` and `/readyz` for a load balancer, the calls running now, and
-//! what a server that is draining still takes.
+//! Health and drain: `/healthz` and `/readyz` for a load balancer, and the calls and answers
+//! running now, which a drain waits for.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -14,9 +14,6 @@ use axum::response::{IntoResponse, Response};
 const LIVENESS: &str = "/healthz";
 /// Answers "send me requests" (`200`, or `503` once draining).
 const READINESS: &str = "/readyz";
-
-/// How long a client refused while the server drains is told to wait before it retries.
-pub(super) const RETRY_AFTER_SECS: u64 = 1;
 
 /// The calls a server runs now (tool calls, tasks included) and the answers it streams, and
 /// whether it drains.
@@ -129,48 +126,6 @@ pub(super) async fn health(
         READINESS => (StatusCode::OK, "ready\n").into_response(),
         _ => next.run(request).await,
     }
-}
-
-/// `503` with `Retry-After`, for a request that would start new work on a draining server:
-/// another replica (or this one, restarted) takes it.
-pub(super) fn draining(json_rpc: Option<serde_json::Value>) -> Response {
-    let mut response = match json_rpc {
-        Some(id) => {
-            let body = serde_json::json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {
-                    "code": -32000,
-                    "message": format!("the server is shutting down and takes no new requests; send it again in {RETRY_AFTER_SECS} s (a load balancer sends it to another server)"),
-                    "data": { "retryAfterSeconds": RETRY_AFTER_SECS },
-                },
-            });
-            let mut response = (StatusCode::SERVICE_UNAVAILABLE, body.to_string()).into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            response
-        }
-        None => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server is shutting down and takes no new requests\n",
-        )
-            .into_response(),
-    };
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
-    response
-}
-
-/// Whether a draining server still takes a request for `method`: only what serves work
-/// already started (a task's state, answers and cancellation) and `ping`.
-pub(super) fn serves_started_work(method: &str) -> bool {
-    matches!(
-        method,
-        "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" | "tasks/list" | "ping"
-    )
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use futures_util::StreamExt as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::drain::{InFlight, Running, draining, serves_started_work};
+use super::drain::{InFlight, Running};
 use super::sessions::{Full, Ledger};
 use crate::Identity;
 use crate::mcp::serve::unreadable::{ID_SEARCHED, Unreadable};
@@ -237,6 +237,47 @@ fn refuse_new_work(bytes: &[u8]) -> Option<Response> {
         // A batch, or a body rmcp would refuse anyway.
         Err(_) => Some(draining(None)),
     }
+}
+
+/// How long a client refused while the server drains is told to wait before it retries.
+const RETRY_AFTER_SECS: u64 = 1;
+
+/// `503` with `Retry-After`, for a request that would start new work on a draining server:
+/// another replica (or this one, restarted) takes it. With the request's `id`, the JSON-RPC
+/// error that says to send it again.
+fn draining(id: Option<Value>) -> Response {
+    let mut response = match id {
+        Some(id) => json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": {
+                    "code": -32000,
+                    "message": format!("the server is shutting down and takes no new requests; send it again in {RETRY_AFTER_SECS} s (a load balancer sends it to another server)"),
+                    "data": { "retryAfterSeconds": RETRY_AFTER_SECS },
+                },
+            }),
+        ),
+        None => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is shutting down and takes no new requests\n",
+        )
+            .into_response(),
+    };
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+    response
+}
+
+/// Whether a draining server still takes a request for `method`: only what serves work
+/// already started (a task's state, answers and cancellation) and `ping`.
+fn serves_started_work(method: &str) -> bool {
+    matches!(
+        method,
+        "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" | "tasks/list" | "ping"
+    )
 }
 
 /// `400 Bad Request` with the JSON-RPC error that says why the body cannot be read.

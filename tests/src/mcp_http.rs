@@ -1,0 +1,67 @@
+//! Streamable HTTP driven by hand with `reqwest`: a session opened with the handshake, and
+//! messages posted in it, for the edges an SDK client does not show (statuses, headers,
+//! event ids).
+
+use serde_json::{Value, json};
+
+/// What a client that takes both answers sends as `Accept`.
+pub const ACCEPT: &str = "application/json, text/event-stream";
+/// The protocol version these requests speak.
+pub const VERSION: &str = "2025-11-25";
+
+/// Opens a session at `url` with the handshake (`initialize`, then
+/// `notifications/initialized`); its id.
+///
+/// # Panics
+///
+/// When the server cannot be reached or does not open the session.
+pub async fn open_session(http: &reqwest::Client, url: &str) -> String {
+    let opened = http
+        .post(url)
+        .header("accept", ACCEPT)
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": VERSION, "capabilities": {},
+                "clientInfo": { "name": "raw", "version": "1" }
+            }
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = post_in_session(
+        http,
+        url,
+        &session,
+        &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+    )
+    .await;
+    assert_eq!(initialized.status(), 202);
+    session
+}
+
+/// Posts `body` in `session`.
+///
+/// # Panics
+///
+/// When the server cannot be reached.
+pub async fn post_in_session(
+    http: &reqwest::Client,
+    url: &str,
+    session: &str,
+    body: &Value,
+) -> reqwest::Response {
+    http.post(url)
+        .header("accept", ACCEPT)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", VERSION)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
