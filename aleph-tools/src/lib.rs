@@ -35,12 +35,14 @@
 //! | `wasm` | WebAssembly plugins run by Extism (implies `plugins`) |
 //! | `node` | Node.js plugins, supervised child processes (implies `plugins`) |
 //! | `routes` | plugins' HTTP routes as an axum `Router` (implies `plugins`) |
+//! | `admin` | the management API: the plugin manager's methods as JSON-RPC over HTTP and as tools, installs from https URLs (implies `routes`) |
 //! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
 //! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills, code mode, tool search |
 //! | `embeddings` | tool search by meaning: a sentence-embedding model run in process (implies `builtin`; Rust 1.94) |
 //! | `browser` | a headless Chromium's tools and `pdf_generate` (implies `builtin`) |
 //! | `sandbox` | [`sandbox`]: an OS sandbox (namespaces, Landlock, seccomp, limits) for the programs tools run |
 //! | `clients` | [`agent::clients`]: HTTP clients for the model APIs the agent loop drives |
+//! | `metrics` | calls, errors and latency per tool, sessions and tasks, through the `metrics` facade |
 //! | `full` | all of the above |
 //!
 //! The minimum supported Rust is 1.91 (1.94 with `embeddings`). With the `mcp` feature,

@@ -4,10 +4,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+pub mod https;
 pub mod manifests;
 pub mod mcp_http;
 mod mcp_tools;
 pub mod model_api;
+pub mod plugin_files;
 mod raw_mcp;
 mod traversal;
 

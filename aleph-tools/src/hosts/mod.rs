@@ -8,12 +8,17 @@ use std::net::{IpAddr, Ipv6Addr};
 
 #[cfg(any(feature = "wasm", feature = "builtin", feature = "sandbox"))]
 mod address;
+#[cfg(any(feature = "builtin", feature = "admin"))]
+mod resolver;
 #[cfg(any(feature = "wasm", feature = "builtin", feature = "sandbox"))]
 mod rule;
 
+#[cfg(any(feature = "builtin", feature = "admin"))]
+pub(crate) use resolver::GuardedResolver;
+
 #[cfg(any(feature = "wasm", feature = "builtin", feature = "sandbox"))]
 pub(crate) use rule::HostRule;
-#[cfg(any(feature = "wasm", feature = "builtin"))]
+#[cfg(any(feature = "wasm", feature = "builtin", feature = "admin"))]
 pub(crate) use rule::Refusal;
 
 /// The host a `connect:` rule names (`api.example.com`, `*.example.com`, `*`, `127.0.0.1`,

@@ -287,13 +287,23 @@ impl PluginManager {
         Ok(slot.info(&dir))
     }
 
-    /// Loads a disabled (or failed) plugin `id` again from its directory.
+    /// Loads a disabled (or failed) plugin `id` again from its directory, or the plugin
+    /// with this id that [`discover`](Self::discover) finds when the manager does not know it
+    /// yet (one copied into a search path by hand).
     ///
     /// # Errors
     ///
     /// As [`reload`](Self::reload).
     pub fn enable(&self, id: &str) -> Result<PluginInfo, PluginError> {
-        self.reload(id)
+        let dir = match self.dir_of(id) {
+            Ok(dir) => dir,
+            Err(not_found) => self
+                .discover()
+                .into_iter()
+                .find(|dir| PluginManifest::read_dir(dir).is_ok_and(|m| m.manifest.plugin.id == id))
+                .ok_or(not_found)?,
+        };
+        self.load(&dir)
     }
 
     /// Every plugin the manager knows, sorted by id.

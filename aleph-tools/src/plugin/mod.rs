@@ -17,6 +17,8 @@
 //! Needs the `plugins` feature; the WebAssembly runtime needs `wasm`, the Node.js runtime
 //! `node`.
 
+#[cfg(feature = "admin")]
+mod admin;
 mod archive;
 mod channels;
 mod config;
@@ -48,6 +50,8 @@ mod wasm;
 #[cfg(feature = "wasm")]
 mod wasm_http;
 
+#[cfg(feature = "admin")]
+pub use admin::{ADMIN_PATH, ADMIN_SCOPE, AdminError, METHODS, PluginAdmin};
 #[cfg(feature = "wasm")]
 pub use build::DESCRIBE_EXPORT;
 pub use channels::{BoxStream, Channel, ChannelError, ChannelInfo, PluginChannel};

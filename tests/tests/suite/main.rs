@@ -9,6 +9,7 @@
 //! `tool_logs` installs the process's `tracing` subscriber, and `soak` counts the process's
 //! memory and file descriptors.
 
+mod admin;
 mod agent_anthropic;
 mod agent_gemini;
 mod agent_openai_chat;

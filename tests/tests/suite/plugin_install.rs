@@ -1,49 +1,14 @@
 //! Installing plugins from directories and archives into the first search path,
 //! uninstalling them, and plugins the config keeps disabled.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use aleph_tools::AlephToolServer;
 use aleph_tools::plugin::{PluginError, PluginManager, PluginStatus, PluginsConfig};
 use aleph_tools_tests::node_plugin;
+use aleph_tools_tests::plugin_files::{archive, static_plugin};
 use serde_json::json;
-
-fn static_plugin(root: &Path, id: &str, permissions: &str) -> PathBuf {
-    let dir = root.join(id);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("aleph_plugin.toml"),
-        format!(
-            "[plugin]\nid = \"{id}\"\nversion = \"1.2.3\"\nkind = \"static\"\n\n[prompt]\nfile = \"PROMPT.md\"\nscope = \"system\"\n\n[permissions]\n{permissions}\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(dir.join("PROMPT.md"), format!("Prompt of {id}.")).unwrap();
-    dir
-}
-
-/// Packs `dir` with Python's standard library: `format` is `gztar` or `zip`; `wrapped` puts
-/// the plugin in a top-level directory, as release archives do.
-fn archive(dir: &Path, format: &str, wrapped: bool) -> PathBuf {
-    let out = dir.with_extension("packed");
-    let (root, base) = if wrapped {
-        (dir.parent().unwrap(), dir.file_name().unwrap())
-    } else {
-        (dir, Path::new(".").as_os_str())
-    };
-    let script = "import shutil, sys; print(shutil.make_archive(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]))";
-    let output = Command::new("python3")
-        .args(["-c", script])
-        .arg(&out)
-        .arg(format)
-        .arg(root)
-        .arg(base)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-}
 
 fn manager(search: &Path) -> (AlephToolServer, PluginManager) {
     let server = AlephToolServer::new();

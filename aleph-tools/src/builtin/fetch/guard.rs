@@ -1,12 +1,8 @@
 //! Where `web_fetch` may connect: the library's one host rule ([`HostRule`]), applied to
-//! every URL before it is requested and to the addresses a name resolves to (the connection
-//! goes to a checked address, so a name cannot change its answer between the check and the
-//! connection).
-
-use std::net::SocketAddr;
+//! every URL before it is requested, and to the addresses a name resolves to by
+//! [`GuardedResolver`](crate::hosts::GuardedResolver).
 
 use reqwest::Url;
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use crate::hosts::{HostRule, Refusal};
 
@@ -26,25 +22,6 @@ pub(in crate::builtin) fn explain(refusal: &Refusal) -> String {
              (`allow_private_addresses`)"
         ),
         _ => refusal.to_string(),
-    }
-}
-
-/// Resolves names with the system resolver and keeps only the addresses the rule admits.
-pub(super) struct GuardedResolver {
-    pub rule: HostRule,
-}
-
-impl Resolve for GuardedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let rule = self.rule.clone();
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let found: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let kept = rule.admit(&host, found)?;
-            let addrs: Addrs = Box::new(kept.into_iter());
-            Ok(addrs)
-        })
     }
 }
 

@@ -11,13 +11,12 @@ use reqwest::Url;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use serde::Serialize;
 
-use self::guard::GuardedResolver;
 #[cfg(feature = "browser")]
 pub(super) use self::guard::explain as explain_refusal;
 use super::Builtin;
 use crate::context::State;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
-use crate::hosts::{HostRule, Refusal};
+use crate::hosts::{GuardedResolver, HostRule, Refusal};
 use crate::result::ToolOutput;
 use crate::server::ToolServerBuilder;
 use crate::tool;

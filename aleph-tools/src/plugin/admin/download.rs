@@ -1,0 +1,316 @@
+//! Downloads for `plugins.install`: https only, the URL and every redirect held to the host
+//! rule (and the connection to an address the rule admitted), a size cap, one time limit for
+//! the whole, and the SHA-256 checked before anything is unpacked.
+
+use std::fmt;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reqwest::Url;
+use reqwest::header::{CONTENT_LENGTH, LOCATION};
+use sha2::{Digest as _, Sha256};
+
+use super::AdminError;
+use crate::hosts::{GuardedResolver, HostRule, Refusal};
+
+/// The most redirects a download follows.
+const MAX_REDIRECTS: usize = 5;
+
+/// A SHA-256 digest.
+pub(super) type Digest = [u8; 32];
+
+/// Where downloads may come from, and how much and how long they may take.
+#[derive(Clone)]
+pub(super) struct Downloads {
+    /// `connect:` rules.
+    pub hosts: Vec<String>,
+    pub max_bytes: u64,
+    pub timeout: Duration,
+    /// Certificate authorities (PEM) trusted beside the system's.
+    pub roots: Vec<Vec<u8>>,
+}
+
+impl Default for Downloads {
+    fn default() -> Self {
+        Self {
+            hosts: vec!["connect:*".to_owned()],
+            max_bytes: 64 << 20,
+            timeout: Duration::from_secs(60),
+            roots: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Debug for Downloads {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Downloads")
+            .field("hosts", &self.hosts)
+            .field("max_bytes", &self.max_bytes)
+            .field("timeout", &self.timeout)
+            .field("roots", &self.roots.len())
+            .finish()
+    }
+}
+
+/// A downloaded archive, held in memory until it is saved for unpacking.
+pub(super) struct Downloaded {
+    bytes: Vec<u8>,
+    /// The file name its kind gets: `plugin.tar.gz` or `plugin.zip`.
+    name: &'static str,
+}
+
+impl Downloaded {
+    /// Writes the archive into a new temporary directory, removed when the first value is
+    /// dropped, and returns it with the file's path.
+    pub(super) fn save(&self) -> std::io::Result<(tempfile::TempDir, PathBuf)> {
+        let dir = tempfile::Builder::new()
+            .prefix("aleph-tools-download-")
+            .tempdir()?;
+        let path = dir.path().join(self.name);
+        std::fs::write(&path, &self.bytes)?;
+        Ok((dir, path))
+    }
+}
+
+/// Downloads the archive at `url` under `settings`; checks it against `sha256` when given.
+pub(super) async fn fetch(
+    settings: &Downloads,
+    url: &str,
+    sha256: Option<Digest>,
+) -> Result<Downloaded, AdminError> {
+    let fail = |message: String| AdminError::Download {
+        url: url.to_owned(),
+        message,
+    };
+    let parsed = Url::parse(url).map_err(|e| fail(format!("it is not a URL: {e}")))?;
+    let (rule, client) = client(settings).map_err(fail)?;
+    let bytes = tokio::time::timeout(settings.timeout, get(&rule, &client, parsed, settings))
+        .await
+        .map_err(|_| {
+            fail(format!(
+                "it did not arrive in full within {} s",
+                settings.timeout.as_secs_f64()
+            ))
+        })?
+        .map_err(fail)?;
+    let found: Digest = Sha256::digest(&bytes).into();
+    if let Some(expected) = sha256 {
+        compare(&expected, &found).map_err(fail)?;
+    }
+    let name = if bytes.starts_with(&[0x1f, 0x8b]) {
+        "plugin.tar.gz"
+    } else if bytes.starts_with(b"PK\x03\x04") {
+        "plugin.zip"
+    } else {
+        return Err(fail(
+            "it is neither a gzip-compressed tar nor a zip archive; a plugin is downloaded as a `.tar.gz`, `.tgz` or `.zip`".to_owned(),
+        ));
+    };
+    tracing::info!(%url, bytes = bytes.len(), sha256 = %hex(&found), "plugin archive downloaded");
+    Ok(Downloaded { bytes, name })
+}
+
+/// The host rule and an HTTP client held to it.
+fn client(settings: &Downloads) -> Result<(HostRule, reqwest::Client), String> {
+    let patterns = settings
+        .hosts
+        .iter()
+        .map(|rule| crate::hosts::parse_rule(rule))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|problem| format!("the download hosts are misconfigured: {problem}"))?;
+    let rule = HostRule::new(patterns);
+    let roots = settings
+        .roots
+        .iter()
+        .map(|pem| reqwest::Certificate::from_pem(pem))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("a root certificate given for downloads cannot be read: {e}"))?;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .https_only(true)
+        .no_proxy()
+        .dns_resolver(GuardedResolver { rule: rule.clone() })
+        .tls_certs_merge(roots)
+        .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
+        .user_agent(concat!("aleph-tools/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("the HTTP client cannot be made: {e}"))?;
+    Ok((rule, client))
+}
+
+/// Follows redirects, each hop checked, and reads the body within the size cap.
+async fn get(
+    rule: &HostRule,
+    client: &reqwest::Client,
+    mut url: Url,
+    settings: &Downloads,
+) -> Result<Vec<u8>, String> {
+    let mut hops = 0;
+    let mut response = loop {
+        let redirected = |why: String| {
+            if hops > 0 {
+                format!("it redirected to `{url}`: {why}")
+            } else {
+                why
+            }
+        };
+        if url.scheme() != "https" {
+            return Err(redirected(format!(
+                "`{}:` URLs are refused: plugins are downloaded over https only",
+                url.scheme()
+            )));
+        }
+        if let Err(refusal) = rule.check(url.scheme(), url.host_str()) {
+            return Err(redirected(refusal.to_string()));
+        }
+        let response = client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| redirected(request_error(&e)))?;
+        if !response.status().is_redirection() {
+            break response;
+        }
+        let Some(location) = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|l| l.to_str().ok())
+        else {
+            break response;
+        };
+        if hops == MAX_REDIRECTS {
+            return Err(format!("it redirected more than {MAX_REDIRECTS} times"));
+        }
+        url = url
+            .join(location)
+            .map_err(|e| format!("it redirected to `{location}`, which is not a URL: {e}"))?;
+        hops += 1;
+    };
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!("the server answered {status}"));
+    }
+    let max = settings.max_bytes;
+    let too_big = || format!("it is larger than the {max} bytes a plugin download may be");
+    let announced = response
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if announced.is_some_and(|len| len > max) {
+        return Err(too_big());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| request_error(&e))? {
+        if (body.len() + chunk.len()) as u64 > max {
+            return Err(too_big());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Why a request failed: the host rule's refusal when that was it, else the deepest cause.
+fn request_error(error: &reqwest::Error) -> String {
+    let mut source: Option<&dyn std::error::Error> = Some(error);
+    let mut deepest = error.to_string();
+    while let Some(current) = source {
+        if let Some(refused) = current.downcast_ref::<Refusal>() {
+            return refused.to_string();
+        }
+        deepest = current.to_string();
+        source = current.source();
+    }
+    let what = if error.is_connect() {
+        "it could not be reached"
+    } else if error.is_timeout() {
+        "it did not answer in time"
+    } else {
+        "the request failed"
+    };
+    format!("{what}: {deepest}")
+}
+
+/// The digest written in `text`: 64 hex digits, `sha256:` before them allowed.
+pub(super) fn digest_from_hex(text: &str) -> Result<Digest, String> {
+    let text = text.trim();
+    let digits = text.strip_prefix("sha256:").unwrap_or(text);
+    let bad = || format!("must be 64 hex digits, not `{text}`");
+    if digits.len() != 64 || !digits.is_ascii() {
+        return Err(bad());
+    }
+    let mut digest = [0; 32];
+    for (byte, pair) in digest.iter_mut().zip(digits.as_bytes().chunks(2)) {
+        let pair = std::str::from_utf8(pair).map_err(|_| bad())?;
+        *byte = u8::from_str_radix(pair, 16).map_err(|_| bad())?;
+    }
+    Ok(digest)
+}
+
+/// The SHA-256 of the file at `path`.
+pub(super) fn digest_of_file(path: &Path) -> std::io::Result<Digest> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0; 64 * 1024];
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            return Ok(hasher.finalize().into());
+        }
+        hasher.update(&buffer[..read]);
+    }
+}
+
+/// Refuses an archive whose digest is not the one given.
+pub(super) fn compare(expected: &Digest, found: &Digest) -> Result<(), String> {
+    if expected == found {
+        return Ok(());
+    }
+    Err(format!(
+        "its SHA-256 is {}, not the {} given; nothing was installed",
+        hex(found),
+        hex(expected)
+    ))
+}
+
+fn hex(digest: &Digest) -> String {
+    use std::fmt::Write as _;
+    digest
+        .iter()
+        .fold(String::with_capacity(64), |mut text, byte| {
+            let _ = write!(text, "{byte:02x}");
+            text
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_read_from_hex_and_compared() {
+        let text = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+        let digest = digest_from_hex(text).unwrap();
+        assert_eq!(hex(&digest), text);
+        assert_eq!(
+            digest_from_hex(&format!("sha256:{}", text.to_uppercase())).unwrap(),
+            digest
+        );
+        assert_eq!(digest, <Digest>::from(Sha256::digest(b"")));
+        for wrong in [
+            "",
+            "abc",
+            &text[1..],
+            &format!("{}zz", &text[2..]),
+            "é".repeat(32).as_str(),
+        ] {
+            assert!(digest_from_hex(wrong).is_err(), "{wrong}");
+        }
+        let other = [0; 32];
+        let refused = compare(&other, &digest).unwrap_err();
+        assert!(
+            refused.contains(text) && refused.contains("nothing was installed"),
+            "{refused}"
+        );
+    }
+}
