@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use aleph_tools::ToolFilter;
 use aleph_tools::builtin::{Browser, CodeMode, MiniLm, ToolSearch};
-use aleph_tools::plugin::PluginsConfig;
+use aleph_tools::plugin::{PluginAdmin, PluginManager, PluginsConfig};
 use aleph_tools::sandbox::Sandbox;
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
@@ -50,6 +50,44 @@ pub struct Config {
     pub tool_search: ToolSearchSection,
     /// `[browser]` (or `--browser`): the browser tools.
     pub browser: BrowserSection,
+    /// `[admin]`: the management API's downloads, and its methods as tools over stdio.
+    pub admin: AdminSection,
+}
+
+/// `[admin]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdminSection {
+    /// Serve the management methods (`plugins_install`, `services_start`, …) as tools to
+    /// the client of `serve --stdio`.
+    pub tools: bool,
+    /// The hosts `plugins install URL` may download from, as `connect:` rules (any public
+    /// host when left out).
+    pub download_hosts: Option<Vec<String>>,
+    /// The largest download, in MiB (64 when left out).
+    pub max_download_mb: Option<u64>,
+    /// A certificate authority (PEM file) to trust for downloads beside the system's,
+    /// relative to the config file.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl AdminSection {
+    /// The management API of `manager` as configured.
+    pub fn admin(&self, manager: &PluginManager) -> anyhow::Result<PluginAdmin> {
+        let mut admin = PluginAdmin::new(manager);
+        if let Some(hosts) = &self.download_hosts {
+            admin = admin.with_download_hosts(hosts.iter().cloned());
+        }
+        if let Some(mb) = self.max_download_mb {
+            admin = admin.with_max_download(mb.saturating_mul(1 << 20));
+        }
+        if let Some(file) = &self.ca_file {
+            let pem = std::fs::read(file)
+                .with_context(|| format!("`admin.ca_file`: cannot read `{}`", file.display()))?;
+            admin = admin.with_root_certificate(pem);
+        }
+        Ok(admin)
+    }
 }
 
 /// `[browser]`.
@@ -261,6 +299,7 @@ struct FileShape {
     code_mode: CodeModeSection,
     tool_search: ToolSearchSection,
     browser: BrowserSection,
+    admin: AdminSection,
 }
 
 impl Config {
@@ -351,6 +390,11 @@ impl Config {
         {
             *model = base.join(&*model);
         }
+        if let Some(ca) = &mut shape.admin.ca_file
+            && ca.is_relative()
+        {
+            *ca = base.join(&*ca);
+        }
         for (i, server) in shape.mcp_servers.iter().enumerate() {
             if server.bearer_token_env.is_some() && server.url.is_none() {
                 bail!(
@@ -387,6 +431,7 @@ impl Config {
             code_mode: shape.code_mode,
             tool_search: shape.tool_search,
             browser: shape.browser,
+            admin: shape.admin,
         })
     }
 }

@@ -178,9 +178,8 @@ enum Command {
     },
     /// Print the manual page (roff): `aleph-tools man > ~/.local/share/man/man1/aleph-tools.1`
     Man,
-    /// Manage plugins
-    #[command(subcommand)]
-    Plugins(PluginsCommand),
+    /// Manage plugins, here or in a running server (--server)
+    Plugins(plugins::PluginsArgs),
     /// List or call the tools the server offers
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -225,62 +224,6 @@ enum Command {
         /// The prompt [default: read from standard input]
         prompt: Option<String>,
     },
-}
-
-#[derive(Subcommand)]
-enum PluginsCommand {
-    /// Load every plugin in the search paths and show its status and tools
-    List {
-        /// Print them as a JSON array
-        #[arg(long)]
-        json: bool,
-    },
-    /// Check the plugin in DIR: read its manifest, apply the permission policy, and load it
-    Check {
-        /// The plugin's directory
-        dir: PathBuf,
-    },
-    /// Install a plugin from a directory or a .tar.gz, .tgz or .zip archive into the first
-    /// search path
-    Install {
-        /// The directory or archive
-        path: PathBuf,
-    },
-    /// Delete an installed plugin
-    Uninstall {
-        /// The plugin's id
-        id: String,
-    },
-    /// Run a disabled plugin again (removes it from `disabled` in the config file)
-    Enable {
-        /// The plugin's id
-        id: String,
-    },
-    /// Keep a plugin from running without removing it (adds it to `disabled` in the config
-    /// file)
-    Disable {
-        /// The plugin's id
-        id: String,
-    },
-    /// Run one of a plugin's direct commands and print its JSON answer
-    Command {
-        /// The plugin's id
-        id: String,
-        /// The command's name
-        name: String,
-        /// Its input, as JSON [default: {}]
-        input: Option<String>,
-    },
-    /// Load every plugin and show its background services
-    Services {
-        /// Print them as a JSON array
-        #[arg(long)]
-        json: bool,
-    },
-    /// Write a new plugin into ./NAME (or --dir): a Node.js program on @aleph/plugin-sdk or
-    /// a Rust crate built to WebAssembly, with its manifest, one example tool and a README
-    /// saying how to build and load it
-    New(scaffold::New),
 }
 
 #[derive(Subcommand)]
@@ -365,7 +308,10 @@ fn main() -> ExitCode {
             };
         }
         // Writes files only: no configuration, plugins or runtime needed.
-        Command::Plugins(PluginsCommand::New(new)) => {
+        Command::Plugins(plugins::PluginsArgs {
+            command: plugins::PluginsCommand::New(new),
+            ..
+        }) => {
             return match scaffold::run(&new) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
@@ -453,19 +399,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let transport = http.map_or(serve::Transport::Stdio, serve::Transport::Http);
             serve::run(&config, transport, !no_watch, yes).await
         }
-        Command::Plugins(command) => match command {
-            PluginsCommand::List { json } => plugins::list(&config, json).await,
-            PluginsCommand::Check { dir } => plugins::check(&config, &dir).await,
-            PluginsCommand::Install { path } => plugins::install(&config, &path).await,
-            PluginsCommand::Uninstall { id } => plugins::uninstall(&config, &id).await,
-            PluginsCommand::Enable { id } => plugins::set_enabled(&config, &id, true).await,
-            PluginsCommand::Disable { id } => plugins::set_enabled(&config, &id, false).await,
-            PluginsCommand::Command { id, name, input } => {
-                plugins::command(&config, &id, &name, input.as_deref()).await
-            }
-            PluginsCommand::Services { json } => plugins::services(&config, json).await,
-            PluginsCommand::New(_) => unreachable!("answered before the configuration is read"),
-        },
+        Command::Plugins(args) => plugins::run(&config, args).await,
         Command::Chat {
             provider,
             base_url,

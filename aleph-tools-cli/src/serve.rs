@@ -8,6 +8,7 @@ use aleph_tools::Identity;
 use aleph_tools::builtin::Skills;
 use aleph_tools::mcp::{McpAuth, McpServer, StaticTokens};
 use aleph_tools::middleware::Metrics;
+use aleph_tools::plugin::{ADMIN_PATH, ADMIN_SCOPE};
 use anyhow::Context as _;
 
 use crate::approval::Approval;
@@ -73,6 +74,22 @@ pub async fn run(
         },
     )
     .await?;
+    // The management API: over HTTP at `/admin` behind the tokens' `admin` scope; over stdio
+    // as tools, when the config asks.
+    let admin = config.admin.admin(&host.manager)?;
+    match &transport {
+        Transport::Stdio if config.admin.tools => {
+            for tool in admin.tools() {
+                host.server
+                    .add(tool)
+                    .context("the management tools cannot be added")?;
+            }
+        }
+        Transport::Http(_) if config.admin.tools => eprintln!(
+            "aleph-tools: `[admin] tools` applies to `serve --stdio`; over HTTP the management API answers at {ADMIN_PATH} for tokens with the scope `{ADMIN_SCOPE}`"
+        ),
+        _ => {}
+    }
     // Wrapped MCP servers join while the server runs: a client is answered at once, whatever
     // they take to start.
     host.wrap_in_background(config)?;
@@ -117,7 +134,10 @@ pub async fn run(
     mcp = mcp.with_prompts(host.manager.clone());
     match transport {
         Transport::Stdio => mcp.serve_stdio().await?,
-        Transport::Http(addr) => serve_http(config, &host, mcp, scrape, &addr, guarded).await?,
+        Transport::Http(addr) => {
+            let mcp = mcp.with_router(admin.router());
+            serve_http(config, &host, mcp, scrape, &addr, guarded).await?;
+        }
     }
     Ok(())
 }
@@ -136,12 +156,11 @@ async fn serve_http(
         mcp = mcp.with_router(scrape);
     }
     let http = mcp.serve_http(addr).await?;
+    let addr = http.local_addr();
     eprintln!(
-        "aleph-tools: serving {} tools over MCP at {}, plugin routes under http://{}/plugins/, metrics at http://{}{}{guarded}",
+        "aleph-tools: serving {} tools over MCP at {}, plugin routes under http://{addr}/plugins/, metrics at http://{addr}{}, the management API at http://{addr}{ADMIN_PATH}{guarded}",
         host.server.tool_names().len(),
         http.url(),
-        http.local_addr(),
-        http.local_addr(),
         crate::metrics::PATH,
     );
     stopped().await;

@@ -119,7 +119,11 @@ async fn only_an_identity_with_the_admin_scope_is_answered() {
         "{message}"
     );
     let (status, _, answer) = post(&url, Some(OPS), list).await;
-    assert_eq!((status, &answer["result"]), (200, &json!([])), "{answer}");
+    assert_eq!(
+        (status, &answer["result"]),
+        (200, &json!({ "plugins": [] })),
+        "{answer}"
+    );
     // GET is not a method of the API.
     let got = reqwest::Client::new()
         .get(&url)
@@ -259,12 +263,12 @@ async fn plugins_install_run_stop_and_go_through_the_api() {
     let answers = answers.as_array().unwrap();
     assert_eq!(answers.len(), 3, "{answers:?}");
     assert_eq!(answers[0]["id"], "a");
-    assert_eq!(answers[0]["result"][0]["status"], "stopped");
+    assert_eq!(answers[0]["result"]["plugins"][0]["status"], "stopped");
     assert_eq!(
         (answers[1]["id"].clone(), error_of(&answers[1]).0),
         (json!("b"), -32001)
     );
-    assert_eq!(answers[2]["result"][0]["status"], "running");
+    assert_eq!(answers[2]["result"]["plugins"][0]["status"], "running");
 
     let answer = rpc(&url, "plugins.reload", json!({ "id": "notes" })).await;
     assert_eq!(answer["result"]["status"], "running");
@@ -388,8 +392,8 @@ require("@aleph/plugin-sdk").createServer({
     let answer = rpc(&url, "services.start", service.clone()).await;
     assert_eq!(answer["result"]["state"], "running", "{answer}");
     let answer = rpc(&url, "services.list", json!({})).await;
-    assert_eq!(answer["result"][0]["service"], "ticker");
-    assert_eq!(answer["result"][0]["state"], "running");
+    assert_eq!(answer["result"]["services"][0]["service"], "ticker");
+    assert_eq!(answer["result"]["services"][0]["state"], "running");
     let answer = rpc(&url, "services.stop", service).await;
     assert_eq!(answer["result"]["state"], "stopped");
     let answer = rpc(
@@ -565,7 +569,7 @@ async fn the_methods_as_tools_check_the_callers_scope() {
     );
     let ops = ToolContext::new().with_identity(Identity::new("ops").with_scopes(["admin"]));
     let answer = server.call("plugins_list", json!({})).context(ops).await;
-    assert_eq!(answer.output[0]["id"], "notes", "{answer:?}");
+    assert_eq!(answer.output["plugins"][0]["id"], "notes", "{answer:?}");
     // Arguments are checked against the schema before the method runs.
     let answer = server.call("plugins_reload", json!({ "id": 5 })).await;
     assert_eq!(

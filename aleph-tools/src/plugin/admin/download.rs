@@ -36,7 +36,7 @@ impl Default for Downloads {
         Self {
             hosts: vec!["connect:*".to_owned()],
             max_bytes: 64 << 20,
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_mins(1),
             roots: Vec::new(),
         }
     }

@@ -67,7 +67,7 @@ const SERVICE: Param = Param {
 pub(super) const SPECS: [Spec; 11] = [
     Spec {
         method: "plugins.list",
-        description: "List the plugins this server knows, each with its status, version, tools and commands.",
+        description: "List the plugins this server knows, each with its status, version, tools and commands: `{\"plugins\": [...]}`.",
         params: &[],
         read_only: true,
         destructive: false,
@@ -143,7 +143,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "services.list",
-        description: "List the background services of the running plugins, each with its state.",
+        description: "List the background services of the running plugins, each with its state: `{\"services\": [...]}`.",
         params: &[],
         read_only: true,
         destructive: false,
@@ -236,7 +236,7 @@ struct Install {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Command {
+struct ExecuteCommand {
     id: String,
     command: String,
     #[serde(default)]
@@ -265,7 +265,8 @@ pub(super) async fn run(
     match method {
         "plugins.list" => {
             let NoParams {} = parse(spec, params)?;
-            Ok(manager.list().iter().map(plugin_json).collect())
+            let plugins: Vec<Value> = manager.list().iter().map(plugin_json).collect();
+            Ok(json!({ "plugins": plugins }))
         }
         "plugins.install" => {
             let params: Install = parse(spec, params)?;
@@ -295,13 +296,14 @@ pub(super) async fn run(
                 .map(|info| plugin_json(&info))
         }
         "plugins.executeCommand" => {
-            let Command { id, command, input } = parse(spec, params)?;
+            let ExecuteCommand { id, command, input } = parse(spec, params)?;
             let input = Value::Object(input.unwrap_or_default());
             Ok(manager.execute_command(&id, &command, &input).await?)
         }
         "services.list" => {
             let NoParams {} = parse(spec, params)?;
-            Ok(manager.services().iter().map(service_json).collect())
+            let services: Vec<Value> = manager.services().iter().map(service_json).collect();
+            Ok(json!({ "services": services }))
         }
         "services.status" => {
             let Service { plugin, service } = parse(spec, params)?;

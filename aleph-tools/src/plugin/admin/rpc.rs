@@ -63,7 +63,7 @@ async fn serve(
         let message = format!(
             "the management API answers only callers the server authenticated: give the server bearer tokens (`McpServer::with_auth`, or `[[server.tokens]]` for the command) and send one whose scopes include `{scope}`"
         );
-        return refuse(StatusCode::UNAUTHORIZED, "Bearer".to_owned(), &message);
+        return refuse(StatusCode::UNAUTHORIZED, "Bearer", &message);
     };
     if !identity.has_scope(scope) {
         let message = format!(
@@ -71,7 +71,7 @@ async fn serve(
             identity.subject()
         );
         let challenge = format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"");
-        return refuse(StatusCode::FORBIDDEN, challenge, &message);
+        return refuse(StatusCode::FORBIDDEN, &challenge, &message);
     }
     let body = match body {
         Ok(body) => body,
@@ -80,7 +80,7 @@ async fn serve(
                 "the request cannot be read ({rejection}); a request may hold at most {} KiB",
                 MAX_BODY >> 10
             );
-            let answer = failure(Value::Null, INVALID_REQUEST, &message);
+            let answer = failure(&Value::Null, INVALID_REQUEST, &message);
             return json_response(rejection.status(), &answer);
         }
     };
@@ -88,7 +88,7 @@ async fn serve(
         Ok(message) => message,
         Err(error) => {
             let answer = failure(
-                Value::Null,
+                &Value::Null,
                 PARSE_ERROR,
                 &format!("the body is not JSON: {error}"),
             );
@@ -98,7 +98,7 @@ async fn serve(
     let subject = identity.subject();
     let answer = match message {
         Value::Array(batch) if batch.is_empty() => Some(failure(
-            Value::Null,
+            &Value::Null,
             INVALID_REQUEST,
             "the batch is empty; send at least one request",
         )),
@@ -121,7 +121,7 @@ async fn serve(
 async fn one(admin: &PluginAdmin, message: Value, subject: &str) -> Option<Value> {
     let Value::Object(mut message) = message else {
         return Some(failure(
-            Value::Null,
+            &Value::Null,
             INVALID_REQUEST,
             "a request is an object with `jsonrpc`, `method` and `id`",
         ));
@@ -130,21 +130,21 @@ async fn one(admin: &PluginAdmin, message: Value, subject: &str) -> Option<Value
     let answer_id = id.clone().unwrap_or(Value::Null);
     if !matches!(answer_id, Value::Null | Value::String(_) | Value::Number(_)) {
         return Some(failure(
-            Value::Null,
+            &Value::Null,
             INVALID_REQUEST,
             "`id` must be a string or a number",
         ));
     }
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Some(failure(
-            answer_id,
+            &answer_id,
             INVALID_REQUEST,
             "`jsonrpc` must be \"2.0\"",
         ));
     }
     let Some(Value::String(method)) = message.remove("method") else {
         return Some(failure(
-            answer_id,
+            &answer_id,
             INVALID_REQUEST,
             "`method` must be a string, such as \"plugins.list\"",
         ));
@@ -158,19 +158,19 @@ async fn one(admin: &PluginAdmin, message: Value, subject: &str) -> Option<Value
     id?;
     Some(match result {
         Ok(result) => json!({ "jsonrpc": "2.0", "id": answer_id, "result": result }),
-        Err(error) => failure(answer_id, error.code(), &error.to_string()),
+        Err(error) => failure(&answer_id, error.code(), &error.to_string()),
     })
 }
 
-fn failure(id: Value, code: i64, message: &str) -> Value {
+fn failure(id: &Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
 /// A refusal before any method runs: the status, the challenge, and a JSON-RPC error that
 /// says what to fix.
-fn refuse(status: StatusCode, challenge: String, message: &str) -> Response {
-    let mut response = json_response(status, &failure(Value::Null, FORBIDDEN, message));
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
+fn refuse(status: StatusCode, challenge: &str, message: &str) -> Response {
+    let mut response = json_response(status, &failure(&Value::Null, FORBIDDEN, message));
+    if let Ok(value) = HeaderValue::from_str(challenge) {
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);
