@@ -1,30 +1,28 @@
-//! The management API: the plugin manager's methods as JSON-RPC 2.0 at `POST /admin`
-//! behind the `admin` scope, installs from https URLs held to the host rule, a size cap and
-//! a digest, and the methods as tools.
+//! The management API: the plugin manager's methods as JSON-RPC 2.0 at `POST /admin`, the
+//! errors a malformed request gets, and the methods as tools. What an attacker tries (a
+//! caller without the scope, downloads that leave the rules) is in `security::management`.
 
 use std::path::Path;
-use std::time::Duration;
 
 use aleph_tools::mcp::{McpAuth, McpHttpServer, McpServer, StaticTokens};
-use aleph_tools::plugin::{AdminError, PluginAdmin, PluginManager, PluginsConfig};
+use aleph_tools::plugin::{PluginAdmin, PluginManager, PluginsConfig};
 use aleph_tools::{AlephToolServer, Identity, ToolContext, ToolErrorKind};
-use aleph_tools_tests::https::HttpsFiles;
 use aleph_tools_tests::node_plugin;
 use aleph_tools_tests::plugin_files::{archive, static_plugin};
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
-const OPS: &str = "ops-secret-7f3a";
-const AGENT: &str = "agent-secret-19c2";
+pub(crate) const OPS: &str = "ops-secret-7f3a";
+pub(crate) const AGENT: &str = "agent-secret-19c2";
 
-fn manager(search: &Path) -> (AlephToolServer, PluginManager) {
+pub(crate) fn manager(search: &Path) -> (AlephToolServer, PluginManager) {
     let server = AlephToolServer::new();
     let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([search]));
     (server, manager)
 }
 
 /// The names in `dir`, sorted.
-fn entries(dir: &Path) -> Vec<String> {
+pub(crate) fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
@@ -38,7 +36,7 @@ fn entries(dir: &Path) -> Vec<String> {
 
 /// Serves `admin` beside `/mcp`, behind tokens for `ops` (scope `admin`) and `agent` (none)
 /// when `tokens`; the server and the API's URL.
-async fn serve(
+pub(crate) async fn serve(
     server: &AlephToolServer,
     admin: &PluginAdmin,
     tokens: bool,
@@ -57,7 +55,7 @@ async fn serve(
 
 /// Posts `body` (JSON text) to `url` with `token`: the status, the headers and the body as
 /// JSON (`null` when empty).
-async fn post(url: &str, token: Option<&str>, body: &str) -> (u16, HeaderMap, Value) {
+pub(crate) async fn post(url: &str, token: Option<&str>, body: &str) -> (u16, HeaderMap, Value) {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -78,7 +76,7 @@ async fn post(url: &str, token: Option<&str>, body: &str) -> (u16, HeaderMap, Va
 }
 
 /// Calls `method` as `ops`; the JSON-RPC answer.
-async fn rpc(url: &str, method: &str, params: Value) -> Value {
+pub(crate) async fn rpc(url: &str, method: &str, params: Value) -> Value {
     let body = json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params });
     let (status, _, answer) = post(url, Some(OPS), &body.to_string()).await;
     assert_eq!(status, 200, "{answer}");
@@ -86,77 +84,13 @@ async fn rpc(url: &str, method: &str, params: Value) -> Value {
     answer
 }
 
-fn error_of(answer: &Value) -> (i64, String) {
+pub(crate) fn error_of(answer: &Value) -> (i64, String) {
     let error = &answer["error"];
     assert!(error.is_object(), "not an error: {answer}");
     (
         error["code"].as_i64().unwrap(),
         error["message"].as_str().unwrap().to_owned(),
     )
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn only_an_identity_with_the_admin_scope_is_answered() {
-    let search = tempfile::tempdir().unwrap();
-    let (server, manager) = manager(search.path());
-    let admin = PluginAdmin::new(&manager);
-    let list = r#"{"jsonrpc":"2.0","id":1,"method":"plugins.list"}"#;
-
-    let (http, url) = serve(&server, &admin, true).await;
-    // No token: the server's own gate answers, before the API.
-    let (status, _, _) = post(&url, None, list).await;
-    assert_eq!(status, 401);
-    let (status, headers, answer) = post(&url, Some(AGENT), list).await;
-    assert_eq!(status, 403, "{answer}");
-    let challenge = headers["www-authenticate"].to_str().unwrap();
-    assert!(
-        challenge.contains("insufficient_scope") && challenge.contains("scope=\"admin\""),
-        "{challenge}"
-    );
-    let (_, message) = error_of(&answer);
-    assert!(
-        message.contains("`agent`") && message.contains("`admin`"),
-        "{message}"
-    );
-    let (status, _, answer) = post(&url, Some(OPS), list).await;
-    assert_eq!(
-        (status, &answer["result"]),
-        (200, &json!({ "plugins": [] })),
-        "{answer}"
-    );
-    // GET is not a method of the API.
-    let got = reqwest::Client::new()
-        .get(&url)
-        .bearer_auth(OPS)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(got.status(), 405);
-    drop(http);
-
-    // A server without tokens authenticates nobody: the API refuses everyone, saying how
-    // to open it.
-    let (http, url) = serve(&server, &admin, false).await;
-    let (status, _, answer) = post(&url, None, list).await;
-    assert_eq!(status, 401, "{answer}");
-    let (_, message) = error_of(&answer);
-    assert!(
-        message.contains("[[server.tokens]]") && message.contains("`admin`"),
-        "{message}"
-    );
-    drop(http);
-
-    // Another scope, when the application names one.
-    let (http, url) = serve(&server, &admin.clone().with_scope("plugins:manage"), true).await;
-    let (status, headers, _) = post(&url, Some(OPS), list).await;
-    assert_eq!(status, 403);
-    assert!(
-        headers["www-authenticate"]
-            .to_str()
-            .unwrap()
-            .contains("scope=\"plugins:manage\"")
-    );
-    drop(http);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -323,7 +257,7 @@ async fn plugins_install_run_stop_and_go_through_the_api() {
 }
 
 /// The SHA-256 of the file at `path`, in hex, by `sha256sum`.
-fn sha256_of(path: &Path) -> String {
+pub(crate) fn sha256_of(path: &Path) -> String {
     let output = std::process::Command::new("sha256sum")
         .arg(path)
         .output()
@@ -410,115 +344,6 @@ require("@aleph/plugin-sdk").createServer({
     )
     .await;
     assert_eq!(error_of(&answer).0, -32001);
-}
-
-/// Calls `plugins.install` with `source` on `admin`; the error's text.
-async fn refused(admin: &PluginAdmin, params: Value) -> String {
-    match admin.call("plugins.install", params).await {
-        Ok(installed) => panic!("installed: {installed}"),
-        Err(error) => {
-            assert!(
-                matches!(error, AdminError::Download { .. } | AdminError::Plugin(_)),
-                "{error:?}"
-            );
-            error.to_string()
-        }
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn downloads_hold_to_https_the_host_rule_the_size_cap_the_time_and_the_digest() {
-    let sources = tempfile::tempdir().unwrap();
-    let served = tempfile::tempdir().unwrap();
-    let search = tempfile::tempdir().unwrap();
-    let installed = search.path().join("plugins");
-    let dir = static_plugin(sources.path(), "notes", "");
-    let packed = archive(&dir, "zip", false);
-    std::fs::copy(&packed, served.path().join("notes.zip")).unwrap();
-    std::fs::write(served.path().join("notes.txt"), "just text, no archive").unwrap();
-    let digest = sha256_of(&packed);
-    let files = HttpsFiles::start(served.path());
-    let (_server, manager) = manager(&installed);
-    let admin = PluginAdmin::new(&manager)
-        .with_root_certificate(files.ca_pem())
-        .with_download_hosts(["connect:127.0.0.1"])
-        .with_download_timeout(Duration::from_secs(3));
-    let good = files.url("/files/notes.zip");
-
-    // Over http, or redirected to it.
-    let plain = format!("http://127.0.0.1:{}/files/notes.zip", files.port());
-    let why = refused(&admin, json!({ "source": plain })).await;
-    assert!(why.contains("https only"), "{why}");
-    let to_plain = files.url(&format!("/redirect?to={plain}"));
-    let why = refused(&admin, json!({ "source": to_plain })).await;
-    assert!(
-        why.contains("redirected to") && why.contains("https only"),
-        "{why}"
-    );
-    // A host the rule does not grant, asked for or redirected to.
-    let named = format!("https://localhost:{}/files/notes.zip", files.port());
-    let why = refused(&admin, json!({ "source": named })).await;
-    assert!(
-        why.contains("`localhost` is not among the allowed hosts"),
-        "{why}"
-    );
-    let why = refused(
-        &admin,
-        json!({ "source": files.url(&format!("/redirect?to={named}")) }),
-    )
-    .await;
-    assert!(
-        why.contains("redirected to") && why.contains("not among"),
-        "{why}"
-    );
-    // The default rule reaches public hosts only: loopback is refused before connecting.
-    let open = PluginAdmin::new(&manager).with_root_certificate(files.ca_pem());
-    let why = refused(&open, json!({ "source": good })).await;
-    assert!(why.contains("connect:127.0.0.1"), "{why}");
-    // A server whose certificate nobody vouches for.
-    let untrusting = PluginAdmin::new(&manager).with_download_hosts(["connect:127.0.0.1"]);
-    let why = refused(&untrusting, json!({ "source": good })).await;
-    assert!(
-        why.contains("could not be reached") && why.contains("UnknownIssuer"),
-        "{why}"
-    );
-
-    // Larger than the cap, announced or not.
-    let small = admin.clone().with_max_download(64);
-    for url in [good.clone(), format!("{good}?unsized")] {
-        let why = refused(&small, json!({ "source": url })).await;
-        assert!(why.contains("larger than the 64 bytes"), "{why}");
-    }
-    // Slow, missing, or not an archive.
-    let why = refused(&admin, json!({ "source": files.url("/slow") })).await;
-    assert!(why.contains("within 3 s"), "{why}");
-    let why = refused(&admin, json!({ "source": files.url("/files/gone.zip") })).await;
-    assert!(why.contains("404"), "{why}");
-    let why = refused(&admin, json!({ "source": files.url("/files/notes.txt") })).await;
-    assert!(
-        why.contains("neither a gzip-compressed tar nor a zip"),
-        "{why}"
-    );
-    // A digest that differs: nothing lands in the search path.
-    let why = refused(&admin, json!({ "source": good, "sha256": "1".repeat(64) })).await;
-    assert!(
-        why.contains(&digest) && why.contains("nothing was installed"),
-        "{why}"
-    );
-    assert!(entries(&installed).is_empty(), "{:?}", entries(&installed));
-    assert!(manager.list().is_empty());
-
-    // The digest that matches, through a redirect the rule allows.
-    let redirected = files.url("/redirect?to=/files/notes.zip");
-    let plugin = admin
-        .call(
-            "plugins.install",
-            json!({ "source": redirected, "sha256": digest }),
-        )
-        .await
-        .unwrap();
-    assert_eq!(plugin["status"], "running", "{plugin}");
-    assert_eq!(entries(&installed), ["notes"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
