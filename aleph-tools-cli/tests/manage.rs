@@ -246,6 +246,11 @@ fn what_only_a_running_server_does_needs_server() {
     assert!(check.contains("does not take --server"), "{check}");
     let bad = failed(&world.plugins_with(None, &["list", "--server", "127.0.0.1:9"]));
     assert!(bad.contains("not an http or https URL"), "{bad}");
+    // Plain http to another machine would carry the token in clear: refused before any
+    // connection.
+    let clear =
+        failed(&world.plugins_with(Some(OPS), &["list", "--server", "http://192.0.2.7:8080"]));
+    assert!(clear.contains("in clear"), "{clear}");
 }
 
 #[test]

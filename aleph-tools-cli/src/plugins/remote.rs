@@ -16,11 +16,32 @@ pub struct Remote {
 
 impl Remote {
     /// The API of the server at `server` (`http://127.0.0.1:8080`, or the API's own URL
-    /// ending in `/admin`), with the token in `ALEPH_TOOLS_TOKEN` when that is set.
+    /// ending in `/admin`), with the token in `ALEPH_TOOLS_TOKEN` when that is set. Plain
+    /// http is refused but on loopback: the token would cross the network in clear.
     pub fn new(server: &str) -> anyhow::Result<Self> {
         let base = server.trim_end_matches('/');
-        if !base.starts_with("http://") && !base.starts_with("https://") {
+        let Some((scheme, rest)) = base.split_once("://") else {
             bail!("--server `{server}` is not an http or https URL, such as http://127.0.0.1:8080");
+        };
+        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
+        let host = match host.strip_prefix('[') {
+            Some(inside) => inside.split(']').next().unwrap_or_default(),
+            None => host.split(':').next().unwrap_or_default(),
+        };
+        let loopback = host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        match scheme {
+            "https" => {}
+            "http" if loopback => {}
+            "http" => bail!(
+                "--server `{server}` is plain http to another machine, which would carry the admin token in clear; serve it behind https (a TLS-terminating proxy) and give the https URL"
+            ),
+            _ => bail!(
+                "--server `{server}` is not an http or https URL, such as http://127.0.0.1:8080"
+            ),
         }
         let url = if base.ends_with(ADMIN_PATH) {
             base.to_owned()
@@ -31,7 +52,12 @@ impl Remote {
             .ok()
             .map(|token| token.trim().to_owned())
             .filter(|token| !token.is_empty());
+        // No proxy from the environment sees the token; an install may take its download's
+        // minute and a load's time.
         let client = reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .timeout(std::time::Duration::from_mins(5))
             .user_agent(concat!("aleph-tools/", env!("CARGO_PKG_VERSION")))
             .build()
             .context("the HTTP client cannot be made")?;

@@ -175,6 +175,10 @@ fn unpack(source: &Path, into: &Path) -> Result<(), String> {
     if meta.is_dir() {
         return Copy::default().tree(source, into, 0);
     }
+    if !meta.is_file() {
+        // A named pipe or a device would be read forever.
+        return Err("it is neither a directory nor a regular file (a pipe or a device)".into());
+    }
     let name = source
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())

@@ -295,6 +295,13 @@ impl PluginManager {
     ///
     /// As [`reload`](Self::reload).
     pub fn enable(&self, id: &str) -> Result<PluginInfo, PluginError> {
+        if !self.inner.config.enabled {
+            return Err(PluginError::Load {
+                plugin: id.to_owned(),
+                message: "plugins are turned off in this server's config (`enabled = false`)"
+                    .to_owned(),
+            });
+        }
         let dir = match self.dir_of(id) {
             Ok(dir) => dir,
             Err(not_found) => self

@@ -151,6 +151,15 @@ async fn malformed_requests_get_json_rpc_errors_that_say_what_to_fix() {
         message.contains(r#"takes {"plugin": string, "service": string}"#),
         "{message}"
     );
+    // Too many requests in one batch.
+    let batch: Vec<Value> = (0..33)
+        .map(|id| json!({ "jsonrpc": "2.0", "id": id, "method": "plugins.list" }))
+        .collect();
+    let (status, _, answer) = post(&url, Some(OPS), &Value::Array(batch).to_string()).await;
+    assert_eq!(status, 200);
+    let (code, message) = error_of(&answer);
+    assert_eq!(code, -32600);
+    assert!(message.contains("at most 32"), "{message}");
     // A plugin that is not there.
     let answer = rpc(&url, "plugins.reload", json!({ "id": "ghost" })).await;
     assert_eq!(error_of(&answer).0, -32001);
@@ -395,6 +404,38 @@ async fn the_methods_as_tools_check_the_callers_scope() {
     let ops = ToolContext::new().with_identity(Identity::new("ops").with_scopes(["admin"]));
     let answer = server.call("plugins_list", json!({})).context(ops).await;
     assert_eq!(answer.output["plugins"][0]["id"], "notes", "{answer:?}");
+    // A model steered into installing from a URL finds no host open to it until the server
+    // names hosts.
+    let answer = server
+        .call(
+            "plugins_install",
+            json!({ "source": "https://example.com/p.tar.gz" }),
+        )
+        .await;
+    assert_eq!(
+        answer.error_kind,
+        Some(ToolErrorKind::PermissionDenied),
+        "{answer:?}"
+    );
+    assert!(
+        answer
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("with_download_hosts")),
+        "{answer:?}"
+    );
+    // Params the schema lets through but the method refuses are argument errors too.
+    let answer = server
+        .call(
+            "plugins_install",
+            json!({ "source": dir, "sha256": "beef" }),
+        )
+        .await;
+    assert_eq!(
+        answer.error_kind,
+        Some(ToolErrorKind::InvalidArgs),
+        "{answer:?}"
+    );
     // Arguments are checked against the schema before the method runs.
     let answer = server.call("plugins_reload", json!({ "id": 5 })).await;
     assert_eq!(

@@ -3,13 +3,16 @@
 //! the whole, and the SHA-256 checked before anything is unpacked.
 
 use std::fmt;
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Url;
 use reqwest::header::{CONTENT_LENGTH, LOCATION};
 use sha2::{Digest as _, Sha256};
+use tokio::io::AsyncWriteExt as _;
+use tokio::sync::Semaphore;
 
 use super::AdminError;
 use crate::hosts::{GuardedResolver, HostRule, Refusal};
@@ -17,27 +20,36 @@ use crate::hosts::{GuardedResolver, HostRule, Refusal};
 /// The most redirects a download follows.
 const MAX_REDIRECTS: usize = 5;
 
+/// How many downloads run at once; more wait their turn.
+const AT_ONCE: usize = 2;
+
+/// The largest archive on the server's machine copied to be checked against a digest.
+const MAX_COPIED: u64 = 1 << 30;
+
 /// A SHA-256 digest.
 pub(super) type Digest = [u8; 32];
 
 /// Where downloads may come from, and how much and how long they may take.
 #[derive(Clone)]
 pub(super) struct Downloads {
-    /// `connect:` rules.
-    pub hosts: Vec<String>,
+    /// `connect:` rules; any public host when `None`.
+    pub hosts: Option<Vec<String>>,
     pub max_bytes: u64,
     pub timeout: Duration,
     /// Certificate authorities (PEM) trusted beside the system's.
     pub roots: Vec<Vec<u8>>,
+    /// Turns for downloads, shared by the clones of one API.
+    turns: Arc<Semaphore>,
 }
 
 impl Default for Downloads {
     fn default() -> Self {
         Self {
-            hosts: vec!["connect:*".to_owned()],
+            hosts: None,
             max_bytes: 64 << 20,
             timeout: Duration::from_mins(1),
             roots: Vec::new(),
+            turns: Arc::new(Semaphore::new(AT_ONCE)),
         }
     }
 }
@@ -49,28 +61,15 @@ impl fmt::Debug for Downloads {
             .field("max_bytes", &self.max_bytes)
             .field("timeout", &self.timeout)
             .field("roots", &self.roots.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
-/// A downloaded archive, held in memory until it is saved for unpacking.
+/// A downloaded archive, in a temporary directory removed when `dir` is dropped.
 pub(super) struct Downloaded {
-    bytes: Vec<u8>,
-    /// The file name its kind gets: `plugin.tar.gz` or `plugin.zip`.
-    name: &'static str,
-}
-
-impl Downloaded {
-    /// Writes the archive into a new temporary directory, removed when the first value is
-    /// dropped, and returns it with the file's path.
-    pub(super) fn save(&self) -> std::io::Result<(tempfile::TempDir, PathBuf)> {
-        let dir = tempfile::Builder::new()
-            .prefix("aleph-tools-download-")
-            .tempdir()?;
-        let path = dir.path().join(self.name);
-        std::fs::write(&path, &self.bytes)?;
-        Ok((dir, path))
-    }
+    pub dir: tempfile::TempDir,
+    /// `plugin.tar.gz` or `plugin.zip` in `dir`, named for what the archive is.
+    pub path: PathBuf,
 }
 
 /// Downloads the archive at `url` under `settings`; checks it against `sha256` when given.
@@ -84,37 +83,63 @@ pub(super) async fn fetch(
         message,
     };
     let parsed = Url::parse(url).map_err(|e| fail(format!("it is not a URL: {e}")))?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        // Said without the URL, which holds the secret.
+        return Err(AdminError::Download {
+            url: "(a URL with credentials)".to_owned(),
+            message: "it carries credentials, which would be logged and sent on redirects; give a URL without them".to_owned(),
+        });
+    }
     let (rule, client) = client(settings).map_err(fail)?;
-    let bytes = tokio::time::timeout(settings.timeout, get(&rule, &client, parsed, settings))
+    let _turn = settings
+        .turns
+        .acquire()
         .await
-        .map_err(|_| {
-            fail(format!(
-                "it did not arrive in full within {} s",
-                settings.timeout.as_secs_f64()
-            ))
-        })?
-        .map_err(fail)?;
-    let found: Digest = Sha256::digest(&bytes).into();
+        .map_err(|_| fail("the downloads are closed".to_owned()))?;
+    let dir = tempfile::Builder::new()
+        .prefix("aleph-tools-download-")
+        .tempdir()
+        .map_err(|e| fail(format!("cannot make a directory to download into: {e}")))?;
+    let part = dir.path().join("download.part");
+    let (found, head) = tokio::time::timeout(
+        settings.timeout,
+        get(&rule, &client, parsed, settings, &part),
+    )
+    .await
+    .map_err(|_| {
+        fail(format!(
+            "it did not arrive in full within {} s",
+            settings.timeout.as_secs_f64()
+        ))
+    })?
+    .map_err(fail)?;
     if let Some(expected) = sha256 {
         compare(&expected, &found).map_err(fail)?;
     }
-    let name = if bytes.starts_with(&[0x1f, 0x8b]) {
+    let name = if head.starts_with(&[0x1f, 0x8b]) {
         "plugin.tar.gz"
-    } else if bytes.starts_with(b"PK\x03\x04") {
+    } else if head.starts_with(b"PK\x03\x04") {
         "plugin.zip"
     } else {
         return Err(fail(
             "it is neither a gzip-compressed tar nor a zip archive; a plugin is downloaded as a `.tar.gz`, `.tgz` or `.zip`".to_owned(),
         ));
     };
-    tracing::info!(%url, bytes = bytes.len(), sha256 = %hex(&found), "plugin archive downloaded");
-    Ok(Downloaded { bytes, name })
+    let path = dir.path().join(name);
+    tokio::fs::rename(&part, &path)
+        .await
+        .map_err(|e| fail(format!("cannot keep the download: {e}")))?;
+    tracing::info!(%url, sha256 = %hex(&found), "plugin archive downloaded");
+    Ok(Downloaded { dir, path })
 }
 
 /// The host rule and an HTTP client held to it.
 fn client(settings: &Downloads) -> Result<(HostRule, reqwest::Client), String> {
+    let every = ["connect:*".to_owned()];
     let patterns = settings
         .hosts
+        .as_deref()
+        .unwrap_or(&every)
         .iter()
         .map(|rule| crate::hosts::parse_rule(rule))
         .collect::<Result<Vec<_>, _>>()
@@ -139,13 +164,15 @@ fn client(settings: &Downloads) -> Result<(HostRule, reqwest::Client), String> {
     Ok((rule, client))
 }
 
-/// Follows redirects, each hop checked, and reads the body within the size cap.
+/// Follows redirects, each hop checked, and writes the body to `into` within the size cap;
+/// its digest and first bytes.
 async fn get(
     rule: &HostRule,
     client: &reqwest::Client,
     mut url: Url,
     settings: &Downloads,
-) -> Result<Vec<u8>, String> {
+    into: &Path,
+) -> Result<(Digest, Vec<u8>), String> {
     let mut hops = 0;
     let mut response = loop {
         let redirected = |why: String| {
@@ -169,7 +196,8 @@ async fn get(
             .send()
             .await
             .map_err(|e| redirected(request_error(&e)))?;
-        if !response.status().is_redirection() {
+        let status = response.status().as_u16();
+        if !matches!(status, 301 | 302 | 303 | 307 | 308) {
             break response;
         }
         let Some(location) = response
@@ -200,14 +228,29 @@ async fn get(
     if announced.is_some_and(|len| len > max) {
         return Err(too_big());
     }
-    let mut body = Vec::new();
+    let mut file = tokio::fs::File::create(into)
+        .await
+        .map_err(|e| format!("cannot write the download: {e}"))?;
+    let mut hasher = Sha256::new();
+    let mut head = Vec::new();
+    let mut read: u64 = 0;
     while let Some(chunk) = response.chunk().await.map_err(|e| request_error(&e))? {
-        if (body.len() + chunk.len()) as u64 > max {
+        read += chunk.len() as u64;
+        if read > max {
             return Err(too_big());
         }
-        body.extend_from_slice(&chunk);
+        if head.len() < 4 {
+            head.extend(chunk.iter().take(4 - head.len()));
+        }
+        hasher.update(&chunk);
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| format!("cannot write the download: {e}"))?;
     }
-    Ok(body)
+    file.flush()
+        .await
+        .map_err(|e| format!("cannot write the download: {e}"))?;
+    Ok((hasher.finalize().into(), head))
 }
 
 /// Why a request failed: the host rule's refusal when that was it, else the deepest cause.
@@ -236,7 +279,7 @@ pub(super) fn digest_from_hex(text: &str) -> Result<Digest, String> {
     let text = text.trim();
     let digits = text.strip_prefix("sha256:").unwrap_or(text);
     let bad = || format!("must be 64 hex digits, not `{text}`");
-    if digits.len() != 64 || !digits.is_ascii() {
+    if digits.len() != 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(bad());
     }
     let mut digest = [0; 32];
@@ -247,18 +290,66 @@ pub(super) fn digest_from_hex(text: &str) -> Result<Digest, String> {
     Ok(digest)
 }
 
-/// The SHA-256 of the file at `path`.
-pub(super) fn digest_of_file(path: &Path) -> std::io::Result<Digest> {
-    let mut file = std::fs::File::open(path)?;
+/// Why an archive on this machine could not be copied and checked.
+pub(super) enum Refused {
+    /// It is a directory, which has no digest.
+    Directory,
+    /// Anything else, said.
+    Other(String),
+}
+
+/// Copies the archive at `path` (a regular file, at most 1 GiB) into a new temporary
+/// directory, hashing it as it goes, and keeps the copy when its digest is `expected`.
+pub(super) fn copy_checked(
+    path: &Path,
+    expected: &Digest,
+) -> Result<(tempfile::TempDir, PathBuf), Refused> {
+    let failed = |what: &str, e: std::io::Error| Refused::Other(format!("cannot {what}: {e}"));
+    let meta = std::fs::metadata(path).map_err(|e| failed("read it", e))?;
+    if meta.is_dir() {
+        return Err(Refused::Directory);
+    }
+    if !meta.is_file() {
+        return Err(Refused::Other(
+            "it is not a regular file (a pipe or a device has no digest to check)".to_owned(),
+        ));
+    }
+    if meta.len() > MAX_COPIED {
+        return Err(Refused::Other(format!(
+            "it is larger than the {} GiB an archive may be",
+            MAX_COPIED >> 30
+        )));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("aleph-tools-checked-")
+        .tempdir()
+        .map_err(|e| failed("make a directory to copy it into", e))?;
+    // The copy keeps the name, which says what kind of archive it is.
+    let name = path.file_name().unwrap_or(std::ffi::OsStr::new("archive"));
+    let copy = dir.path().join(name);
+    let mut from = std::fs::File::open(path).map_err(|e| failed("read it", e))?;
+    let mut to = std::fs::File::create(&copy).map_err(|e| failed("copy it", e))?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0; 64 * 1024];
+    let mut copied: u64 = 0;
     loop {
-        let read = file.read(&mut buffer)?;
+        let read = from.read(&mut buffer).map_err(|e| failed("read it", e))?;
         if read == 0 {
-            return Ok(hasher.finalize().into());
+            break;
+        }
+        copied += read as u64;
+        if copied > MAX_COPIED {
+            return Err(Refused::Other(
+                "it grew past 1 GiB while it was read".to_owned(),
+            ));
         }
         hasher.update(&buffer[..read]);
+        to.write_all(&buffer[..read])
+            .map_err(|e| failed("copy it", e))?;
     }
+    let found: Digest = hasher.finalize().into();
+    compare(expected, &found).map_err(Refused::Other)?;
+    Ok((dir, copy))
 }
 
 /// Refuses an archive whose digest is not the one given.

@@ -1,6 +1,6 @@
 //! The methods: their names, the params each takes, and what each answers.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -26,9 +26,26 @@ pub const METHODS: [&str; 11] = [
     "services.stop",
 ];
 
-/// A method as a tool describes it.
+/// What a method does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    List,
+    Install,
+    Uninstall,
+    Enable,
+    Disable,
+    Reload,
+    ExecuteCommand,
+    Services,
+    ServiceStatus,
+    ServiceStart,
+    ServiceStop,
+}
+
+/// A method: its name, what it does, and what a tool of it says.
 pub(super) struct Spec {
     pub method: &'static str,
+    pub kind: Kind,
     pub description: &'static str,
     /// The params, as a JSON Schema's `properties` and `required`.
     pub params: &'static [Param],
@@ -67,6 +84,7 @@ const SERVICE: Param = Param {
 pub(super) const SPECS: [Spec; 11] = [
     Spec {
         method: "plugins.list",
+        kind: Kind::List,
         description: "List the plugins this server knows, each with its status, version, tools and commands: `{\"plugins\": [...]}`.",
         params: &[],
         read_only: true,
@@ -74,6 +92,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "plugins.install",
+        kind: Kind::Install,
         description: "Install a plugin from a directory or archive on the server's machine, or from an https URL to a .tar.gz or .zip archive, into the first search path, and run it.",
         params: &[
             Param {
@@ -94,6 +113,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "plugins.uninstall",
+        kind: Kind::Uninstall,
         description: "Stop a plugin and delete its directory from the search path.",
         params: &[ID],
         read_only: false,
@@ -101,6 +121,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "plugins.enable",
+        kind: Kind::Enable,
         description: "Run a disabled, failed or newly copied plugin from its directory.",
         params: &[ID],
         read_only: false,
@@ -108,6 +129,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "plugins.disable",
+        kind: Kind::Disable,
         description: "Stop serving a plugin's tools, routes and services, keeping it installed until it is enabled again.",
         params: &[ID],
         read_only: false,
@@ -115,6 +137,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "plugins.reload",
+        kind: Kind::Reload,
         description: "Load a plugin again from its directory; the running version keeps serving when the new one fails.",
         params: &[ID],
         read_only: false,
@@ -122,6 +145,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "plugins.executeCommand",
+        kind: Kind::ExecuteCommand,
         description: "Run one of a plugin's direct commands with a JSON input and return its JSON output.",
         params: &[
             ID,
@@ -143,6 +167,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "services.list",
+        kind: Kind::Services,
         description: "List the background services of the running plugins, each with its state: `{\"services\": [...]}`.",
         params: &[],
         read_only: true,
@@ -150,6 +175,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "services.status",
+        kind: Kind::ServiceStatus,
         description: "Report one background service's state.",
         params: &[PLUGIN, SERVICE],
         read_only: true,
@@ -157,6 +183,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "services.start",
+        kind: Kind::ServiceStart,
         description: "Start a plugin's background service and wait for its start handler.",
         params: &[PLUGIN, SERVICE],
         read_only: false,
@@ -164,6 +191,7 @@ pub(super) const SPECS: [Spec; 11] = [
     },
     Spec {
         method: "services.stop",
+        kind: Kind::ServiceStop,
         description: "Stop a plugin's background service and wait for its stop handler.",
         params: &[PLUGIN, SERVICE],
         read_only: false,
@@ -199,10 +227,10 @@ impl Spec {
         })
     }
 
-    /// The params as a sentence: `takes {"id": string}`.
+    /// The params in a few words: `{"id": string}`, `no params`.
     fn shape(&self) -> String {
         if self.params.is_empty() {
-            return "takes no params".to_owned();
+            return "no params".to_owned();
         }
         let fields: Vec<String> = self
             .params
@@ -212,7 +240,7 @@ impl Spec {
                 format!("\"{}\"{optional}: {}", param.name, param.kind)
             })
             .collect();
-        format!("takes {{{}}}", fields.join(", "))
+        format!("{{{}}}", fields.join(", "))
     }
 }
 
@@ -262,64 +290,70 @@ pub(super) async fn run(
         });
     };
     let manager = admin.manager().clone();
-    match method {
-        "plugins.list" => {
+    // Listing takes the manager's lock, which a load holds while it compiles: off the async
+    // threads, as every change is.
+    match spec.kind {
+        Kind::List => {
             let NoParams {} = parse(spec, params)?;
-            let plugins: Vec<Value> = manager.list().iter().map(plugin_json).collect();
+            let plugins = blocking(move || Ok(manager.list())).await?;
+            let plugins: Vec<Value> = plugins.iter().map(plugin_json).collect();
             Ok(json!({ "plugins": plugins }))
         }
-        "plugins.install" => {
+        Kind::Install => {
             let params: Install = parse(spec, params)?;
             install(admin, spec, params).await
         }
-        "plugins.uninstall" => {
+        Kind::Uninstall => {
             let Id { id } = parse(spec, params)?;
             let removed = blocking(move || manager.uninstall(&id).map(|dir| (id, dir))).await?;
             Ok(json!({ "id": removed.0, "removed": removed.1 }))
         }
-        "plugins.enable" => {
+        Kind::Enable => {
             let Id { id } = parse(spec, params)?;
             blocking(move || manager.enable(&id))
                 .await
                 .map(|info| plugin_json(&info))
         }
-        "plugins.disable" => {
+        Kind::Disable => {
             let Id { id } = parse(spec, params)?;
             blocking(move || manager.disable(&id))
                 .await
                 .map(|info| plugin_json(&info))
         }
-        "plugins.reload" => {
+        Kind::Reload => {
             let Id { id } = parse(spec, params)?;
             blocking(move || manager.reload(&id))
                 .await
                 .map(|info| plugin_json(&info))
         }
-        "plugins.executeCommand" => {
+        Kind::ExecuteCommand => {
             let ExecuteCommand { id, command, input } = parse(spec, params)?;
             let input = Value::Object(input.unwrap_or_default());
             Ok(manager.execute_command(&id, &command, &input).await?)
         }
-        "services.list" => {
+        Kind::Services => {
             let NoParams {} = parse(spec, params)?;
-            let services: Vec<Value> = manager.services().iter().map(service_json).collect();
+            let services = blocking(move || Ok(manager.services())).await?;
+            let services: Vec<Value> = services.iter().map(service_json).collect();
             Ok(json!({ "services": services }))
         }
-        "services.status" => {
+        Kind::ServiceStatus => {
             let Service { plugin, service } = parse(spec, params)?;
-            status(&manager, &plugin, &service).map(|info| service_json(&info))
+            let found = tokio::task::spawn_blocking(move || status(&manager, &plugin, &service))
+                .await
+                .map_err(|failed| AdminError::Interrupted(failed.to_string()))??;
+            Ok(service_json(&found))
         }
-        "services.start" => {
+        Kind::ServiceStart => {
             let Service { plugin, service } = parse(spec, params)?;
             let info = manager.start_service(&plugin, &service).await?;
             Ok(service_json(&info))
         }
-        "services.stop" => {
+        Kind::ServiceStop => {
             let Service { plugin, service } = parse(spec, params)?;
             let info = manager.stop_service(&plugin, &service).await?;
             Ok(service_json(&info))
         }
-        _ => unreachable!("every method in SPECS has its arm"),
     }
 }
 
@@ -328,7 +362,8 @@ pub(super) async fn run(
 fn parse<T: DeserializeOwned>(spec: &Spec, params: Value) -> Result<T, AdminError> {
     let invalid = |problem: String| AdminError::InvalidParams {
         method: spec.method.to_owned(),
-        problem: format!("{}: {problem}", spec.shape()),
+        expected: spec.shape(),
+        problem,
     };
     let params = match params {
         Value::Null => Value::Object(Map::new()),
@@ -375,64 +410,61 @@ async fn blocking<T: Send + 'static>(
 /// `plugins.install`: from a URL (downloaded, checked, then unpacked) or a path.
 async fn install(admin: &PluginAdmin, spec: &Spec, params: Install) -> Result<Value, AdminError> {
     let Install { source, sha256 } = params;
-    let sha256 =
-        match sha256 {
-            Some(hex) => Some(download::digest_from_hex(&hex).map_err(|problem| {
-                AdminError::InvalidParams {
-                    method: spec.method.to_owned(),
-                    problem: format!("{}: `sha256` {problem}", spec.shape()),
-                }
-            })?),
-            None => None,
-        };
+    let invalid = |problem: String| AdminError::InvalidParams {
+        method: spec.method.to_owned(),
+        expected: spec.shape(),
+        problem,
+    };
+    let sha256 = match sha256 {
+        Some(hex) => Some(
+            download::digest_from_hex(&hex)
+                .map_err(|problem| invalid(format!("`sha256` {problem}")))?,
+        ),
+        None => None,
+    };
     let manager = admin.manager().clone();
-    if source.contains("://") {
+    let (held, file, named) = if source.contains("://") {
         let downloaded = download::fetch(&admin.inner.downloads, &source, sha256).await?;
-        let url = source.clone();
-        let info = blocking(move || {
-            let (dir, file) = downloaded.save().map_err(|e| PluginError::Install {
-                path: PathBuf::from(&url),
-                message: format!("cannot keep the download to unpack it: {e}"),
-            })?;
-            let installed = manager.install(&file);
-            drop(dir);
-            installed.map_err(|error| named_for(error, &url))
-        })
-        .await?;
-        return Ok(plugin_json(&info));
-    }
-    let path = PathBuf::from(&source);
-    if let Some(expected) = sha256 {
-        if path.is_dir() {
-            return Err(AdminError::InvalidParams {
-                method: spec.method.to_owned(),
-                problem: format!(
-                    "{}: `sha256` checks an archive, and `{source}` is a directory",
-                    spec.shape()
-                ),
-            });
-        }
-        let file = path.clone();
-        let found = tokio::task::spawn_blocking(move || download::digest_of_file(&file))
+        (Some(downloaded.dir), downloaded.path, Some(source))
+    } else if let Some(expected) = sha256 {
+        // The archive is copied and the copy checked and unpacked, so the file cannot change
+        // between the check and the install.
+        let path = PathBuf::from(&source);
+        let copied = tokio::task::spawn_blocking(move || download::copy_checked(&path, &expected))
             .await
-            .map_err(|e| e.to_string())
-            .and_then(|read| read.map_err(|e| e.to_string()))
-            .map_err(|message| {
-                AdminError::Plugin(PluginError::Install {
-                    path: path.clone(),
-                    message: format!("cannot read it: {message}"),
-                })
-            })?;
-        download::compare(&expected, &found).map_err(|message| PluginError::Install {
-            path: path.clone(),
-            message,
-        })?;
-    }
-    let info = blocking(move || manager.install(Path::new(&source))).await?;
+            .map_err(|failed| AdminError::Interrupted(failed.to_string()))?;
+        match copied {
+            Ok((dir, file)) => (Some(dir), file, Some(source)),
+            Err(download::Refused::Directory) => {
+                return Err(invalid(format!(
+                    "`sha256` checks an archive, and `{source}` is a directory"
+                )));
+            }
+            Err(download::Refused::Other(message)) => {
+                return Err(PluginError::Install {
+                    path: PathBuf::from(&source),
+                    message,
+                }
+                .into());
+            }
+        }
+    } else {
+        (None, PathBuf::from(source), None)
+    };
+    let info = blocking(move || {
+        let installed = manager.install(&file);
+        drop(held);
+        match named {
+            Some(named) => installed.map_err(|error| named_for(error, &named)),
+            None => installed,
+        }
+    })
+    .await?;
     Ok(plugin_json(&info))
 }
 
-/// An install error about the downloaded file, told of the URL it came from.
+/// An install error about a copy (a download, or an archive copied to be checked), told of
+/// the source it came from.
 fn named_for(error: PluginError, url: &str) -> PluginError {
     match error {
         PluginError::Install { message, .. } => PluginError::Install {
@@ -516,4 +548,15 @@ fn service_json(info: &ServiceInfo) -> Value {
         service["error"] = json!(error);
     }
     service
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_methods_listed_are_those_specified() {
+        let specified: Vec<&str> = SPECS.iter().map(|spec| spec.method).collect();
+        assert_eq!(specified, METHODS);
+    }
 }

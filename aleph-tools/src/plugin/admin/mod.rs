@@ -91,7 +91,7 @@ impl fmt::Debug for PluginAdmin {
 
 impl PluginAdmin {
     /// The management API of `manager`, with the scope `admin`, and downloads from any public
-    /// host over https, up to 64 MiB, within 60 s.
+    /// host over https, up to 64 MiB, within 60 s, two at a time.
     pub fn new(manager: &PluginManager) -> Self {
         Self {
             inner: Arc::new(Settings {
@@ -110,13 +110,15 @@ impl PluginAdmin {
 
     /// The hosts `plugins.install` may download from, as `connect:` rules
     /// (`connect:github.com`, `connect:*.example.com`, `connect:*`); any public host
-    /// (`connect:*`) unless set. Every redirect is held to them too. A loopback or private
-    /// address is reached only when a rule names it (`connect:127.0.0.1`); a rule that cannot
-    /// be read fails each download, naming it.
+    /// (`connect:*`) unless set, except through [`tools`](Self::tools), which download
+    /// nothing until hosts are set. Every redirect is held to them too. A loopback or private
+    /// address is reached only when a rule names it (`connect:127.0.0.1`); a port in a rule
+    /// is not read (a granted host is reached on any port). A rule that cannot be read fails
+    /// each download, naming it.
     #[must_use]
     pub fn with_download_hosts(self, rules: impl IntoIterator<Item = impl Into<String>>) -> Self {
         let rules: Vec<String> = rules.into_iter().map(Into::into).collect();
-        self.change(|settings| settings.downloads.hosts = rules)
+        self.change(|settings| settings.downloads.hosts = Some(rules))
     }
 
     /// The largest archive `plugins.install` downloads, in bytes: 64 MiB unless set.
@@ -177,11 +179,13 @@ pub enum AdminError {
         method: String,
     },
     /// The params do not fit the method.
-    #[error("`{method}` {problem}")]
+    #[error("`{method}` takes {expected}: {problem}")]
     InvalidParams {
         /// The method.
         method: String,
-        /// What is wrong and what the method takes.
+        /// What it takes (`{"id": string}`).
+        expected: String,
+        /// What is wrong with what came.
         problem: String,
     },
     /// A download for `plugins.install` was refused or failed.
@@ -202,7 +206,8 @@ pub enum AdminError {
 
 impl AdminError {
     /// The JSON-RPC error code: `-32601` for an unknown method, `-32602` for wrong params,
-    /// `-32001` for a plugin or service that does not exist, `-32000` for the rest.
+    /// `-32001` for a plugin that is not there or not running, `-32000` for the rest (a
+    /// service that is not there among them).
     pub fn code(&self) -> i64 {
         match self {
             Self::UnknownMethod { .. } => -32601,

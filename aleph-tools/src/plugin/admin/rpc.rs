@@ -6,8 +6,7 @@ use std::sync::Arc;
 use axum::Extension;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, FromRequest as _, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -21,6 +20,9 @@ pub const ADMIN_PATH: &str = "/admin";
 
 /// The largest request read, in bytes.
 const MAX_BODY: usize = 1 << 20;
+
+/// The most requests one batch may hold.
+const MAX_BATCH: usize = 32;
 
 /// The JSON-RPC error codes of the envelope.
 const PARSE_ERROR: i64 = -32700;
@@ -37,8 +39,9 @@ impl PluginAdmin {
     ///
     /// A request without an identity gets `401`, one whose identity lacks the
     /// [scope](Self::with_scope) `403` with `error="insufficient_scope"`; both bodies say
-    /// what to fix. Bodies over 1 MiB get `413`. Every call is logged at `info` with the
-    /// caller's subject and the method.
+    /// what to fix; the body of a refused request is not read. Bodies over 1 MiB get `413`,
+    /// batches of more than 32 requests an error. Every call and every refusal is logged at
+    /// `info`, with the caller's subject and the method when there are.
     ///
     /// ```text
     /// POST /admin
@@ -56,16 +59,21 @@ impl PluginAdmin {
 async fn serve(
     State(admin): State<PluginAdmin>,
     identity: Option<Extension<Arc<Identity>>>,
-    body: Result<Bytes, BytesRejection>,
+    request: Request,
 ) -> Response {
     let scope = admin.scope();
     let Some(Extension(identity)) = identity else {
+        tracing::info!("management call refused: no identity");
         let message = format!(
             "the management API answers only callers the server authenticated: give the server bearer tokens (`McpServer::with_auth`, or `[[server.tokens]]` for the command) and send one whose scopes include `{scope}`"
         );
         return refuse(StatusCode::UNAUTHORIZED, "Bearer", &message);
     };
     if !identity.has_scope(scope) {
+        tracing::info!(
+            subject = identity.subject(),
+            "management call refused: no `{scope}` scope"
+        );
         let message = format!(
             "the bearer token of `{}` lacks the scope `{scope}` the management API needs",
             identity.subject()
@@ -73,7 +81,8 @@ async fn serve(
         let challenge = format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"");
         return refuse(StatusCode::FORBIDDEN, &challenge, &message);
     }
-    let body = match body {
+    // The body is read only for a caller who may call.
+    let body = match Bytes::from_request(request, &()).await {
         Ok(body) => body,
         Err(rejection) => {
             let message = format!(
@@ -101,6 +110,14 @@ async fn serve(
             &Value::Null,
             INVALID_REQUEST,
             "the batch is empty; send at least one request",
+        )),
+        Value::Array(batch) if batch.len() > MAX_BATCH => Some(failure(
+            &Value::Null,
+            INVALID_REQUEST,
+            &format!(
+                "the batch holds {} requests; send at most {MAX_BATCH} in one",
+                batch.len()
+            ),
         )),
         Value::Array(batch) => {
             let mut answers = Vec::new();

@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use super::PluginAdmin;
-use super::methods::{SPECS, Spec};
+use super::methods::{Kind, SPECS, Spec};
+use super::{AdminError, PluginAdmin};
 use crate::context::ToolContext;
-use crate::error::ToolError;
+use crate::error::{ArgumentProblem, ToolError};
 use crate::result::ToolOutput;
 use crate::tool::{
     AlephToolDyn, BoxFuture, RuntimeTool, ToolAnnotations, ToolDefinition, ToolHandler,
@@ -21,7 +21,10 @@ impl PluginAdmin {
     /// A call that carries an identity runs only when the identity holds the
     /// [scope](Self::with_scope); a call without one runs. Serve them where whoever calls is
     /// trusted with the plugins, such as to the one client of a stdio server; over HTTP,
-    /// [`router`](Self::router) serves the same methods behind the scope.
+    /// [`router`](Self::router) serves the same methods behind the scope. A model steered by
+    /// what it reads could install what it is told to: `plugins_install` downloads only from
+    /// hosts [`with_download_hosts`](Self::with_download_hosts) sets, and from none unless
+    /// they are set.
     pub fn tools(&self) -> Vec<impl AlephToolDyn + use<>> {
         SPECS
             .iter()
@@ -72,11 +75,26 @@ impl ToolHandler for Method {
                     ),
                 ));
             }
-            self.admin
-                .call(self.spec.method, args)
-                .await
-                .map(ToolOutput::json)
-                .map_err(ToolError::execution)
+            let downloads = args["source"].as_str().is_some_and(|s| s.contains("://"));
+            if self.spec.kind == Kind::Install
+                && downloads
+                && self.admin.inner.downloads.hosts.is_none()
+            {
+                return Err(ToolError::permission_denied(
+                    definition.name.clone(),
+                    "installing from a URL through a tool needs the hosts to download from set by the server (`with_download_hosts`, or `download_hosts` in the command's `[admin]`); none are",
+                ));
+            }
+            match self.admin.call(self.spec.method, args).await {
+                Ok(result) => Ok(ToolOutput::json(result)),
+                Err(AdminError::InvalidParams {
+                    expected, problem, ..
+                }) => Err(ToolError::invalid_args(
+                    definition.name.clone(),
+                    [ArgumentProblem::new("", expected).received(problem)],
+                )),
+                Err(error) => Err(ToolError::execution(error)),
+            }
         })
     }
 }

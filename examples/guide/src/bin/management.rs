@@ -31,7 +31,9 @@ async fn post(
 }
 
 fn request(method: &str, params: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })
+    let mut request = json!({ "jsonrpc": "2.0", "id": 1, "method": method });
+    request["params"] = params;
+    request
 }
 
 #[tokio::main]

@@ -89,8 +89,19 @@ async fn refused(admin: &PluginAdmin, params: Value) -> String {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn downloads_hold_to_https_the_host_rule_the_size_cap_the_time_and_the_digest() {
+/// An HTTPS server holding a plugin's zip (and a text file), a manager whose search path is
+/// empty, and the API granted `127.0.0.1` with the server's authority trusted.
+struct Downloads {
+    _dirs: [tempfile::TempDir; 3],
+    installed: std::path::PathBuf,
+    digest: String,
+    files: HttpsFiles,
+    manager: aleph_tools::plugin::PluginManager,
+    admin: PluginAdmin,
+    good: String,
+}
+
+fn downloads() -> Downloads {
     let sources = tempfile::tempdir().unwrap();
     let served = tempfile::tempdir().unwrap();
     let search = tempfile::tempdir().unwrap();
@@ -107,7 +118,28 @@ async fn downloads_hold_to_https_the_host_rule_the_size_cap_the_time_and_the_dig
         .with_download_hosts(["connect:127.0.0.1"])
         .with_download_timeout(Duration::from_secs(3));
     let good = files.url("/files/notes.zip");
+    Downloads {
+        _dirs: [sources, served, search],
+        installed,
+        digest,
+        files,
+        manager,
+        admin,
+        good,
+    }
+}
 
+#[tokio::test(flavor = "multi_thread")]
+async fn downloads_go_over_https_to_granted_hosts_only() {
+    let Downloads {
+        files,
+        manager,
+        admin,
+        good,
+        // The directories live as long as the test.
+        _dirs,
+        ..
+    } = downloads();
     // Over http, or redirected to it.
     let plain = format!("http://127.0.0.1:{}/files/notes.zip", files.port());
     let why = refused(&admin, json!({ "source": plain })).await;
@@ -159,6 +191,31 @@ async fn downloads_hold_to_https_the_host_rule_the_size_cap_the_time_and_the_dig
         "{why}"
     );
 
+    // Credentials in the URL are refused, and not repeated in the error.
+    let secret = format!(
+        "https://user:hunter2@127.0.0.1:{}/files/notes.zip",
+        files.port()
+    );
+    let why = refused(&admin, json!({ "source": secret })).await;
+    assert!(
+        why.contains("carries credentials") && !why.contains("hunter2"),
+        "{why}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn downloads_hold_to_the_size_cap_the_time_and_the_digest() {
+    let Downloads {
+        installed,
+        digest,
+        files,
+        manager,
+        admin,
+        good,
+        // The directories live as long as the test.
+        _dirs,
+        ..
+    } = downloads();
     // Larger than the cap, announced or not.
     let small = admin.clone().with_max_download(64);
     for url in [good.clone(), format!("{good}?unsized")] {
@@ -194,5 +251,42 @@ async fn downloads_hold_to_https_the_host_rule_the_size_cap_the_time_and_the_dig
         .await
         .unwrap();
     assert_eq!(plugin["status"], "running", "{plugin}");
+    assert_eq!(entries(&installed), ["notes"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_archive_checked_by_its_digest_is_the_one_installed() {
+    let sources = tempfile::tempdir().unwrap();
+    let search = tempfile::tempdir().unwrap();
+    let installed = search.path().join("plugins");
+    let (_server, manager) = manager(&installed);
+    let admin = PluginAdmin::new(&manager);
+    let packed = archive(&static_plugin(sources.path(), "notes", ""), "zip", false);
+    let digest = sha256_of(&packed);
+
+    // A named pipe has no digest: refused at once, not read forever.
+    let pipe = sources.path().join("pipe.zip");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let why = refused(&admin, json!({ "source": pipe, "sha256": digest })).await;
+    assert!(why.contains("not a regular file"), "{why}");
+    let why = refused(&admin, json!({ "source": pipe })).await;
+    assert!(
+        why.contains("neither a directory nor a regular file"),
+        "{why}"
+    );
+
+    // The copy is what is checked and installed: the file is read once.
+    let plugin = admin
+        .call(
+            "plugins.install",
+            json!({ "source": packed, "sha256": digest }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(plugin["id"], "notes", "{plugin}");
     assert_eq!(entries(&installed), ["notes"]);
 }
