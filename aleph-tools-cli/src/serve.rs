@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use aleph_tools::Identity;
 use aleph_tools::builtin::Skills;
-use aleph_tools::mcp::{McpAuth, McpServer, StaticTokens};
+use aleph_tools::mcp::{McpAuth, McpServer, McpTasks, RedisStore, StaticTokens};
 use aleph_tools::middleware::Metrics;
 use aleph_tools::plugin::{ADMIN_PATH, ADMIN_SCOPE};
 use anyhow::Context as _;
 
 use crate::approval::Approval;
-use crate::config::{Config, TokenSection};
+use crate::config::{Config, ServerSection, TokenSection};
 use crate::host::{Host, Plugins, secret_from};
 
 /// How long running calls may take to finish once the server is told to stop, unless
@@ -106,26 +106,12 @@ pub async fn run(
         config.server.name.as_deref().unwrap_or("aleph-tools"),
         env!("CARGO_PKG_VERSION"),
     );
-    if let Some(instructions) = &config.server.instructions {
-        mcp = mcp.with_instructions(instructions);
-    }
-    if let Some(hosts) = &config.server.allowed_hosts {
-        mcp = mcp.with_allowed_hosts(hosts.iter().cloned());
-    }
-    if let Some(origins) = &config.server.cors_origins {
-        mcp = mcp.with_cors_origins(origins.iter().cloned());
-    }
-    if let Some(secs) = config.server.session_idle_timeout_secs {
-        mcp = mcp.with_session_idle_timeout(Duration::from_secs(secs));
-    }
-    if let Some(sessions) = config.server.max_sessions {
-        mcp = mcp.with_max_sessions(sessions);
-    }
-    if let Some(sessions) = config.server.max_sessions_per_identity {
-        mcp = mcp.with_max_sessions_per_identity(sessions);
-    }
+    mcp = with_settings(mcp, &config.server);
     if let Some(auth) = auth {
         mcp = mcp.with_auth(auth);
+    }
+    if let Some(store) = task_store(config).await? {
+        mcp = mcp.with_tasks(McpTasks::new().with_store(store));
     }
     // Skills are prompts as well as tools; so are the plugins' `standalone` prompts.
     for dir in &config.skills {
@@ -182,6 +168,46 @@ async fn serve_http(
         drained.cut_off
     );
     Ok(())
+}
+
+/// `mcp` with what `[server]` says of it: instructions, hosts, origins and session limits.
+fn with_settings(mut mcp: McpServer, server: &ServerSection) -> McpServer {
+    if let Some(instructions) = &server.instructions {
+        mcp = mcp.with_instructions(instructions);
+    }
+    if let Some(hosts) = &server.allowed_hosts {
+        mcp = mcp.with_allowed_hosts(hosts.iter().cloned());
+    }
+    if let Some(origins) = &server.cors_origins {
+        mcp = mcp.with_cors_origins(origins.iter().cloned());
+    }
+    if let Some(secs) = server.session_idle_timeout_secs {
+        mcp = mcp.with_session_idle_timeout(Duration::from_secs(secs));
+    }
+    if let Some(sessions) = server.max_sessions {
+        mcp = mcp.with_max_sessions(sessions);
+    }
+    if let Some(sessions) = server.max_sessions_per_identity {
+        mcp = mcp.with_max_sessions_per_identity(sessions);
+    }
+    mcp
+}
+
+/// The Redis that `[server] redis_url` (or the variable `redis_url_env` names) points to,
+/// connected; none when neither is set.
+async fn task_store(config: &Config) -> anyhow::Result<Option<RedisStore>> {
+    let url = match (&config.server.redis_url, &config.server.redis_url_env) {
+        (Some(_), Some(_)) => {
+            anyhow::bail!("`[server]` has both `redis_url` and `redis_url_env`; keep one")
+        }
+        (Some(url), None) => url.clone(),
+        (None, Some(name)) => secret_from(name).context("`server.redis_url_env`")?,
+        (None, None) => return Ok(None),
+    };
+    let store = RedisStore::connect(&url)
+        .await
+        .context("`[server]` names a Redis for tasks that cannot be reached")?;
+    Ok(Some(store))
 }
 
 /// Bearer-token auth for `[[server.tokens]]`, each read from its environment variable; none

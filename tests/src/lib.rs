@@ -11,6 +11,7 @@ mod mcp_tools;
 pub mod model_api;
 pub mod plugin_files;
 mod raw_mcp;
+pub mod redis;
 mod traversal;
 
 pub use mcp_tools::{

@@ -59,6 +59,7 @@ mod polling;
 mod prompts;
 mod resources;
 mod serve;
+mod store;
 mod tasks;
 mod wrap;
 
@@ -75,6 +76,9 @@ pub use self::resources::{
     McpResource, McpResourceTemplate, ReadResult, ResourceSource, UriParams,
 };
 pub use self::serve::McpServer;
+#[cfg(feature = "redis")]
+pub use self::store::RedisStore;
+pub use self::store::{StoreError, TaskRecord, TaskSignals, TaskStore};
 pub use self::tasks::McpTasks;
 pub use self::wrap::{
     McpConnection, McpConnectionBuilder, McpEndpoint, McpRemoteTool, McpToolWrapper,

@@ -7,6 +7,8 @@
 //! tool's progress messages become the task's `statusMessage`.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -21,7 +23,9 @@ use tokio_util::sync::CancellationToken;
 use super::ask::{Round, RoundCall};
 use super::gauges;
 use super::http::drain::{InFlight, Running};
+use super::store::{LEASE, StoreError, TaskRecord, TaskStore};
 use crate::sync::lock;
+use crate::tool::BoxFuture;
 use crate::{Identity, ProgressEvent, ToolErrorKind, ToolResult};
 
 /// How a server keeps the tasks its clients start (see
@@ -37,11 +41,23 @@ use crate::{Identity, ProgressEvent, ToolErrorKind, ToolResult};
 ///     .with_most_tasks(64);
 /// # let _ = tasks;
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct McpTasks {
     ttl: Duration,
     poll_interval: Duration,
     most: usize,
+    store: Option<Arc<dyn TaskStore>>,
+}
+
+impl fmt::Debug for McpTasks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpTasks")
+            .field("ttl", &self.ttl)
+            .field("poll_interval", &self.poll_interval)
+            .field("most", &self.most)
+            .field("shared", &self.store.is_some())
+            .finish()
+    }
 }
 
 impl Default for McpTasks {
@@ -50,6 +66,7 @@ impl Default for McpTasks {
             ttl: Duration::from_hours(1),
             poll_interval: Duration::from_millis(500),
             most: 1024,
+            store: None,
         }
     }
 }
@@ -78,17 +95,31 @@ impl McpTasks {
 
     /// The most tasks kept at once, across every client (1,024 unless set; at least 1). A
     /// call that would start one more is refused with an error until older ones expire.
+    /// With a [store](Self::with_store), the limit counts the tasks of every process that
+    /// shares it.
     #[must_use]
     pub fn with_most_tasks(mut self, tasks: usize) -> Self {
         self.most = tasks.max(1);
         self
     }
+
+    /// Keeps the tasks in `store`, which other server processes share (such as a
+    /// [`RedisStore`](super::RedisStore)): a task started through one replica is polled,
+    /// answered and cancelled through any, and one whose process stopped is reported failed
+    /// once its lease (10 s) runs out. Without a store, a task lives in the memory of the
+    /// process that runs it.
+    #[must_use]
+    pub fn with_store(mut self, store: impl TaskStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
 }
 
-/// The tasks of one server, shared by all its sessions: a 2026-07-28 client may send each
-/// request on a connection of its own.
+/// The tasks of one server, shared by all its sessions (a 2026-07-28 client may send each
+/// request on a connection of its own): those it runs, and through a [`TaskStore`] those
+/// other processes run.
 #[derive(Default)]
-pub(super) struct TaskStore {
+pub(super) struct TaskTable {
     settings: McpTasks,
     tasks: Mutex<HashMap<String, Arc<Entry>>>,
 }
@@ -108,6 +139,8 @@ pub(super) struct Entry {
     /// The client's answers to the tool's questions, from `tasks/update`.
     answers: mpsc::UnboundedSender<InputResponses>,
     state: Mutex<State>,
+    /// Counts the changes of `state`, so a shared store is written only when it changed.
+    changes: AtomicU64,
 }
 
 struct State {
@@ -116,7 +149,7 @@ struct State {
     updated: SystemTime,
 }
 
-impl TaskStore {
+impl TaskTable {
     pub(super) fn new(settings: McpTasks) -> Self {
         Self {
             settings,
@@ -129,8 +162,9 @@ impl TaskStore {
     ///
     /// # Errors
     ///
-    /// `-32603` when the server keeps as many tasks as it may.
-    pub(super) fn open(
+    /// `-32603` when the server (or, with a store, every process sharing it) keeps as many
+    /// tasks as it may, or the store cannot be reached.
+    pub(super) async fn open(
         &self,
         owner: Option<&Identity>,
         origin: &Arc<InFlight>,
@@ -151,10 +185,17 @@ impl TaskStore {
                 message: None,
                 updated: now,
             }),
+            changes: AtomicU64::new(0),
         });
+        if let Some(store) = &self.settings.store {
+            store
+                .create(&entry.record(), self.settings.ttl, self.settings.most)
+                .await
+                .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        }
         let mut tasks = lock(&self.tasks);
         self.forget_expired(&mut tasks);
-        if tasks.len() >= self.settings.most {
+        if self.settings.store.is_none() && tasks.len() >= self.settings.most {
             return Err(ErrorData::internal_error(
                 format!(
                     "the server keeps {} tasks already; try again when older ones have expired",
@@ -179,9 +220,20 @@ impl TaskStore {
         running: Running,
     ) -> CreateTaskResult {
         let handle = CreateTaskResult::new(self.task(&entry, &lock(&entry.state)));
+        let store = self.settings.store.clone();
+        let every = self.settings.poll_interval.clamp(SYNC_MIN, SYNC_MAX);
         tokio::spawn(async move {
             // Counted as running until it ends, so a draining server waits for it.
             let _running = running;
+            let ended = CancellationToken::new();
+            let syncing = store.as_ref().map(|store| {
+                tokio::spawn(sync(
+                    Arc::clone(store),
+                    Arc::clone(&entry),
+                    every,
+                    ended.clone(),
+                ))
+            });
             let result = loop {
                 match call.round(&entry.cancel).await {
                     Round::Done(result) => break result,
@@ -213,52 +265,132 @@ impl TaskStore {
                 }
             };
             entry.set(payload);
+            // The end is written last: a write of the state before it, still on its way,
+            // lands first.
+            ended.cancel();
+            if let Some(syncing) = syncing {
+                let _ = syncing.await;
+            }
+            if let Some(store) = &store
+                && let Err(error) = store.save(&entry.record()).await
+            {
+                tracing::warn!(task = %entry.id, %error, "the task's end could not be stored");
+            }
         });
         handle
     }
 
-    /// The task `id` as `caller` may see it, for `tasks/get`.
-    pub(super) fn get(
+    /// The task `id` as `caller` may see it, for `tasks/get`: from this process when it
+    /// runs it, else from the store.
+    pub(super) async fn get(
         &self,
         id: &str,
         caller: Option<&Identity>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let entry = self.find(id, caller)?;
-        let state = lock(&entry.state);
-        let detailed = DetailedTask::new(self.task(&entry, &state), state.payload.clone());
-        Ok(GetTaskResult::new(detailed))
+        if let Some(entry) = self.local(id, caller) {
+            let state = lock(&entry.state);
+            let detailed = DetailedTask::new(self.task(&entry, &state), state.payload.clone());
+            return Ok(GetTaskResult::new(detailed));
+        }
+        let record = self.stored(id, caller).await?;
+        let payload = stored_payload(&record);
+        let mut task = Task::new(
+            record.id.clone(),
+            payload.status(),
+            timestamp(from_millis(record.created_ms)),
+            timestamp(from_millis(record.updated_ms)),
+        )
+        .with_ttl_ms(millis(self.settings.ttl))
+        .with_poll_interval_ms(millis(self.settings.poll_interval));
+        task.status_message.clone_from(&record.message);
+        Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
     }
 
     /// Hands the client's answers (`tasks/update`) to the task `id`. Answers to questions
     /// it does not wait on now are ignored, so a client cannot pile them up.
-    pub(super) fn update(
+    pub(super) async fn update(
         &self,
         id: &str,
         caller: Option<&Identity>,
         responses: InputResponses,
     ) -> Result<(), ErrorData> {
-        let entry = self.find(id, caller)?;
-        let outstanding: InputResponses = {
-            let state = lock(&entry.state);
-            let TaskPayload::InputRequired { input_requests } = &state.payload else {
-                return Ok(());
-            };
-            responses
-                .into_iter()
-                .filter(|(key, _)| input_requests.contains_key(key))
-                .collect()
-        };
-        if !outstanding.is_empty() {
-            // A task that has just ended no longer reads answers; they are ignored too.
-            let _ = entry.answers.send(outstanding);
+        if let Some(entry) = self.local(id, caller) {
+            let outstanding = outstanding(&lock(&entry.state).payload, responses);
+            if !outstanding.is_empty() {
+                // A task that has just ended no longer reads answers; they are ignored too.
+                let _ = entry.answers.send(outstanding);
+            }
+            return Ok(());
         }
-        Ok(())
+        let record = self.stored(id, caller).await?;
+        let outstanding = outstanding(&stored_payload(&record), responses);
+        if outstanding.is_empty() {
+            return Ok(());
+        }
+        let input = serde_json::to_value(&outstanding).unwrap_or_default();
+        self.store_call(|store| store.send_input(id, &input))
+            .await
+            .map(drop)
     }
 
     /// Asks the task `id` to stop (`tasks/cancel`). A task that has ended keeps its end.
-    pub(super) fn cancel(&self, id: &str, caller: Option<&Identity>) -> Result<(), ErrorData> {
-        self.find(id, caller)?.cancel.cancel();
-        Ok(())
+    pub(super) async fn cancel(
+        &self,
+        id: &str,
+        caller: Option<&Identity>,
+    ) -> Result<(), ErrorData> {
+        if let Some(entry) = self.local(id, caller) {
+            entry.cancel.cancel();
+            return Ok(());
+        }
+        self.stored(id, caller).await?;
+        self.store_call(|store| store.cancel(id)).await.map(drop)
+    }
+
+    /// The task `id`, when this process runs it and `caller` may see it.
+    fn local(&self, id: &str, caller: Option<&Identity>) -> Option<Arc<Entry>> {
+        self.find(id, caller).ok()
+    }
+
+    /// The task `id` from the store, when there is one and `caller` may see it.
+    async fn stored(&self, id: &str, caller: Option<&Identity>) -> Result<TaskRecord, ErrorData> {
+        let Some(store) = &self.settings.store else {
+            return Err(self.unknown(id));
+        };
+        store
+            .load(id)
+            .await
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?
+            // Another identity's task is as unknown as one that never was.
+            .filter(|record| record.owner.as_deref() == caller.map(Identity::subject))
+            .ok_or_else(|| self.unknown(id))
+    }
+
+    async fn store_call<'a, T>(
+        &'a self,
+        call: impl FnOnce(&'a dyn TaskStore) -> BoxFuture<'a, Result<T, StoreError>>,
+    ) -> Result<T, ErrorData> {
+        let Some(store) = &self.settings.store else {
+            return Err(ErrorData::internal_error("no task store", None));
+        };
+        call(store.as_ref())
+            .await
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))
+    }
+
+    fn unknown(&self, id: &str) -> ErrorData {
+        let elsewhere = if self.settings.store.is_some() {
+            ""
+        } else {
+            ", or was started on another server process"
+        };
+        ErrorData::invalid_params(
+            format!(
+                "no task `{id}`: it expired ({:?} after it started) or was never started{elsewhere}",
+                self.settings.ttl
+            ),
+            None,
+        )
     }
 
     fn find(&self, id: &str, caller: Option<&Identity>) -> Result<Arc<Entry>, ErrorData> {
@@ -269,15 +401,7 @@ impl TaskStore {
             // Another identity's task is as unknown as one that never was.
             .filter(|entry| entry.owner.as_deref() == caller.map(Identity::subject))
             .cloned()
-            .ok_or_else(|| {
-                ErrorData::invalid_params(
-                    format!(
-                        "no task `{id}`: it expired ({:?} after it started), was never started, or was started on another server process",
-                        self.settings.ttl
-                    ),
-                    None,
-                )
-            })
+            .ok_or_else(|| self.unknown(id))
     }
 
     /// Stops and forgets the tasks older than the TTL.
@@ -316,7 +440,7 @@ impl TaskStore {
     }
 }
 
-impl Drop for TaskStore {
+impl Drop for TaskTable {
     fn drop(&mut self) {
         let kept = lock(&self.tasks).len();
         gauges::tasks(-i32::try_from(kept).unwrap_or(i32::MAX));
@@ -328,12 +452,37 @@ impl Entry {
         let mut state = lock(&self.state);
         state.payload = payload;
         state.updated = SystemTime::now();
+        self.changes.fetch_add(1, Ordering::Relaxed);
     }
 
     fn note(&self, message: Option<String>) {
         let mut state = lock(&self.state);
         state.message = message;
         state.updated = SystemTime::now();
+        self.changes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The task as a store keeps it, vouched for by this process for one more lease.
+    fn record(&self) -> TaskRecord {
+        let state = lock(&self.state);
+        // Written as MCP writes a task, so the payload reads back with rmcp's own types.
+        let task = Task::new(
+            self.id.clone(),
+            state.payload.status(),
+            timestamp(self.created),
+            timestamp(state.updated),
+        );
+        let detailed = DetailedTask::new(task, state.payload.clone());
+        let mut record = TaskRecord::new(
+            self.id.clone(),
+            serde_json::to_value(&detailed).unwrap_or_default(),
+        );
+        record.owner.clone_from(&self.owner);
+        record.created_ms = epoch_millis(self.created);
+        record.updated_ms = epoch_millis(state.updated);
+        record.message.clone_from(&state.message);
+        record.lease_until_ms = epoch_millis(SystemTime::now() + LEASE);
+        record
     }
 
     /// The tool's progress, as the task's status message.
@@ -351,6 +500,110 @@ impl Entry {
             }));
         }
     }
+}
+
+/// The shortest and longest wait between two looks at the store by a running task.
+const SYNC_MIN: Duration = Duration::from_millis(100);
+const SYNC_MAX: Duration = Duration::from_secs(1);
+
+/// Keeps the store in step with a task this process runs, until `ended`: its state written
+/// when it changes and its lease renewed, and the cancellations and answers other processes
+/// left for it handed over.
+async fn sync(
+    store: Arc<dyn TaskStore>,
+    entry: Arc<Entry>,
+    every: Duration,
+    ended: CancellationToken,
+) {
+    let mut written = u64::MAX;
+    let mut renewed = Instant::now();
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = ended.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        let changes = entry.changes.load(Ordering::Relaxed);
+        if changes != written || renewed.elapsed() >= LEASE / 3 {
+            match store.save(&entry.record()).await {
+                Ok(()) => {
+                    written = changes;
+                    renewed = Instant::now();
+                }
+                Err(error) => {
+                    tracing::warn!(task = %entry.id, %error, "the task could not be stored");
+                }
+            }
+        }
+        match store.signals(&entry.id).await {
+            Ok(signals) => {
+                if signals.cancelled {
+                    entry.cancel.cancel();
+                }
+                for input in signals.inputs {
+                    if let Ok(responses) = serde_json::from_value::<InputResponses>(input) {
+                        let outstanding = outstanding(&lock(&entry.state).payload, responses);
+                        if !outstanding.is_empty() {
+                            let _ = entry.answers.send(outstanding);
+                        }
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::warn!(task = %entry.id, %error, "the task's signals could not be read");
+            }
+        }
+    }
+}
+
+/// The answers among `responses` to questions `payload` waits on.
+fn outstanding(payload: &TaskPayload, responses: InputResponses) -> InputResponses {
+    let TaskPayload::InputRequired { input_requests } = payload else {
+        return InputResponses::default();
+    };
+    responses
+        .into_iter()
+        .filter(|(key, _)| input_requests.contains_key(key))
+        .collect()
+}
+
+/// A stored task's payload; failed when it still runs by the record but its process has not
+/// vouched for it within its lease (it stopped).
+fn stored_payload(record: &TaskRecord) -> TaskPayload {
+    let payload = serde_json::from_value::<DetailedTask>(record.payload.clone()).map_or_else(
+        |_| TaskPayload::Failed {
+            error: error_object(&ErrorData::internal_error(
+                "the task's stored state cannot be read",
+                None,
+            )),
+        },
+        |detailed| detailed.payload,
+    );
+    let running = matches!(
+        payload,
+        TaskPayload::Working | TaskPayload::InputRequired { .. }
+    );
+    if running && record.lease_until_ms < epoch_millis(SystemTime::now()) {
+        return TaskPayload::Failed {
+            error: error_object(&ErrorData::internal_error(
+                "the server process running this task stopped before the task ended; start it again",
+                None,
+            )),
+        };
+    }
+    payload
+}
+
+fn epoch_millis(time: SystemTime) -> u64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+fn from_millis(ms: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
 }
 
 /// A JSON-RPC error as the object a failed task carries.

@@ -37,6 +37,7 @@ mod mcp_conformance;
 mod mcp_polling;
 mod mcp_prompts;
 mod mcp_serve;
+mod mcp_shared_tasks;
 mod mcp_subscriptions;
 mod mcp_tasks;
 mod mcp_wrap;

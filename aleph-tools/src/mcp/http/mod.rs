@@ -26,7 +26,7 @@ use self::intake::{Intake, intake};
 use self::sessions::Ledger;
 use super::auth::{Gate, authenticate, metadata_routes};
 use super::polling::PollingSessions;
-use super::tasks::TaskStore;
+use super::tasks::TaskTable;
 use super::{McpError, McpServer};
 
 /// Where MCP is served.
@@ -186,7 +186,7 @@ pub struct McpHttpServer {
     shutdown: CancellationToken,
     task: Option<JoinHandle<std::io::Result<()>>>,
     in_flight: Arc<InFlight>,
-    tasks: Arc<TaskStore>,
+    tasks: Arc<TaskTable>,
 }
 
 impl fmt::Debug for McpHttpServer {

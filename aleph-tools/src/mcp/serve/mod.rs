@@ -35,7 +35,7 @@ use super::http::drain::InFlight;
 use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
 use super::resources::ResourceSource;
-use super::tasks::TaskStore;
+use super::tasks::TaskTable;
 use crate::schema::Dialect;
 use crate::server::CallArgs;
 use crate::sync::lock;
@@ -64,7 +64,7 @@ pub(super) struct Served {
     /// on a connection of its own.
     waiting: Arc<Waiting>,
     /// Calls running as tasks, for the same reason.
-    tasks: Arc<TaskStore>,
+    tasks: Arc<TaskTable>,
     /// The tool calls running now, which a draining HTTP server waits for.
     in_flight: Arc<InFlight>,
 }
@@ -194,7 +194,7 @@ impl Session {
 
     /// Starts a call as a task and answers with its handle. The task outlives the request:
     /// it ends with its tool, with `tasks/cancel`, or when it expires.
-    fn start_task(
+    async fn start_task(
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
@@ -203,7 +203,8 @@ impl Session {
         let (entry, answered) = self
             .served
             .tasks
-            .open(identity.as_deref(), &self.served.in_flight)?;
+            .open(identity.as_deref(), &self.served.in_flight)
+            .await?;
         let heard = Arc::clone(&entry);
         let mut ctx = ToolContext::new().with_progress(move |_, event| heard.hear(&event));
         if let Some(identity) = identity {
@@ -378,7 +379,7 @@ impl ServerHandler for Session {
             return self.play(call, &context.ct).await;
         }
         if self.runs_as_task(&request.name, &context) {
-            return self.start_task(request, &context);
+            return self.start_task(request, &context).await;
         }
         // A call carried on with answers was counted when it started; a task counts itself.
         let running = self.served.in_flight.enter();
@@ -428,6 +429,7 @@ impl ServerHandler for Session {
         self.served
             .tasks
             .get(&request.task_id, identity_of(&context).as_deref())
+            .await
     }
 
     async fn update_task(
@@ -435,11 +437,14 @@ impl ServerHandler for Session {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.served.tasks.update(
-            &request.task_id,
-            identity_of(&context).as_deref(),
-            request.input_responses,
-        )
+        self.served
+            .tasks
+            .update(
+                &request.task_id,
+                identity_of(&context).as_deref(),
+                request.input_responses,
+            )
+            .await
     }
 
     async fn cancel_task(
@@ -450,6 +455,7 @@ impl ServerHandler for Session {
         self.served
             .tasks
             .cancel(&request.task_id, identity_of(&context).as_deref())
+            .await
     }
 
     #[allow(deprecated)] // by MCP 2026-07-28; clients of the earlier revisions use it

@@ -22,7 +22,7 @@ use crate::mcp::http::drain::InFlight;
 use crate::mcp::http::sessions::SessionLimits;
 use crate::mcp::prompts::PromptSource;
 use crate::mcp::resources::ResourceSource;
-use crate::mcp::tasks::TaskStore;
+use crate::mcp::tasks::TaskTable;
 use crate::mcp::{McpAuth, McpError, McpTasks};
 use crate::schema::{Dialect, Refs};
 use crate::{AlephToolServer, LogLevel};
@@ -239,7 +239,7 @@ impl McpServer {
     /// ```
     #[must_use]
     pub fn with_tasks(mut self, tasks: McpTasks) -> Self {
-        self.served.tasks = Arc::new(TaskStore::new(tasks));
+        self.served.tasks = Arc::new(TaskTable::new(tasks));
         self
     }
 
@@ -464,7 +464,7 @@ impl McpServer {
     }
 
     /// The tasks its sessions started.
-    pub(in crate::mcp) fn task_store(&self) -> Arc<TaskStore> {
+    pub(in crate::mcp) fn task_store(&self) -> Arc<TaskTable> {
         Arc::clone(&self.served.tasks)
     }
 

@@ -1,0 +1,130 @@
+//! Stores that server processes share, so that a client whose requests land on different
+//! replicas behind a load balancer finds what it started on another.
+//!
+//! [`TaskStore`] keeps MCP tasks: a task runs in the process whose replica the client started
+//! it on, which writes its state to the store as it changes; any replica answers
+//! `tasks/get` from the store, and `tasks/cancel` and `tasks/update` reach the running
+//! process through it. The running process renews a lease on each of its tasks; a task whose
+//! lease ran out (its process stopped) is reported failed, never left working.
+//!
+//! Without a store, tasks live in the memory of the process that runs them, as before.
+//! [`RedisStore`] (feature `redis`) keeps them in Redis or Valkey.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::tool::BoxFuture;
+
+#[cfg(feature = "redis")]
+mod redis;
+
+#[cfg(feature = "redis")]
+pub use self::redis::RedisStore;
+
+/// A task as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TaskRecord {
+    /// The task's id (random: a client cannot guess another's).
+    pub id: String,
+    /// The subject of the identity that started it, when the server authenticates; nobody
+    /// else finds it.
+    pub owner: Option<String>,
+    /// When it started, in milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// When its state last changed, in milliseconds since the Unix epoch.
+    pub updated_ms: u64,
+    /// Where it is, as MCP writes a task in `tasks/get` (`{"taskId": …, "status":
+    /// "working", …}`, with `inputRequests`, `result` or `error` as its status has them).
+    pub payload: Value,
+    /// What the tool last said of its progress.
+    pub message: Option<String>,
+    /// Until when the process running it vouches that it runs, in milliseconds since the
+    /// Unix epoch; renewed while it runs.
+    pub lease_until_ms: u64,
+}
+
+impl TaskRecord {
+    /// A record of the task `id` with this payload; times and lease left at zero.
+    pub fn new(id: impl Into<String>, payload: Value) -> Self {
+        Self {
+            id: id.into(),
+            owner: None,
+            created_ms: 0,
+            updated_ms: 0,
+            payload,
+            message: None,
+            lease_until_ms: 0,
+        }
+    }
+}
+
+/// What other processes asked of a running task since its process last looked.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct TaskSignals {
+    /// `tasks/cancel` was called.
+    pub cancelled: bool,
+    /// The `inputResponses` objects of the `tasks/update` calls, oldest first; taken, so
+    /// each is handed over once.
+    pub inputs: Vec<Value>,
+}
+
+/// Why a store could not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store keeps as many tasks as the server allows.
+    #[error("the store keeps {most} tasks already; try again when older ones have expired")]
+    Full {
+        /// The limit.
+        most: usize,
+    },
+    /// The store could not be reached or refused the command.
+    #[error("the task store failed: {0}")]
+    Unavailable(String),
+}
+
+/// Where server processes keep the MCP tasks they share.
+///
+/// Every method is one short command; the running process calls
+/// [`signals`](Self::signals) and [`save`](Self::save) a few times a second per task. An
+/// implementation keeps each task for the `ttl` it was created with, from its creation.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Keeps `task` for `ttl`, unless `most` tasks are kept already
+    /// ([`StoreError::Full`]).
+    fn create<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        ttl: Duration,
+        most: usize,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The task `id`, if it is kept.
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
+
+    /// Replaces the record of a kept task (its state, message and lease), keeping its
+    /// expiry; a task no longer kept stays gone.
+    fn save<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Asks the task `id` to stop; `false` when it is not kept.
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Hands `input` (a `tasks/update`'s `inputResponses`) to the task `id`; `false` when it
+    /// is not kept.
+    fn send_input<'a>(
+        &'a self,
+        id: &'a str,
+        input: &'a Value,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Whether the task `id` was asked to stop, and the inputs sent to it since the last
+    /// call, which are taken.
+    fn signals<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<TaskSignals, StoreError>>;
+}
+
+/// How long a lease runs past its renewal: a task whose process has not renewed it for this
+/// long is reported failed.
+pub(crate) const LEASE: Duration = Duration::from_secs(10);

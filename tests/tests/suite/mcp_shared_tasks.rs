@@ -1,0 +1,227 @@
+//! MCP tasks kept in Redis and shared by two servers, as two replicas behind a load balancer
+//! share them: a task started through one is polled, answered and cancelled through the
+//! other; a task whose process stopped is reported failed; the limit counts both. Each test
+//! runs a real `redis-server` of its own.
+
+use std::time::Duration;
+
+use aleph_tools::Elicitation;
+use aleph_tools::mcp::{McpServer, McpTasks, RedisStore, TaskRecord, TaskStore};
+use aleph_tools::prelude::*;
+use aleph_tools_tests::RawMcp;
+use aleph_tools_tests::redis::RedisServer;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Adds two numbers, as a task.
+#[tool(register = false, task)]
+fn shared_add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Reports that it is halfway, then waits for a minute.
+#[tool(register = false, task)]
+async fn long_walk(progress: Progress) -> &'static str {
+    progress.report(1.0, Some(2.0), Some("halfway there"));
+    tokio::time::sleep(Duration::from_mins(1)).await;
+    "arrived"
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    /// Your name
+    name: String,
+}
+
+/// Asks for a name, as a task.
+#[tool(register = false, task)]
+async fn ask_name(ctx: &ToolContext) -> Result<String, ToolError> {
+    Ok(match ctx.elicit::<Name>("Who are you?").await? {
+        Elicitation::Accept(Name { name }) => format!("hello {name}"),
+        other => other.action().to_owned(),
+    })
+}
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+/// A replica: its own tools and server, tasks kept in `store`.
+fn replica(store: &RedisStore, tasks: McpTasks) -> RawMcp {
+    let tools = AlephToolServer::builder()
+        .with_tool(SharedAddTool)
+        .with_tool(LongWalkTool)
+        .with_tool(AskNameTool)
+        .build()
+        .unwrap();
+    let server = McpServer::new(&tools).with_tasks(
+        tasks
+            .with_poll_interval(Duration::from_millis(20))
+            .with_store(store.clone()),
+    );
+    RawMcp::start(
+        server,
+        json!({ "elicitation": {}, "extensions": { TASKS: {} } }),
+    )
+}
+
+async fn store_of(redis: &RedisServer) -> RedisStore {
+    RedisStore::connect(&redis.url())
+        .await
+        .unwrap()
+        .with_prefix(format!("test-{}:", uuid_like()))
+}
+
+/// A prefix of this test's own, so tests sharing a server never see each other's tasks.
+fn uuid_like() -> String {
+    format!(
+        "{:x}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+async fn poll_until(raw: &mut RawMcp, task: &str, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..500 {
+        let state = raw.request("tasks/get", json!({ "taskId": task })).await;
+        if done(&state) {
+            return state;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let last = raw.request("tasks/get", json!({ "taskId": task })).await;
+    panic!("task {task} never got there: {last}");
+}
+
+fn task_id(handle: &Value) -> String {
+    handle["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a task handle: {handle}"))
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_started_on_one_replica_is_polled_answered_and_cancelled_on_another() {
+    let redis = RedisServer::start();
+    let store = store_of(&redis).await;
+    let mut a = replica(&store, McpTasks::new());
+    let mut b = replica(&store, McpTasks::new());
+
+    // Polled on the other replica to its result.
+    let id = task_id(
+        &a.call("shared_add", json!({ "arguments": { "a": 2, "b": 3 } }))
+            .await,
+    );
+    let done = poll_until(&mut b, &id, |state| state["status"] == "completed").await;
+    assert_eq!(done["result"]["structuredContent"], 5, "{done}");
+
+    // Its question answered on the other replica.
+    let id = task_id(&a.call("ask_name", json!({})).await);
+    let asked = poll_until(&mut b, &id, |state| state["status"] == "input_required").await;
+    assert_eq!(
+        asked["inputRequests"]["elicitation-1"]["params"]["message"], "Who are you?",
+        "{asked}"
+    );
+    let answer = json!({ "action": "accept", "content": { "name": "Ada" } });
+    let ack = b
+        .request(
+            "tasks/update",
+            json!({ "taskId": id, "inputResponses": { "elicitation-1": answer } }),
+        )
+        .await;
+    assert_eq!(ack["resultType"], "complete", "{ack}");
+    let done = poll_until(&mut b, &id, |state| state["status"] == "completed").await;
+    assert_eq!(done["result"]["structuredContent"], "hello Ada", "{done}");
+
+    // Its progress seen, and cancelled, on the other replica; the tool stops where it runs.
+    let id = task_id(&a.call("long_walk", json!({})).await);
+    poll_until(&mut b, &id, |state| {
+        state["statusMessage"] == "halfway there"
+    })
+    .await;
+    let ack = b.request("tasks/cancel", json!({ "taskId": id })).await;
+    assert_eq!(ack["resultType"], "complete", "{ack}");
+    let ended = poll_until(&mut a, &id, |state| state["status"] != "working").await;
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+    let seen = poll_until(&mut b, &id, |state| state["status"] != "working").await;
+    assert_eq!(seen["status"], "cancelled", "{seen}");
+
+    // A task no replica started is unknown to both.
+    for raw in [&mut a, &mut b] {
+        let unknown = raw
+            .request("tasks/get", json!({ "taskId": "no-such-task" }))
+            .await;
+        assert_eq!(unknown["code"], -32602, "{unknown}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_process_stopped_is_reported_failed_and_the_limit_counts_every_replica() {
+    let redis = RedisServer::start();
+    let store = store_of(&redis).await;
+    // What a process that stopped mid-task leaves behind: a working task whose lease ran out.
+    let mut orphan = TaskRecord::new(
+        "orphaned-task",
+        json!({
+            "taskId": "orphaned-task",
+            "status": "working",
+            "createdAt": "1970-01-01T00:00:00.001Z",
+            "lastUpdatedAt": "1970-01-01T00:00:00.001Z",
+        }),
+    );
+    orphan.created_ms = 1;
+    orphan.updated_ms = 1;
+    orphan.lease_until_ms = 2;
+    store
+        .create(&orphan, Duration::from_mins(1), 100)
+        .await
+        .unwrap();
+    let mut b = replica(&store, McpTasks::new().with_most_tasks(2));
+    let state = b
+        .request("tasks/get", json!({ "taskId": "orphaned-task" }))
+        .await;
+    assert_eq!(state["status"], "failed", "{state}");
+    assert!(
+        state["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("stopped before the task ended")),
+        "{state}"
+    );
+
+    // The orphan and one task on `a` make two: the limit, across replicas.
+    let mut a = replica(&store, McpTasks::new().with_most_tasks(2));
+    let first = a.call("long_walk", json!({})).await;
+    assert_eq!(first["resultType"], "task", "{first}");
+    let refused = b.call("long_walk", json!({})).await;
+    assert_eq!(refused["code"], -32603, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("keeps 2 tasks already")),
+        "{refused}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_refuses_when_redis_is_gone_and_the_server_keeps_serving() {
+    let redis = RedisServer::start();
+    let store = store_of(&redis).await;
+    let mut a = replica(&store, McpTasks::new());
+    drop(redis);
+    let refused = a.call("long_walk", json!({})).await;
+    assert_eq!(refused["code"], -32603, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("task store failed")),
+        "{refused}"
+    );
+    // Other calls are answered as ever.
+    let listed = a.request("tools/list", json!({})).await;
+    assert_eq!(
+        listed["tools"].as_array().map(Vec::len),
+        Some(3),
+        "{listed}"
+    );
+}
