@@ -110,8 +110,11 @@ pub async fn run(
     if let Some(auth) = auth {
         mcp = mcp.with_auth(auth);
     }
-    if let Some(store) = task_store(config).await? {
-        mcp = mcp.with_tasks(McpTasks::new().with_store(store));
+    // With Redis, replicas share their sessions' handshakes and their tasks.
+    if let Some(store) = shared_store(config).await? {
+        mcp = mcp
+            .with_session_store(store.clone())
+            .with_tasks(McpTasks::new().with_store(store));
     }
     // Skills are prompts as well as tools; so are the plugins' `standalone` prompts.
     for dir in &config.skills {
@@ -195,7 +198,7 @@ fn with_settings(mut mcp: McpServer, server: &ServerSection) -> McpServer {
 
 /// The Redis that `[server] redis_url` (or the variable `redis_url_env` names) points to,
 /// connected; none when neither is set.
-async fn task_store(config: &Config) -> anyhow::Result<Option<RedisStore>> {
+async fn shared_store(config: &Config) -> anyhow::Result<Option<RedisStore>> {
     let url = match (&config.server.redis_url, &config.server.redis_url_env) {
         (Some(_), Some(_)) => {
             anyhow::bail!("`[server]` has both `redis_url` and `redis_url_env`; keep one")
@@ -206,7 +209,7 @@ async fn task_store(config: &Config) -> anyhow::Result<Option<RedisStore>> {
     };
     let store = RedisStore::connect(&url)
         .await
-        .context("`[server]` names a Redis for tasks that cannot be reached")?;
+        .context("`[server]` names a Redis that cannot be reached")?;
     Ok(Some(store))
 }
 

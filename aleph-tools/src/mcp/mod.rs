@@ -78,7 +78,9 @@ pub use self::resources::{
 pub use self::serve::McpServer;
 #[cfg(feature = "redis")]
 pub use self::store::RedisStore;
-pub use self::store::{StoreError, TaskRecord, TaskSignals, TaskStore};
+pub use self::store::{
+    SessionRecord, SessionStore, StoreError, TaskRecord, TaskSignals, TaskStore,
+};
 pub use self::tasks::McpTasks;
 pub use self::wrap::{
     McpConnection, McpConnectionBuilder, McpEndpoint, McpRemoteTool, McpToolWrapper,

@@ -13,6 +13,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
+use rmcp::model::InitializeRequestParams;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -51,6 +52,19 @@ pub(super) async fn intake(
     request: Request,
     next: Next,
 ) -> Response {
+    if intake.ledger.shared().is_some()
+        && let Some(id) = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+    {
+        let ended = request.method() == Method::DELETE;
+        let caller = request
+            .extensions()
+            .get::<Arc<Identity>>()
+            .map(|identity| identity.subject().to_owned());
+        share(&intake.ledger, id.to_owned(), ended, caller).await;
+    }
     if request.method() == Method::GET && request.headers().contains_key("last-event-id") {
         // A stream resumed: the rest of a request's answer, which a drain waits for.
         let answering = intake.in_flight.answering();
@@ -131,6 +145,41 @@ pub(super) async fn intake(
         return unreadable(&Unreadable::of(&bytes, &error));
     }
     response
+}
+
+/// With shared sessions, before rmcp looks for session `id`: one another process opened is
+/// held here, asleep, to be woken (when `caller` is who opened it); one held here is kept
+/// shared for its idle timeout from now; one its client `ended` is forgotten by all.
+async fn share(ledger: &Arc<Ledger>, id: String, ended: bool, caller: Option<String>) {
+    let Some(shared) = ledger.shared() else {
+        return;
+    };
+    let shared = Arc::clone(shared);
+    if ended {
+        tokio::spawn(async move { shared.remove(&id).await });
+        return;
+    }
+    if ledger.knows(&id) {
+        let ttl = ledger.limits().idle_timeout;
+        tokio::spawn(async move { shared.refresh(&id, ttl).await });
+        return;
+    }
+    let record = match shared.get(&id).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return,
+        Err(error) => {
+            tracing::warn!(session = %id, %error, "the shared sessions cannot be read");
+            return;
+        }
+    };
+    // Another identity's session is as unknown here as one that never was.
+    if record.owner != caller {
+        return;
+    }
+    match serde_json::from_value::<InitializeRequestParams>(record.initialize) {
+        Ok(params) => ledger.adopt(&id, record.owner.map(Arc::from), params),
+        Err(error) => tracing::warn!(session = %id, %error, "a shared session cannot be read"),
+    }
 }
 
 /// The body, unless it is larger than `max` (then `413` with the JSON-RPC error) or breaks

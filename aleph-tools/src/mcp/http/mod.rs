@@ -77,7 +77,7 @@ impl McpServer {
         let auth = self.auth.clone();
         let cors = self.cors_origins.clone();
         let checks = Guard::new(self.allowed_hosts.clone(), cors.clone(), local);
-        let ledger = Ledger::new(self.sessions);
+        let ledger = Ledger::new(self.sessions, self.shared_sessions.clone());
         let in_flight = self.count_calls_apart();
         let tasks = self.task_store();
         #[cfg(feature = "metrics")]

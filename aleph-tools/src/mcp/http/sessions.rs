@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::mcp::gauges;
 use crate::mcp::serve::Remembered;
+use crate::mcp::store::{SessionRecord, SessionStore as SharedSessions};
 use crate::sync::lock;
 use crate::tool::BoxFuture;
 
@@ -148,6 +149,8 @@ pub(in crate::mcp) struct Ledger {
     book: Mutex<Book>,
     /// Told when a session has fallen asleep, for a request waiting to wake it.
     slept: Notify,
+    /// Where the handshakes are shared with other server processes, when they are.
+    shared: Option<Arc<dyn SharedSessions>>,
 }
 
 impl Drop for Ledger {
@@ -158,12 +161,55 @@ impl Drop for Ledger {
 }
 
 impl Ledger {
-    pub(in crate::mcp) fn new(limits: SessionLimits) -> Arc<Self> {
+    pub(in crate::mcp) fn new(
+        limits: SessionLimits,
+        shared: Option<Arc<dyn SharedSessions>>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             limits,
             book: Mutex::default(),
             slept: Notify::new(),
+            shared,
         })
+    }
+
+    /// Where the handshakes are shared, when they are.
+    pub(in crate::mcp) fn shared(&self) -> Option<&Arc<dyn SharedSessions>> {
+        self.shared.as_ref()
+    }
+
+    /// Whether session `id` is held here, awake or asleep.
+    pub(in crate::mcp) fn knows(&self, id: &str) -> bool {
+        lock(&self.book).sessions.contains_key(id)
+    }
+
+    /// Holds session `id`, which another process opened, asleep: its next request wakes it
+    /// here with `params`, as a session of this process's own that slept.
+    pub(in crate::mcp) fn adopt(
+        &self,
+        id: &str,
+        owner: Option<Arc<str>>,
+        params: InitializeRequestParams,
+    ) {
+        let mut book = lock(&self.book);
+        if book.sessions.contains_key(id) {
+            return;
+        }
+        if let Some(owner) = &owner {
+            *book.per_owner.entry(Arc::clone(owner)).or_default() += 1;
+        }
+        book.sessions.insert(
+            SessionId::from(id),
+            Record {
+                owner,
+                params: Some(Box::new(params)),
+                remembered: Arc::new(Remembered::new()),
+                last_used: Instant::now(),
+                busy: 0,
+                phase: Phase::Asleep,
+            },
+        );
+        gauges::sessions(1);
     }
 
     pub(in crate::mcp) fn limits(&self) -> SessionLimits {
@@ -238,6 +284,20 @@ impl Ledger {
         }
         if record.params.is_none() {
             record.params = params.map(Box::new);
+            // A first handshake: shared for the other processes to wake the session with.
+            if let (Some(shared), Some(params)) = (&self.shared, &record.params) {
+                let handshake = SessionRecord::new(
+                    record.owner.as_deref().map(str::to_owned),
+                    serde_json::to_value(params).unwrap_or_default(),
+                );
+                let (shared, id, ttl) =
+                    (Arc::clone(shared), id.to_owned(), self.limits.idle_timeout);
+                tokio::spawn(async move {
+                    if let Err(error) = shared.put(&id, &handshake, ttl).await {
+                        tracing::warn!(session = %id, %error, "the session could not be shared");
+                    }
+                });
+            }
         }
         Some(Arc::clone(&record.remembered))
     }
@@ -488,7 +548,7 @@ mod tests {
 
     #[test]
     fn caps_count_sessions_and_places_held() {
-        let ledger = Ledger::new(limits(3, 2));
+        let ledger = Ledger::new(limits(3, 2), None);
         let ann: Arc<str> = Arc::from("ann");
         let first = ledger.reserve(Some(Arc::clone(&ann))).unwrap();
         let id: SessionId = Arc::from("s1");
@@ -511,7 +571,7 @@ mod tests {
 
     #[tokio::test]
     async fn idle_sessions_sleep_then_end_and_busy_ones_do_not() {
-        let ledger = Ledger::new(limits(10, 10));
+        let ledger = Ledger::new(limits(10, 10), None);
         let (idle, used): (SessionId, SessionId) = (Arc::from("idle"), Arc::from("used"));
         for id in [&idle, &used] {
             ledger.opened(id);

@@ -23,7 +23,7 @@ use crate::mcp::http::sessions::SessionLimits;
 use crate::mcp::prompts::PromptSource;
 use crate::mcp::resources::ResourceSource;
 use crate::mcp::tasks::TaskTable;
-use crate::mcp::{McpAuth, McpError, McpTasks};
+use crate::mcp::{McpAuth, McpError, McpTasks, SessionStore};
 use crate::schema::{Dialect, Refs};
 use crate::{AlephToolServer, LogLevel};
 
@@ -56,6 +56,7 @@ pub struct McpServer {
     pub(in crate::mcp) sse_polling: Option<Duration>,
     pub(in crate::mcp) sse_retry: Option<Duration>,
     pub(in crate::mcp) sessions: SessionLimits,
+    pub(in crate::mcp) shared_sessions: Option<Arc<dyn SessionStore>>,
     pub(in crate::mcp) max_request: usize,
 }
 
@@ -97,6 +98,7 @@ impl McpServer {
             sse_polling: None,
             sse_retry: None,
             sessions: SessionLimits::default(),
+            shared_sessions: None,
             max_request: DEFAULT_MAX_REQUEST,
         }
     }
@@ -240,6 +242,20 @@ impl McpServer {
     #[must_use]
     pub fn with_tasks(mut self, tasks: McpTasks) -> Self {
         self.served.tasks = Arc::new(TaskTable::new(tasks));
+        self
+    }
+
+    /// Shares the handshakes of [`serve_http`](Self::serve_http)'s sessions through `store`
+    /// (such as a [`RedisStore`](crate::mcp::RedisStore)), so that replicas behind a load
+    /// balancer without sticky sessions serve every session: a request that lands on a
+    /// replica that did not open its session wakes it there, as a session that slept wakes.
+    /// A session's handshake is kept for its idle timeout, renewed as it is used; a request
+    /// of another identity than the one that opened it does not wake it. What a client set
+    /// in its session (a log level, subscriptions) and a stream it resumes stay with the
+    /// replica that holds them.
+    #[must_use]
+    pub fn with_session_store(mut self, store: impl SessionStore) -> Self {
+        self.shared_sessions = Some(Arc::new(store));
         self
     }
 

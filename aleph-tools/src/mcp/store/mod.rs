@@ -7,8 +7,12 @@
 //! process through it. The running process renews a lease on each of its tasks; a task whose
 //! lease ran out (its process stopped) is reported failed, never left working.
 //!
-//! Without a store, tasks live in the memory of the process that runs them, as before.
-//! [`RedisStore`] (feature `redis`) keeps them in Redis or Valkey.
+//! [`SessionStore`] keeps the handshakes of streamable HTTP sessions, so that a replica that
+//! did not open a session wakes it when one of its requests lands there, as a replica wakes
+//! a session of its own that slept.
+//!
+//! Without stores, tasks and sessions live in the memory of the process that holds them.
+//! [`RedisStore`] (feature `redis`) keeps both in Redis or Valkey.
 
 use std::time::Duration;
 
@@ -123,6 +127,47 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Whether the task `id` was asked to stop, and the inputs sent to it since the last
     /// call, which are taken.
     fn signals<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<TaskSignals, StoreError>>;
+}
+
+/// A streamable HTTP session's handshake, as a store keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionRecord {
+    /// The subject of the identity that opened it, when the server authenticates; a request
+    /// of another identity does not wake it.
+    pub owner: Option<String>,
+    /// The client's `initialize` params, which wake the session.
+    pub initialize: Value,
+}
+
+impl SessionRecord {
+    /// The handshake of a session `owner` opened with `initialize`.
+    pub fn new(owner: Option<String>, initialize: Value) -> Self {
+        Self { owner, initialize }
+    }
+}
+
+/// Where server processes keep the handshakes of the streamable HTTP sessions they share.
+///
+/// A record lives for the `ttl` given when it was last put or refreshed: the session's idle
+/// timeout, renewed as the session is used.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Keeps the handshake of session `id` for `ttl`.
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The handshake of session `id`, if it is kept.
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
+
+    /// Keeps session `id` for `ttl` from now, if it is kept.
+    fn refresh<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Forgets session `id` (its client ended it).
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 }
 
 /// How long a lease runs past its renewal: a task whose process has not renewed it for this

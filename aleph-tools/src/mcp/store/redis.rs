@@ -1,6 +1,7 @@
 //! [`RedisStore`]: the shared stores in Redis (or Valkey), each change one atomic script.
 //!
-//! A task is a hash `PREFIXtask:ID` (its record as JSON in `record`, and `cancel` once asked
+//! A session is a string `PREFIXsession:ID` holding its handshake as JSON, expiring when
+//! the session would end idle. A task is a hash `PREFIXtask:ID` (its record as JSON in `record`, and `cancel` once asked
 //! to stop) that expires with the task, beside a list `PREFIXtask:ID:input` of the inputs
 //! not yet taken. A sorted set `PREFIXtasks` holds every task's id by expiry, to count them.
 
@@ -11,7 +12,7 @@ use redis::Script;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 
-use super::{StoreError, TaskRecord, TaskSignals, TaskStore};
+use super::{SessionRecord, SessionStore, StoreError, TaskRecord, TaskSignals, TaskStore};
 use crate::tool::BoxFuture;
 
 /// Keeps a task unless the index counts `most` live ones already.
@@ -49,7 +50,8 @@ if cancel then return {'1', inputs} end
 return {'', inputs}
 ";
 
-/// Shared stores in Redis or Valkey: MCP tasks ([`TaskStore`]).
+/// Shared stores in Redis or Valkey: MCP tasks ([`TaskStore`]) and the handshakes of HTTP
+/// sessions ([`SessionStore`]).
 ///
 /// ```no_run
 /// use aleph_tools::mcp::{McpServer, McpTasks, RedisStore};
@@ -133,6 +135,10 @@ impl RedisStore {
 
     fn input_key(&self, id: &str) -> String {
         format!("{}task:{id}:input", self.prefix)
+    }
+
+    fn session_key(&self, id: &str) -> String {
+        format!("{}session:{id}", self.prefix)
     }
 
     fn index_key(&self) -> String {
@@ -275,6 +281,70 @@ impl TaskStore for RedisStore {
                     .filter_map(|text| serde_json::from_str(text).ok())
                     .collect(),
             })
+        })
+    }
+}
+
+impl SessionStore for RedisStore {
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let text = serde_json::to_string(record).map_err(|e| {
+                StoreError::Unavailable(format!("the session cannot be written: {e}"))
+            })?;
+            let mut connection = self.connection.clone();
+            redis::cmd("SET")
+                .arg(self.session_key(id))
+                .arg(text)
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async::<()>(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            let text: Option<String> = redis::cmd("GET")
+                .arg(self.session_key(id))
+                .query_async(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            text.map(|text| {
+                serde_json::from_str(&text).map_err(|e| {
+                    StoreError::Unavailable(format!("the session `{id}` cannot be read: {e}"))
+                })
+            })
+            .transpose()
+        })
+    }
+
+    fn refresh<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            redis::cmd("PEXPIRE")
+                .arg(self.session_key(id))
+                .arg(millis(ttl))
+                .query_async::<()>(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))
+        })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            redis::cmd("DEL")
+                .arg(self.session_key(id))
+                .query_async::<()>(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))
         })
     }
 }

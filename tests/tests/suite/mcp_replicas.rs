@@ -1,15 +1,19 @@
-//! MCP tasks kept in Redis and shared by two servers, as two replicas behind a load balancer
-//! share them: a task started through one is polled, answered and cancelled through the
-//! other; a task whose process stopped is reported failed; the limit counts both. Each test
-//! runs a real `redis-server` of its own.
+//! Two servers sharing Redis, as replicas behind a load balancer without sticky sessions
+//! share it: a session opened on one is served by the other (for its owner only); a task
+//! started through one is polled, answered and cancelled through the other; a task whose
+//! process stopped is reported failed; the limit counts both. Each test runs a real
+//! `redis-server` of its own.
 
 use std::time::Duration;
 
 use aleph_tools::Elicitation;
-use aleph_tools::mcp::{McpServer, McpTasks, RedisStore, TaskRecord, TaskStore};
+use aleph_tools::mcp::{
+    McpAuth, McpServer, McpTasks, RedisStore, StaticTokens, TaskRecord, TaskStore,
+};
 use aleph_tools::prelude::*;
-use aleph_tools_tests::RawMcp;
+use aleph_tools_tests::mcp_http::{open_session, post_in_session};
 use aleph_tools_tests::redis::RedisServer;
+use aleph_tools_tests::{RawMcp, http_answer};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -224,4 +228,91 @@ async fn the_store_refuses_when_redis_is_gone_and_the_server_keeps_serving() {
         Some(3),
         "{listed}"
     );
+}
+
+/// A replica over HTTP: sessions and tasks in `store`, tokens for `ann` and `bob`.
+async fn http_replica(store: &RedisStore) -> (aleph_tools::mcp::McpHttpServer, String) {
+    let tools = AlephToolServer::builder()
+        .with_tool(SharedAddTool)
+        .with_tool(LongWalkTool)
+        .build()
+        .unwrap();
+    let tokens = StaticTokens::new()
+        .with_token("ann-token", Identity::new("ann"))
+        .with_token("bob-token", Identity::new("bob"));
+    let http = McpServer::new(&tools)
+        .with_auth(McpAuth::new(tokens))
+        .with_session_store(store.clone())
+        .with_tasks(McpTasks::new().with_store(store.clone()))
+        .serve_http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = http.url().to_string();
+    (http, url)
+}
+
+fn client(token: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_on_one_replica_is_served_by_another_for_its_owner_only() {
+    let redis = RedisServer::start();
+    let store = store_of(&redis).await;
+    let (_a, url_a) = http_replica(&store).await;
+    let (_b, url_b) = http_replica(&store).await;
+    let ann = client("ann-token");
+    let session = open_session(&ann, &url_a).await;
+
+    // The handshake is shared as the session opens; the other replica wakes it.
+    let mut answered = None;
+    for _ in 0..100 {
+        let call = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "shared_add", "arguments": { "a": 20, "b": 22 } }
+        });
+        let response = post_in_session(&ann, &url_b, &session, &call).await;
+        if response.status() == 200 {
+            answered = Some(http_answer(response).await);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let answer = answered.expect("the other replica serves the session");
+    assert_eq!(
+        answer["result"]["structuredContent"]["result"], 42,
+        "{answer}"
+    );
+    // Both replicas go on serving it.
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    for url in [&url_a, &url_b] {
+        let response = post_in_session(&ann, url, &session, &list).await;
+        assert_eq!(response.status(), 200);
+        let listed = http_answer(response).await;
+        assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(2));
+    }
+
+    // Another identity's token does not wake it, on either replica.
+    let bob = client("bob-token");
+    let session_b = open_session(&bob, &url_b).await;
+    let (_c, url_c) = http_replica(&store).await;
+    for url in [&url_a, &url_c] {
+        let response = post_in_session(&bob, url, &session, &list).await;
+        assert!(
+            response.status() == 403 || response.status() == 404,
+            "{}",
+            response.status()
+        );
+    }
+    // A session nobody opened is unknown everywhere.
+    let response = post_in_session(&ann, &url_c, "no-such-session", &list).await;
+    assert_eq!(response.status(), 404);
+    // Bob's own session is served by the third replica.
+    let response = post_in_session(&bob, &url_c, &session_b, &list).await;
+    assert_eq!(response.status(), 200);
 }
