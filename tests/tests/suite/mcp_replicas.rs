@@ -247,7 +247,7 @@ async fn http_replica(store: &RedisStore) -> (aleph_tools::mcp::McpHttpServer, S
         .serve_http("127.0.0.1:0")
         .await
         .unwrap();
-    let url = http.url().to_string();
+    let url = http.url().clone();
     (http, url)
 }
 
