@@ -310,6 +310,7 @@ impl SessionManager for PollingSessions {
             if let Some(remembered) = self.ledger.initialized(id, owner, params) {
                 request.request.extensions_mut().insert(remembered);
             }
+            self.ledger.share(id).await;
         }
         self.local.initialize_session(id, message).await
     }

@@ -269,20 +269,15 @@ async fn a_session_opened_on_one_replica_is_served_by_another_for_its_owner_only
     let ann = client("ann-token");
     let session = open_session(&ann, &url_a).await;
 
-    // The handshake is shared as the session opens; the other replica wakes it.
-    let mut answered = None;
-    for _ in 0..100 {
-        let call = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": { "name": "shared_add", "arguments": { "a": 20, "b": 22 } }
-        });
-        let response = post_in_session(&ann, &url_b, &session, &call).await;
-        if response.status() == 200 {
-            answered = Some(http_answer(response).await);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The handshake is shared before the client hears the session's id: its very next
+    // request, on the other replica, wakes it there.
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "shared_add", "arguments": { "a": 20, "b": 22 } }
+    });
+    let response = post_in_session(&ann, &url_b, &session, &call).await;
+    assert_eq!(response.status(), 200);
+    let answered = Some(http_answer(response).await);
     let answer = answered.expect("the other replica serves the session");
     assert_eq!(
         answer["result"]["structuredContent"]["result"], 42,

@@ -284,22 +284,33 @@ impl Ledger {
         }
         if record.params.is_none() {
             record.params = params.map(Box::new);
-            // A first handshake: shared for the other processes to wake the session with.
-            if let (Some(shared), Some(params)) = (&self.shared, &record.params) {
-                let handshake = SessionRecord::new(
-                    record.owner.as_deref().map(str::to_owned),
-                    serde_json::to_value(params).unwrap_or_default(),
-                );
-                let (shared, id, ttl) =
-                    (Arc::clone(shared), id.to_owned(), self.limits.idle_timeout);
-                tokio::spawn(async move {
-                    if let Err(error) = shared.put(&id, &handshake, ttl).await {
-                        tracing::warn!(session = %id, %error, "the session could not be shared");
-                    }
-                });
-            }
         }
         Some(Arc::clone(&record.remembered))
+    }
+
+    /// Shares session `id`'s handshake with the other processes, when sessions are shared:
+    /// awaited before the client hears its session's id, so its next request finds the
+    /// session on whichever replica it lands.
+    pub(in crate::mcp) async fn share(&self, id: &str) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        let handshake = {
+            let book = lock(&self.book);
+            let Some(record) = book.sessions.get(id) else {
+                return;
+            };
+            let Some(params) = &record.params else {
+                return;
+            };
+            SessionRecord::new(
+                record.owner.as_deref().map(str::to_owned),
+                serde_json::to_value(params).unwrap_or_default(),
+            )
+        };
+        if let Err(error) = shared.put(id, &handshake, self.limits.idle_timeout).await {
+            tracing::warn!(session = %id, %error, "the session could not be shared");
+        }
     }
 
     /// A request for session `id` came: it is in use now.
