@@ -3,6 +3,7 @@
 //! driven with the official Python client through the balancer, then one replica killed in
 //! the middle of a task, which is reported failed through the others.
 
+use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -100,9 +101,10 @@ fn balancer(dir: &Path, replicas: &[String]) -> (Running, u16) {
         "global\n    maxconn 256\n\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n    retries 3\n    option redispatch\n\nfrontend mcp\n    bind 127.0.0.1:{port}\n    default_backend replicas\n\nbackend replicas\n    balance roundrobin\n    option httpchk GET /healthz\n"
     );
     for (n, addr) in replicas.iter().enumerate() {
-        config.push_str(&format!(
-            "    server replica{n} {addr} check inter 200ms fall 1 rise 1\n"
-        ));
+        let _ = writeln!(
+            config,
+            "    server replica{n} {addr} check inter 200ms fall 1 rise 1"
+        );
     }
     let file = dir.join("haproxy.cfg");
     std::fs::write(&file, config).unwrap();
