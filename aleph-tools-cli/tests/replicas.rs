@@ -1,7 +1,7 @@
 //! Three `aleph-tools serve --http` replicas sharing Redis, behind haproxy sending each
 //! request to the next replica (round robin, no stickiness), as a deployment runs them:
-//! driven with the official Python client through the balancer, then one replica killed in
-//! the middle of a task, which is reported failed through the others.
+//! driven with the official Python and TypeScript clients through the balancer, then one
+//! replica killed in the middle of a task, which is reported failed through the others.
 
 use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader};
@@ -149,6 +149,14 @@ fn config(root: &Path, redis: &RedisServer) -> PathBuf {
     file
 }
 
+/// Runs `command` to its end off the async threads; what it printed.
+async fn run(mut command: Command) -> std::process::Output {
+    tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 fn client(token: &str) -> reqwest::Client {
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
@@ -217,15 +225,16 @@ async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_
 
     // The official Python client, through the balancer.
     let peers = interop_peers();
-    let python = Command::new(peers.join(".venv/bin/python"))
+    let output = run(Command::new(peers.join(".venv/bin/python"))
         .arg(peers.join("replicas_client.py"))
-        .args(["--url", &url, "--token", ANN, "--other-token", BOB])
-        .output();
-    let output = tokio::task::spawn_blocking(move || python)
-        .await
-        .unwrap()
-        .unwrap();
+        .args(["--url", &url, "--token", ANN, "--other-token", BOB]))
+    .await;
     assert_client_passed(&output, "Python (replicas)", 5);
+    let output = run(Command::new(peers.join(".venv/bin/node24"))
+        .arg(peers.join("replicas_client.mjs"))
+        .args([&url, ANN]))
+    .await;
+    assert_client_passed(&output, "TypeScript (replicas)", 1);
 
     // A session of Ann's is no session for Bob, on any replica.
     let ann = client(ANN);
