@@ -225,15 +225,21 @@ async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_
 
     // The official Python client, through the balancer.
     let peers = interop_peers();
-    let output = run(Command::new(peers.join(".venv/bin/python"))
-        .arg(peers.join("replicas_client.py"))
-        .args(["--url", &url, "--token", ANN, "--other-token", BOB]))
-    .await;
-    assert_client_passed(&output, "Python (replicas)", 5);
-    let output = run(Command::new(peers.join(".venv/bin/node24"))
-        .arg(peers.join("replicas_client.mjs"))
-        .args([&url, ANN]))
-    .await;
+    let mut python = Command::new(peers.join(".venv/bin/python"));
+    python.arg(peers.join("replicas_client.py")).args([
+        "--url",
+        &url,
+        "--token",
+        ANN,
+        "--other-token",
+        BOB,
+    ]);
+    assert_client_passed(&run(python).await, "Python (replicas)", 5);
+    // And the official TypeScript client.
+    let mut node = Command::new(peers.join(".venv/bin/node24"));
+    node.arg(peers.join("replicas_client.mjs"))
+        .args([&url, ANN]);
+    let output = run(node).await;
     assert_client_passed(&output, "TypeScript (replicas)", 1);
 
     // A session of Ann's is no session for Bob, on any replica.
