@@ -110,8 +110,10 @@ pub async fn run(
     if let Some(auth) = auth {
         mcp = mcp.with_auth(auth);
     }
-    // With Redis, replicas share their sessions' handshakes and their tasks.
-    if let Some(store) = shared_store(config).await? {
+    // With Redis, replicas over HTTP share their sessions' handshakes and their tasks.
+    if matches!(transport, Transport::Http(_))
+        && let Some(store) = shared_store(config).await?
+    {
         mcp = mcp
             .with_session_store(store.clone())
             .with_tasks(McpTasks::new().with_store(store));

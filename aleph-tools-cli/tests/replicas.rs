@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use aleph_tools_tests::mcp_http::{ACCEPT, post_in_session};
+use aleph_tools_tests::mcp_http::{open_session_with, post_in_session};
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::{assert_client_passed, http_answer, interop_peers, node_plugin};
 use serde_json::{Value, json};
@@ -166,37 +166,6 @@ fn client(token: &str) -> reqwest::Client {
         .unwrap()
 }
 
-/// Opens a session at `url` whose client takes tasks; its id.
-async fn open_tasks_session(http: &reqwest::Client, url: &str) -> String {
-    let opened = http
-        .post(url)
-        .header("accept", ACCEPT)
-        .header("content-type", "application/json")
-        .body(
-            json!({
-                "jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": { "extensions": { TASKS: {} } },
-                    "clientInfo": { "name": "raw", "version": "1" }
-                }
-            })
-            .to_string(),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(opened.status(), 200);
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
-    let response = post_in_session(http, url, &session, &initialized).await;
-    assert_eq!(response.status(), 202);
-    session
-}
-
 async fn rpc(
     http: &reqwest::Client,
     url: &str,
@@ -244,7 +213,7 @@ async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_
 
     // A session of Ann's is no session for Bob, on any replica.
     let ann = client(ANN);
-    let session = open_tasks_session(&ann, &url).await;
+    let session = open_session_with(&ann, &url, &json!({ "extensions": { TASKS: {} } })).await;
     let bob = client(BOB);
     let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
     for _ in 0..3 {

@@ -16,13 +16,23 @@ pub const VERSION: &str = "2025-11-25";
 ///
 /// When the server cannot be reached or does not open the session.
 pub async fn open_session(http: &reqwest::Client, url: &str) -> String {
+    open_session_with(http, url, &json!({})).await
+}
+
+/// Opens a session at `url` as [`open_session`] does, for a client that declares
+/// `capabilities` (`{"extensions": {"io.modelcontextprotocol/tasks": {}}}` takes tasks).
+///
+/// # Panics
+///
+/// When the server cannot be reached or does not open the session.
+pub async fn open_session_with(http: &reqwest::Client, url: &str, capabilities: &Value) -> String {
     let opened = http
         .post(url)
         .header("accept", ACCEPT)
         .json(&json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {
-                "protocolVersion": VERSION, "capabilities": {},
+                "protocolVersion": VERSION, "capabilities": capabilities,
                 "clientInfo": { "name": "raw", "version": "1" }
             }
         }))

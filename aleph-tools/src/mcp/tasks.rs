@@ -191,7 +191,7 @@ impl TaskTable {
             store
                 .create(&entry.record(), self.settings.ttl, self.settings.most)
                 .await
-                .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+                .map_err(|error| store_failed(&error))?;
         }
         let mut tasks = lock(&self.tasks);
         self.forget_expired(&mut tasks);
@@ -226,6 +226,8 @@ impl TaskTable {
             // Counted as running until it ends, so a draining server waits for it.
             let _running = running;
             let ended = CancellationToken::new();
+            // Syncing stops with this task, however it ends.
+            let _ended = ended.clone().drop_guard();
             let syncing = store.as_ref().map(|store| {
                 tokio::spawn(sync(
                     Arc::clone(store),
@@ -271,10 +273,8 @@ impl TaskTable {
             if let Some(syncing) = syncing {
                 let _ = syncing.await;
             }
-            if let Some(store) = &store
-                && let Err(error) = store.save(&entry.record()).await
-            {
-                tracing::warn!(task = %entry.id, %error, "the task's end could not be stored");
+            if let Some(store) = &store {
+                save_end(store.as_ref(), &entry).await;
             }
         });
         handle
@@ -322,12 +322,16 @@ impl TaskTable {
             }
             return Ok(());
         }
-        let record = self.stored(id, caller).await?;
-        let outstanding = outstanding(&stored_payload(&record), responses);
-        if outstanding.is_empty() {
-            return Ok(());
+        self.stored(id, caller).await?;
+        // Handed on whole: the stored state may be a moment behind the running one, which
+        // keeps the answers to the questions it waits on.
+        let input = serde_json::to_value(&responses).unwrap_or_default();
+        if input.to_string().len() > MAX_STORED_INPUT {
+            return Err(ErrorData::invalid_params(
+                format!("the answers hold more than {MAX_STORED_INPUT} bytes of JSON"),
+                None,
+            ));
         }
-        let input = serde_json::to_value(&outstanding).unwrap_or_default();
         self.store_call(|store| store.send_input(id, &input))
             .await
             .map(drop)
@@ -357,13 +361,27 @@ impl TaskTable {
         let Some(store) = &self.settings.store else {
             return Err(self.unknown(id));
         };
-        store
+        // Ids are the server's own: anything else names no task, and never reaches the store.
+        if !plausible_id(id) {
+            return Err(self.unknown(id));
+        }
+        let record = store
             .load(id)
             .await
-            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?
+            .map_err(|error| store_failed(&error))?
             // Another identity's task is as unknown as one that never was.
             .filter(|record| record.owner.as_deref() == caller.map(Identity::subject))
-            .ok_or_else(|| self.unknown(id))
+            .ok_or_else(|| self.unknown(id))?;
+        if lapsed(&record) {
+            // Its process stopped: the failure is written, so every replica reports the
+            // same end from now on, and the process, should it come back, stops the tool.
+            let failed = failed_record(&record);
+            if let Err(error) = store.save(&failed).await {
+                tracing::warn!(task = %id, %error, "the task's failure could not be stored");
+            }
+            return Ok(failed);
+        }
+        Ok(record)
     }
 
     async fn store_call<'a, T>(
@@ -375,7 +393,7 @@ impl TaskTable {
         };
         call(store.as_ref())
             .await
-            .map_err(|error| ErrorData::internal_error(error.to_string(), None))
+            .map_err(|error| store_failed(&error))
     }
 
     fn unknown(&self, id: &str) -> ErrorData {
@@ -527,9 +545,15 @@ async fn sync(
         let changes = entry.changes.load(Ordering::Relaxed);
         if changes != written || renewed.elapsed() >= LEASE / 3 {
             match store.save(&entry.record()).await {
-                Ok(()) => {
+                Ok(true) => {
                     written = changes;
                     renewed = Instant::now();
+                }
+                Ok(false) => {
+                    // Its end was written elsewhere (a replica found its lease lapsed), or
+                    // it expired: the tool stops.
+                    entry.cancel.cancel();
+                    return;
                 }
                 Err(error) => {
                     tracing::warn!(task = %entry.id, %error, "the task could not be stored");
@@ -557,6 +581,19 @@ async fn sync(
     }
 }
 
+/// Writes a task's end, trying again for a few seconds while the store cannot be reached.
+async fn save_end(store: &dyn TaskStore, entry: &Entry) {
+    for wait in [100, 500, 2000, 0] {
+        match store.save(&entry.record()).await {
+            Ok(_) => return,
+            Err(error) if wait == 0 => {
+                tracing::warn!(task = %entry.id, %error, "the task's end could not be stored");
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(wait)).await,
+        }
+    }
+}
+
 /// The answers among `responses` to questions `payload` waits on.
 fn outstanding(payload: &TaskPayload, responses: InputResponses) -> InputResponses {
     let TaskPayload::InputRequired { input_requests } = payload else {
@@ -568,10 +605,9 @@ fn outstanding(payload: &TaskPayload, responses: InputResponses) -> InputRespons
         .collect()
 }
 
-/// A stored task's payload; failed when it still runs by the record but its process has not
-/// vouched for it within its lease (it stopped).
+/// A stored task's payload (failed when it cannot be read).
 fn stored_payload(record: &TaskRecord) -> TaskPayload {
-    let payload = serde_json::from_value::<DetailedTask>(record.payload.clone()).map_or_else(
+    serde_json::from_value::<DetailedTask>(record.payload.clone()).map_or_else(
         |_| TaskPayload::Failed {
             error: error_object(&ErrorData::internal_error(
                 "the task's stored state cannot be read",
@@ -579,21 +615,59 @@ fn stored_payload(record: &TaskRecord) -> TaskPayload {
             )),
         },
         |detailed| detailed.payload,
-    );
+    )
+}
+
+/// Whether a stored task still runs by its record, but its process has not vouched for it
+/// within its lease: the process stopped.
+fn lapsed(record: &TaskRecord) -> bool {
     let running = matches!(
-        payload,
+        stored_payload(record),
         TaskPayload::Working | TaskPayload::InputRequired { .. }
     );
-    if running && record.lease_until_ms < epoch_millis(SystemTime::now()) {
-        return TaskPayload::Failed {
-            error: error_object(&ErrorData::internal_error(
-                "the server process running this task stopped before the task ended; start it again",
-                None,
-            )),
-        };
-    }
-    payload
+    running && record.lease_until_ms < epoch_millis(SystemTime::now())
 }
+
+/// `record`, failed because its process stopped.
+fn failed_record(record: &TaskRecord) -> TaskRecord {
+    let payload = TaskPayload::Failed {
+        error: error_object(&ErrorData::internal_error(
+            "the server process running this task stopped before the task ended; start it again",
+            None,
+        )),
+    };
+    let now = SystemTime::now();
+    let task = Task::new(
+        record.id.clone(),
+        payload.status(),
+        timestamp(from_millis(record.created_ms)),
+        timestamp(now),
+    );
+    let mut failed = record.clone();
+    failed.payload = serde_json::to_value(DetailedTask::new(task, payload)).unwrap_or_default();
+    failed.updated_ms = epoch_millis(now);
+    failed
+}
+
+/// A store's failure as a client hears it; the detail goes to the log.
+fn store_failed(error: &StoreError) -> ErrorData {
+    tracing::warn!(%error, "the task store failed");
+    match error {
+        StoreError::Full { .. } => ErrorData::internal_error(error.to_string(), None),
+        _ => ErrorData::internal_error(
+            "the task store cannot be reached now; try again in a moment",
+            None,
+        ),
+    }
+}
+
+/// Whether `id` could be a task id this server made (a UUID's characters, not too long).
+fn plausible_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// The most JSON a `tasks/update` hands through the store.
+const MAX_STORED_INPUT: usize = 256 * 1024;
 
 fn epoch_millis(time: SystemTime) -> u64 {
     time.duration_since(SystemTime::UNIX_EPOCH)

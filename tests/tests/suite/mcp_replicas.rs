@@ -11,7 +11,7 @@ use aleph_tools::mcp::{
     McpAuth, McpServer, McpTasks, RedisStore, StaticTokens, TaskRecord, TaskStore,
 };
 use aleph_tools::prelude::*;
-use aleph_tools_tests::mcp_http::{open_session, post_in_session};
+use aleph_tools_tests::mcp_http::{open_session, open_session_with, post_in_session};
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::{RawMcp, http_answer};
 use schemars::JsonSchema;
@@ -192,6 +192,14 @@ async fn a_task_whose_process_stopped_is_reported_failed_and_the_limit_counts_ev
             .is_some_and(|m| m.contains("stopped before the task ended")),
         "{state}"
     );
+    // The failure is written: should the process come back, its state is refused, and it
+    // stops the tool.
+    orphan.lease_until_ms = u64::MAX;
+    assert!(!store.save(&orphan).await.unwrap());
+    let again = b
+        .request("tasks/get", json!({ "taskId": "orphaned-task" }))
+        .await;
+    assert_eq!(again["status"], "failed", "{again}");
 
     // The orphan and one task on `a` make two: the limit, across replicas.
     let mut a = replica(&store, McpTasks::new().with_most_tasks(2));
@@ -218,7 +226,7 @@ async fn the_store_refuses_when_redis_is_gone_and_the_server_keeps_serving() {
     assert!(
         refused["message"]
             .as_str()
-            .is_some_and(|m| m.contains("task store failed")),
+            .is_some_and(|m| m.contains("task store cannot be reached")),
         "{refused}"
     );
     // Other calls are answered as ever.
@@ -309,4 +317,80 @@ async fn a_session_opened_on_one_replica_is_served_by_another_for_its_owner_only
     // Bob's own session is served by the third replica.
     let response = post_in_session(&bob, &url_c, &session_b, &list).await;
     assert_eq!(response.status(), 200);
+}
+
+async fn rpc_in(
+    http: &reqwest::Client,
+    url: &str,
+    session: &str,
+    method: &str,
+    params: Value,
+) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 9, "method": method, "params": params });
+    let response = post_in_session(http, url, session, &body).await;
+    assert_eq!(response.status(), 200);
+    http_answer(response).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_identity_finds_no_task_and_ends_no_session_on_any_replica() {
+    let redis = RedisServer::start();
+    let store = store_of(&redis).await;
+    let (_a, url_a) = http_replica(&store).await;
+    let (_b, url_b) = http_replica(&store).await;
+    let tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let ann = client("ann-token");
+    let bob = client("bob-token");
+    let ann_session = open_session_with(&ann, &url_a, &tasks).await;
+    let bob_session = open_session_with(&bob, &url_b, &tasks).await;
+    let started = rpc_in(
+        &ann,
+        &url_a,
+        &ann_session,
+        "tools/call",
+        json!({ "name": "long_walk", "arguments": {} }),
+    )
+    .await;
+    let task = started["result"]["taskId"].as_str().unwrap().to_owned();
+
+    // Bob, on the other replica: the task is unknown to him, whatever he asks.
+    for (method, params) in [
+        ("tasks/get", json!({ "taskId": task })),
+        ("tasks/cancel", json!({ "taskId": task })),
+        (
+            "tasks/update",
+            json!({ "taskId": task, "inputResponses": {} }),
+        ),
+    ] {
+        let answer = rpc_in(&bob, &url_b, &bob_session, method, params).await;
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+    }
+    // Ann, there, sees it working: Bob's cancel did nothing.
+    let seen = rpc_in(
+        &ann,
+        &url_b,
+        &ann_session,
+        "tasks/get",
+        json!({ "taskId": task }),
+    )
+    .await;
+    assert_eq!(seen["result"]["status"], "working", "{seen}");
+
+    // Bob's DELETE of Ann's session ends nothing; Ann's own ends it for every replica.
+    let delete = |http: &reqwest::Client, url: &str| {
+        http.delete(url)
+            .header("mcp-session-id", &ann_session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+    };
+    let _ = delete(&bob, &url_b).await.unwrap();
+    let (_c, url_c) = http_replica(&store).await;
+    let list = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list" });
+    let still = post_in_session(&ann, &url_c, &ann_session, &list).await;
+    assert_eq!(still.status(), 200, "Bob's DELETE ended Ann's session");
+    let ended = delete(&ann, &url_a).await.unwrap();
+    assert!(ended.status().is_success(), "{}", ended.status());
+    let (_d, url_d) = http_replica(&store).await;
+    let gone = post_in_session(&ann, &url_d, &ann_session, &list).await;
+    assert_eq!(gone.status(), 404);
 }

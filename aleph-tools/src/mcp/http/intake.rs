@@ -154,9 +154,26 @@ async fn share(ledger: &Arc<Ledger>, id: String, ended: bool, caller: Option<Str
     let Some(shared) = ledger.shared() else {
         return;
     };
+    // Ids are rmcp's own (UUIDs): anything else names no session, and never reaches the
+    // store.
+    if id.is_empty()
+        || id.len() > 128
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return;
+    }
     let shared = Arc::clone(shared);
     if ended {
-        tokio::spawn(async move { shared.remove(&id).await });
+        // Only its owner ends a session for every replica; awaited, so the session is gone
+        // from the store by the time the client hears it ended.
+        if let Ok(Some(record)) = shared.get(&id).await
+            && record.owner == caller
+            && let Err(error) = shared.remove(&id).await
+        {
+            tracing::warn!(session = %id, %error, "the ended session could not be unshared");
+        }
         return;
     }
     if ledger.knows(&id) {

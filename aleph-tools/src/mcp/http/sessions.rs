@@ -87,6 +87,8 @@ struct Record {
     /// The session's streams open now (requests running, the client's `GET` stream).
     busy: u32,
     phase: Phase,
+    /// Its handshake is in the shared store: put there by this process, or found there.
+    shared: bool,
 }
 
 /// Why a session cannot be opened.
@@ -207,6 +209,7 @@ impl Ledger {
                 last_used: Instant::now(),
                 busy: 0,
                 phase: Phase::Asleep,
+                shared: true,
             },
         );
         gauges::sessions(1);
@@ -257,6 +260,7 @@ impl Ledger {
                 last_used: Instant::now(),
                 busy: 0,
                 phase: Phase::Awake,
+                shared: false,
             },
         );
         if before.is_none() {
@@ -296,13 +300,19 @@ impl Ledger {
             return;
         };
         let handshake = {
-            let book = lock(&self.book);
-            let Some(record) = book.sessions.get(id) else {
+            let mut book = lock(&self.book);
+            let Some(record) = book.sessions.get_mut(id) else {
                 return;
             };
+            // Once: rmcp's replay of the handshake when a session wakes puts nothing back,
+            // so a session its client ended elsewhere is not shared again.
+            if record.shared {
+                return;
+            }
             let Some(params) = &record.params else {
                 return;
             };
+            record.shared = true;
             SessionRecord::new(
                 record.owner.as_deref().map(str::to_owned),
                 serde_json::to_value(params).unwrap_or_default(),

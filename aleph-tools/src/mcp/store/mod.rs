@@ -110,8 +110,9 @@ pub trait TaskStore: Send + Sync + 'static {
     fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
 
     /// Replaces the record of a kept task (its state, message and lease), keeping its
-    /// expiry; a task no longer kept stays gone.
-    fn save<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// expiry; `false`, changing nothing, when the task is no longer kept or its record
+    /// says it ended (completed, failed or cancelled), since an end stands.
+    fn save<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Asks the task `id` to stop; `false` when it is not kept.
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;

@@ -1,9 +1,9 @@
 //! [`RedisStore`]: the shared stores in Redis (or Valkey), each change one atomic script.
 //!
 //! A session is a string `PREFIXsession:ID` holding its handshake as JSON, expiring when
-//! the session would end idle. A task is a hash `PREFIXtask:ID` (its record as JSON in `record`, and `cancel` once asked
-//! to stop) that expires with the task, beside a list `PREFIXtask:ID:input` of the inputs
-//! not yet taken. A sorted set `PREFIXtasks` holds every task's id by expiry, to count them.
+//! the session would end idle. A task is a hash `PREFIXtask:ID` (its record as JSON in
+//! `record`, and `cancel` once asked to stop) that expires with the task, beside a list
+//! `PREFIXtask-input:ID` of the inputs not yet taken (the newest 16). A sorted set `PREFIXtasks` holds every task's id by expiry, to count them.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -32,11 +32,23 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 ";
 
-/// Appends to the input list of a task that exists; the list expires with it.
+/// Replaces the record of a task that is kept and has not ended.
+const SAVE: &str = r"
+local current = redis.call('HGET', KEYS[1], 'record')
+if not current then return 0 end
+local status = cjson.decode(current)['payload']['status']
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
+redis.call('HSET', KEYS[1], 'record', ARGV[1])
+return 1
+";
+
+/// Appends to the input list of a task that exists, keeping the newest 16; the list
+/// expires with the task.
 const SEND_INPUT: &str = r"
 local left = redis.call('PTTL', KEYS[1])
 if left <= 0 then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('LTRIM', KEYS[2], -16, -1)
 redis.call('PEXPIRE', KEYS[2], left)
 return 1
 ";
@@ -80,6 +92,7 @@ pub struct RedisStore {
 
 struct Scripts {
     create: Script,
+    save: Script,
     set_if_kept: Script,
     send_input: Script,
     signals: Script,
@@ -114,6 +127,7 @@ impl RedisStore {
             prefix: Arc::from("aleph-tools:"),
             scripts: Arc::new(Scripts {
                 create: Script::new(CREATE),
+                save: Script::new(SAVE),
                 set_if_kept: Script::new(SET_IF_KEPT),
                 send_input: Script::new(SEND_INPUT),
                 signals: Script::new(SIGNALS),
@@ -134,7 +148,7 @@ impl RedisStore {
     }
 
     fn input_key(&self, id: &str) -> String {
-        format!("{}task:{id}:input", self.prefix)
+        format!("{}task-input:{id}", self.prefix)
     }
 
     fn session_key(&self, id: &str) -> String {
@@ -231,11 +245,19 @@ impl TaskStore for RedisStore {
         })
     }
 
-    fn save<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn save<'a>(&'a self, task: &'a TaskRecord) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
-            self.set_if_kept(&task.id, "record", &to_json(task)?)
+            let record = to_json(task)?;
+            let mut connection = self.connection.clone();
+            let saved: i64 = self
+                .scripts
+                .save
+                .key(self.task_key(&task.id))
+                .arg(record)
+                .invoke_async(&mut connection)
                 .await
-                .map(drop)
+                .map_err(|e| unavailable(&e))?;
+            Ok(saved == 1)
         })
     }
 
