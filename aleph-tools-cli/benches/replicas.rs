@@ -9,16 +9,14 @@
 //! Every call is a 2026-07-28 `tools/call` of a Node.js plugin's `echo` (no session), so the
 //! balancer may send each to any replica.
 
-use std::fmt::Write as _;
-use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aleph_tools::mcp::{RedisStore, TaskRecord, TaskStore};
 use aleph_tools_tests::node_plugin;
 use aleph_tools_tests::redis::RedisServer;
+use aleph_tools_tests::replicas::{Haproxy, Replica};
 use serde_json::json;
 
 const CLIENTS: usize = 64;
@@ -44,73 +42,6 @@ require("@aleph/plugin-sdk").createServer({
   tools: { echo: ({ text }) => text },
 }).start();
 "#;
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .unwrap()
-        .port()
-}
-
-fn replica(work: &Path, config: &Path) -> (Running, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_aleph-tools"))
-        .args(["serve", "--http", "127.0.0.1:0", "--no-watch"])
-        .current_dir(work)
-        .env("HOME", work)
-        .env("ALEPH_TOOLS_CONFIG", config)
-        .env_remove("RUST_LOG")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let addr = loop {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "a replica ended");
-        if let Some((_, rest)) = line.split_once("MCP at http://") {
-            break rest.split('/').next().unwrap().to_owned();
-        }
-    };
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    (Running(child), addr)
-}
-
-fn balancer(dir: &Path, replicas: &[String]) -> (Running, u16) {
-    let port = free_port();
-    let mut config = format!(
-        "global\n    maxconn 1024\n\ndefaults\n    mode http\n    timeout connect 2s\n    timeout client 60s\n    timeout server 60s\n\nfrontend mcp\n    bind 127.0.0.1:{port}\n    default_backend replicas\n\nbackend replicas\n    balance roundrobin\n"
-    );
-    for (n, addr) in replicas.iter().enumerate() {
-        let _ = writeln!(config, "    server replica{n} {addr}");
-    }
-    let file = dir.join("haproxy.cfg");
-    std::fs::write(&file, config).unwrap();
-    let haproxy = ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from("haproxy"));
-    let child = Command::new(haproxy)
-        .arg("-f")
-        .arg(&file)
-        .arg("-db")
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("haproxy runs");
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    (Running(child), port)
-}
 
 /// Sends `CLIENTS × CALLS_EACH` calls to `url`, `CLIENTS` at once; calls a second, and the
 /// median and 99th percentile latency.
@@ -224,18 +155,19 @@ fn main() {
         "{CLIENTS} clients x {CALLS_EACH} calls of a Node.js plugin's `echo`, 2026-07-28 requests"
     );
     println!("| path | calls/s | p50 | p99 |\n| --- | --- | --- | --- |");
+    let program = Path::new(env!("CARGO_BIN_EXE_aleph-tools"));
     for count in [1, 3] {
-        let replicas: Vec<(Running, String)> =
-            (0..count).map(|_| replica(root.path(), &config)).collect();
-        let addrs: Vec<String> = replicas.iter().map(|(_, addr)| addr.clone()).collect();
+        let replicas: Vec<Replica> = (0..count)
+            .map(|_| Replica::start(program, root.path(), &config, &[]))
+            .collect();
+        let addrs: Vec<&str> = replicas.iter().map(Replica::addr).collect();
         if count == 1 {
             let direct = format!("http://{}/mcp", addrs[0]);
             let (rate, p50, p99) = runtime.block_on(load(&direct));
             println!("| 1 replica, direct | {rate:.0} | {p50:.2?} | {p99:.2?} |");
         }
-        let (_haproxy, port) = balancer(root.path(), &addrs);
-        let url = format!("http://127.0.0.1:{port}/mcp");
-        let (rate, p50, p99) = runtime.block_on(load(&url));
+        let haproxy = Haproxy::start(root.path(), &addrs);
+        let (rate, p50, p99) = runtime.block_on(load(&haproxy.url()));
         println!("| {count} replica(s) behind haproxy | {rate:.0} | {p50:.2?} | {p99:.2?} |");
     }
     let cost = runtime.block_on(async {

@@ -12,6 +12,7 @@ pub mod model_api;
 pub mod plugin_files;
 mod raw_mcp;
 pub mod redis;
+pub mod replicas;
 mod traversal;
 
 pub use mcp_tools::{

@@ -75,3 +75,25 @@ pub async fn post_in_session(
         .await
         .unwrap()
 }
+
+/// Sends the request `method` with `params` in `session` and returns its JSON-RPC answer,
+/// sent as JSON or as server-sent events.
+///
+/// # Panics
+///
+/// When the server cannot be reached or does not answer `200`.
+pub async fn request_in_session(
+    http: &reqwest::Client,
+    url: &str,
+    session: &str,
+    method: &str,
+    params: Value,
+) -> Value {
+    let mut body = json!({ "jsonrpc": "2.0", "id": 1, "method": method });
+    body["params"] = params;
+    let response = post_in_session(http, url, session, &body).await;
+    let status = response.status();
+    let answer = crate::http_answer(response).await;
+    assert_eq!(status, 200, "{answer}");
+    answer
+}

@@ -11,7 +11,9 @@ use aleph_tools::mcp::{
     McpAuth, McpServer, McpTasks, RedisStore, StaticTokens, TaskRecord, TaskStore,
 };
 use aleph_tools::prelude::*;
-use aleph_tools_tests::mcp_http::{open_session, open_session_with, post_in_session};
+use aleph_tools_tests::mcp_http::{
+    open_session, open_session_with, post_in_session, request_in_session,
+};
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::{RawMcp, http_answer};
 use schemars::JsonSchema;
@@ -319,19 +321,6 @@ async fn a_session_opened_on_one_replica_is_served_by_another_for_its_owner_only
     assert_eq!(response.status(), 200);
 }
 
-async fn rpc_in(
-    http: &reqwest::Client,
-    url: &str,
-    session: &str,
-    method: &str,
-    params: Value,
-) -> Value {
-    let body = json!({ "jsonrpc": "2.0", "id": 9, "method": method, "params": params });
-    let response = post_in_session(http, url, session, &body).await;
-    assert_eq!(response.status(), 200);
-    http_answer(response).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_identity_finds_no_task_and_ends_no_session_on_any_replica() {
     let redis = RedisServer::start();
@@ -343,7 +332,7 @@ async fn another_identity_finds_no_task_and_ends_no_session_on_any_replica() {
     let bob = client("bob-token");
     let ann_session = open_session_with(&ann, &url_a, &tasks).await;
     let bob_session = open_session_with(&bob, &url_b, &tasks).await;
-    let started = rpc_in(
+    let started = request_in_session(
         &ann,
         &url_a,
         &ann_session,
@@ -362,11 +351,11 @@ async fn another_identity_finds_no_task_and_ends_no_session_on_any_replica() {
             json!({ "taskId": task, "inputResponses": {} }),
         ),
     ] {
-        let answer = rpc_in(&bob, &url_b, &bob_session, method, params).await;
+        let answer = request_in_session(&bob, &url_b, &bob_session, method, params).await;
         assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
     }
     // Ann, there, sees it working: Bob's cancel did nothing.
-    let seen = rpc_in(
+    let seen = request_in_session(
         &ann,
         &url_b,
         &ann_session,

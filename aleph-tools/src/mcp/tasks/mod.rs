@@ -20,6 +20,10 @@ use rmcp::model::{
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use self::shared::{
+    MAX_STORED_INPUT, SYNC_MAX, SYNC_MIN, epoch_millis, failed_record, from_millis, lapsed,
+    plausible_id, save_end, store_failed, stored_payload, sync,
+};
 use super::ask::{Round, RoundCall};
 use super::gauges;
 use super::http::drain::{InFlight, Running};
@@ -27,6 +31,8 @@ use super::store::{LEASE, StoreError, TaskRecord, TaskStore};
 use crate::sync::lock;
 use crate::tool::BoxFuture;
 use crate::{Identity, ProgressEvent, ToolErrorKind, ToolResult};
+
+mod shared;
 
 /// How a server keeps the tasks its clients start (see
 /// [`McpServer::with_tasks`](super::McpServer::with_tasks)).
@@ -520,80 +526,6 @@ impl Entry {
     }
 }
 
-/// The shortest and longest wait between two looks at the store by a running task.
-const SYNC_MIN: Duration = Duration::from_millis(100);
-const SYNC_MAX: Duration = Duration::from_secs(1);
-
-/// Keeps the store in step with a task this process runs, until `ended`: its state written
-/// when it changes and its lease renewed, and the cancellations and answers other processes
-/// left for it handed over.
-async fn sync(
-    store: Arc<dyn TaskStore>,
-    entry: Arc<Entry>,
-    every: Duration,
-    ended: CancellationToken,
-) {
-    let mut written = u64::MAX;
-    let mut renewed = Instant::now();
-    let mut ticks = tokio::time::interval(every);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = ended.cancelled() => return,
-            _ = ticks.tick() => {}
-        }
-        let changes = entry.changes.load(Ordering::Relaxed);
-        if changes != written || renewed.elapsed() >= LEASE / 3 {
-            match store.save(&entry.record()).await {
-                Ok(true) => {
-                    written = changes;
-                    renewed = Instant::now();
-                }
-                Ok(false) => {
-                    // Its end was written elsewhere (a replica found its lease lapsed), or
-                    // it expired: the tool stops.
-                    entry.cancel.cancel();
-                    return;
-                }
-                Err(error) => {
-                    tracing::warn!(task = %entry.id, %error, "the task could not be stored");
-                }
-            }
-        }
-        match store.signals(&entry.id).await {
-            Ok(signals) => {
-                if signals.cancelled {
-                    entry.cancel.cancel();
-                }
-                for input in signals.inputs {
-                    if let Ok(responses) = serde_json::from_value::<InputResponses>(input) {
-                        let outstanding = outstanding(&lock(&entry.state).payload, responses);
-                        if !outstanding.is_empty() {
-                            let _ = entry.answers.send(outstanding);
-                        }
-                    }
-                }
-            }
-            Err(error) => {
-                tracing::warn!(task = %entry.id, %error, "the task's signals could not be read");
-            }
-        }
-    }
-}
-
-/// Writes a task's end, trying again for a few seconds while the store cannot be reached.
-async fn save_end(store: &dyn TaskStore, entry: &Entry) {
-    for wait in [100, 500, 2000, 0] {
-        match store.save(&entry.record()).await {
-            Ok(_) => return,
-            Err(error) if wait == 0 => {
-                tracing::warn!(task = %entry.id, %error, "the task's end could not be stored");
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(wait)).await,
-        }
-    }
-}
-
 /// The answers among `responses` to questions `payload` waits on.
 fn outstanding(payload: &TaskPayload, responses: InputResponses) -> InputResponses {
     let TaskPayload::InputRequired { input_requests } = payload else {
@@ -603,81 +535,6 @@ fn outstanding(payload: &TaskPayload, responses: InputResponses) -> InputRespons
         .into_iter()
         .filter(|(key, _)| input_requests.contains_key(key))
         .collect()
-}
-
-/// A stored task's payload (failed when it cannot be read).
-fn stored_payload(record: &TaskRecord) -> TaskPayload {
-    serde_json::from_value::<DetailedTask>(record.payload.clone()).map_or_else(
-        |_| TaskPayload::Failed {
-            error: error_object(&ErrorData::internal_error(
-                "the task's stored state cannot be read",
-                None,
-            )),
-        },
-        |detailed| detailed.payload,
-    )
-}
-
-/// Whether a stored task still runs by its record, but its process has not vouched for it
-/// within its lease: the process stopped.
-fn lapsed(record: &TaskRecord) -> bool {
-    let running = matches!(
-        stored_payload(record),
-        TaskPayload::Working | TaskPayload::InputRequired { .. }
-    );
-    running && record.lease_until_ms < epoch_millis(SystemTime::now())
-}
-
-/// `record`, failed because its process stopped.
-fn failed_record(record: &TaskRecord) -> TaskRecord {
-    let payload = TaskPayload::Failed {
-        error: error_object(&ErrorData::internal_error(
-            "the server process running this task stopped before the task ended; start it again",
-            None,
-        )),
-    };
-    let now = SystemTime::now();
-    let task = Task::new(
-        record.id.clone(),
-        payload.status(),
-        timestamp(from_millis(record.created_ms)),
-        timestamp(now),
-    );
-    let mut failed = record.clone();
-    failed.payload = serde_json::to_value(DetailedTask::new(task, payload)).unwrap_or_default();
-    failed.updated_ms = epoch_millis(now);
-    failed
-}
-
-/// A store's failure as a client hears it; the detail goes to the log.
-fn store_failed(error: &StoreError) -> ErrorData {
-    tracing::warn!(%error, "the task store failed");
-    match error {
-        StoreError::Full { .. } => ErrorData::internal_error(error.to_string(), None),
-        _ => ErrorData::internal_error(
-            "the task store cannot be reached now; try again in a moment",
-            None,
-        ),
-    }
-}
-
-/// Whether `id` could be a task id this server made (a UUID's characters, not too long).
-fn plausible_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-}
-
-/// The most JSON a `tasks/update` hands through the store.
-const MAX_STORED_INPUT: usize = 256 * 1024;
-
-fn epoch_millis(time: SystemTime) -> u64 {
-    time.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
-}
-
-fn from_millis(ms: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
 }
 
 /// A JSON-RPC error as the object a failed task carries.
