@@ -58,16 +58,17 @@ fn config(root: &Path, redis: &RedisServer) -> PathBuf {
             redis.url()
         ),
     )
-    .unwrap();
+    .expect("the config is written");
     file
 }
 
 /// Runs `command` to its end off the async threads; what it printed.
 async fn run(mut command: Command) -> std::process::Output {
+    let shown = format!("{command:?}");
     tokio::task::spawn_blocking(move || command.output())
         .await
-        .unwrap()
-        .unwrap()
+        .expect("the client's thread ends")
+        .unwrap_or_else(|error| panic!("{shown} cannot run: {error}"))
 }
 
 fn client(token: &str) -> reqwest::Client {
