@@ -383,3 +383,25 @@ async fn another_identity_finds_no_task_and_ends_no_session_on_any_replica() {
     let gone = post_in_session(&ann, &url_d, &ann_session, &list).await;
     assert_eq!(gone.status(), 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_task_renews_its_lease_and_stays_working_past_it() {
+    let redis = RedisServer::start();
+    let store = store_of(&redis).await;
+    let mut a = replica(&store, McpTasks::new());
+    let mut b = replica(&store, McpTasks::new());
+    let id = task_id(&a.call("long_walk", json!({})).await);
+    // Longer than the lease (10 s): only its renewals keep the task from being failed.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    let state = b.request("tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(state["status"], "working", "{state}");
+    let record = store.load(&id).await.unwrap().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    assert!(u128::from(record.lease_until_ms) > now, "{record:?}");
+    b.request("tasks/cancel", json!({ "taskId": id })).await;
+    let ended = poll_until(&mut a, &id, |state| state["status"] != "working").await;
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+}
