@@ -87,7 +87,7 @@ pub enum StoreError {
         most: usize,
     },
     /// The store could not be reached or refused the command.
-    #[error("the task store failed: {0}")]
+    #[error("the shared store failed: {0}")]
     Unavailable(String),
 }
 
