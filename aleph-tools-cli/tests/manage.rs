@@ -299,6 +299,19 @@ fn sha256_of(path: &Path) -> String {
     String::from_utf8(output.stdout).unwrap()[..64].to_owned()
 }
 
+/// `serve --stdio` in `world`, unconfined, for an MCP client to start.
+fn stdio(world: &World) -> McpEndpoint {
+    McpEndpoint::command(env!("CARGO_BIN_EXE_aleph-tools"))
+        .args(["serve", "--stdio"])
+        .current_dir(world.work())
+        .env("HOME", world.root.path().join("home").to_str().unwrap())
+        .env(
+            "ALEPH_TOOLS_CONFIG",
+            world.work().join("aleph-tools.toml").to_str().unwrap(),
+        )
+        .sandbox(Sandbox::none())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn admin_tools_over_stdio_are_called_by_an_mcp_client() {
     let world = World::new(
@@ -307,15 +320,7 @@ async fn admin_tools_over_stdio_are_called_by_an_mcp_client() {
     );
     let sources = tempfile::tempdir().unwrap();
     let dir = static_plugin(sources.path(), "memo", "");
-    let endpoint = McpEndpoint::command(env!("CARGO_BIN_EXE_aleph-tools"))
-        .args(["serve", "--stdio"])
-        .current_dir(world.work())
-        .env("HOME", world.root.path().join("home").to_str().unwrap())
-        .env(
-            "ALEPH_TOOLS_CONFIG",
-            world.work().join("aleph-tools.toml").to_str().unwrap(),
-        )
-        .sandbox(Sandbox::none());
+    let endpoint = stdio(&world);
     let client = AlephToolServer::new();
     let connection = McpConnection::builder(endpoint)
         .connect(&client)
@@ -344,15 +349,7 @@ async fn admin_tools_over_stdio_are_called_by_an_mcp_client() {
         "[plugins]\nsearch_paths = [\"plugins\"]\n",
     )
     .unwrap();
-    let endpoint = McpEndpoint::command(env!("CARGO_BIN_EXE_aleph-tools"))
-        .args(["serve", "--stdio"])
-        .current_dir(world.work())
-        .env("HOME", world.root.path().join("home").to_str().unwrap())
-        .env(
-            "ALEPH_TOOLS_CONFIG",
-            world.work().join("aleph-tools.toml").to_str().unwrap(),
-        )
-        .sandbox(Sandbox::none());
+    let endpoint = stdio(&world);
     let plain = AlephToolServer::new();
     let _connection = McpConnection::builder(endpoint)
         .connect(&plain)

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use aleph_tools_tests::mcp_http::{open_session_with, post_in_session, request_in_session};
+use aleph_tools_tests::mcp_http::{
+    bearer_client, open_session_with, post_in_session, request_in_session,
+};
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::replicas::{Haproxy, Replica};
 use aleph_tools_tests::{assert_client_passed, interop_peers, node_plugin};
@@ -71,15 +73,6 @@ async fn run(mut command: Command) -> std::process::Output {
         .unwrap_or_else(|error| panic!("{shown} cannot run: {error}"))
 }
 
-fn client(token: &str) -> reqwest::Client {
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
-    reqwest::Client::builder()
-        .default_headers(headers)
-        .build()
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_them() {
     let redis = RedisServer::start();
@@ -114,9 +107,9 @@ async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_
     assert_client_passed(&output, "TypeScript (replicas)", 1);
 
     // A session of Ann's is no session for Bob, on any replica.
-    let ann = client(ANN);
+    let ann = bearer_client(ANN);
     let session = open_session_with(&ann, &url, &json!({ "extensions": { TASKS: {} } })).await;
-    let bob = client(BOB);
+    let bob = bearer_client(BOB);
     let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
     for _ in 0..3 {
         let stolen = post_in_session(&bob, &url, &session, &list).await;

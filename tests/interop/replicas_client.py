@@ -11,7 +11,6 @@ balancer in front sends each request to the next replica, with no stickiness. Pr
 
 import argparse
 import sys
-from typing import Any, Literal
 
 import anyio
 import httpx2
@@ -19,40 +18,16 @@ from mcp import Client, types
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from pydantic import TypeAdapter
+
+# The tasks extension's requests, as the main interop client declares them.
+from client import ANY, TASKS, CancelTask, GetTask, TaskHandle, TaskId
 
 CHECKS = []
-TASKS = "io.modelcontextprotocol/tasks"
-ANY = TypeAdapter(dict[str, Any])
 
 
 def ok(name):
     CHECKS.append(name)
     print(f"ok: {name}", flush=True)
-
-
-class TaskId(types.RequestParams):
-    task_id: str
-
-
-class GetTask(types.Request[TaskId, Literal["tasks/get"]]):
-    method: Literal["tasks/get"] = "tasks/get"
-    name_param = "taskId"
-
-
-class CancelTask(types.Request[TaskId, Literal["tasks/cancel"]]):
-    method: Literal["tasks/cancel"] = "tasks/cancel"
-    name_param = "taskId"
-
-
-class TaskHandle(types.Result):
-    result_type: Literal["task"]
-    task_id: str
-    status: str
-    created_at: str
-    last_updated_at: str
-    ttl_ms: int | None
-    poll_interval_ms: int | None = None
 
 
 class CancellingTasks(ClientExtension):

@@ -97,3 +97,20 @@ pub async fn request_in_session(
     assert_eq!(status, 200, "{answer}");
     answer
 }
+
+/// An HTTP client that sends `Authorization: Bearer TOKEN` with every request.
+///
+/// # Panics
+///
+/// When the token cannot be a header value.
+pub fn bearer_client(token: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let value = format!("Bearer {token}")
+        .parse()
+        .expect("the token is a header value");
+    headers.insert("authorization", value);
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("the client is built")
+}

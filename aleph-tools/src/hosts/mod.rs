@@ -14,7 +14,7 @@ mod resolver;
 mod rule;
 
 #[cfg(any(feature = "builtin", feature = "admin"))]
-pub(crate) use resolver::GuardedResolver;
+pub(crate) use resolver::{GuardedResolver, why_failed};
 
 #[cfg(any(feature = "wasm", feature = "builtin", feature = "sandbox"))]
 pub(crate) use rule::HostRule;

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use super::HostRule;
+use super::{HostRule, Refusal};
 
 /// Resolves names with the system resolver and keeps only the addresses the rule admits.
 pub(crate) struct GuardedResolver {
@@ -25,4 +25,27 @@ impl Resolve for GuardedResolver {
             Ok(addrs)
         })
     }
+}
+
+/// Why a request of a client held to a [`HostRule`] failed: the rule's refusal when that was
+/// it, else what kind of failure it was (`could not be reached`, `did not answer in time`,
+/// `failed`) and its innermost cause.
+pub(crate) fn why_failed(error: &reqwest::Error) -> Result<&Refusal, (&'static str, String)> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut deepest = error.to_string();
+    while let Some(current) = source {
+        if let Some(refused) = current.downcast_ref::<Refusal>() {
+            return Ok(refused);
+        }
+        deepest = current.to_string();
+        source = current.source();
+    }
+    let what = if error.is_connect() {
+        "could not be reached"
+    } else if error.is_timeout() {
+        "did not answer in time"
+    } else {
+        "failed"
+    };
+    Err((what, deepest))
 }

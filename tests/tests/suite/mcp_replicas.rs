@@ -12,7 +12,7 @@ use aleph_tools::mcp::{
 };
 use aleph_tools::prelude::*;
 use aleph_tools_tests::mcp_http::{
-    open_session, open_session_with, post_in_session, request_in_session,
+    bearer_client, open_session, open_session_with, post_in_session, request_in_session,
 };
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::{RawMcp, http_answer};
@@ -261,22 +261,13 @@ async fn http_replica(store: &RedisStore) -> (aleph_tools::mcp::McpHttpServer, S
     (http, url)
 }
 
-fn client(token: &str) -> reqwest::Client {
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
-    reqwest::Client::builder()
-        .default_headers(headers)
-        .build()
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_opened_on_one_replica_is_served_by_another_for_its_owner_only() {
     let redis = RedisServer::start();
     let store = store_of(&redis).await;
     let (_a, url_a) = http_replica(&store).await;
     let (_b, url_b) = http_replica(&store).await;
-    let ann = client("ann-token");
+    let ann = bearer_client("ann-token");
     let session = open_session(&ann, &url_a).await;
 
     // The handshake is shared before the client hears the session's id: its very next
@@ -302,7 +293,7 @@ async fn a_session_opened_on_one_replica_is_served_by_another_for_its_owner_only
     }
 
     // Another identity's token does not wake it, on either replica.
-    let bob = client("bob-token");
+    let bob = bearer_client("bob-token");
     let session_b = open_session(&bob, &url_b).await;
     let (_c, url_c) = http_replica(&store).await;
     for url in [&url_a, &url_c] {
@@ -328,8 +319,8 @@ async fn another_identity_finds_no_task_and_ends_no_session_on_any_replica() {
     let (_a, url_a) = http_replica(&store).await;
     let (_b, url_b) = http_replica(&store).await;
     let tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
-    let ann = client("ann-token");
-    let bob = client("bob-token");
+    let ann = bearer_client("ann-token");
+    let bob = bearer_client("bob-token");
     let ann_session = open_session_with(&ann, &url_a, &tasks).await;
     let bob_session = open_session_with(&bob, &url_b, &tasks).await;
     let started = request_in_session(

@@ -16,7 +16,7 @@ pub(super) use self::guard::explain as explain_refusal;
 use super::Builtin;
 use crate::context::State;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
-use crate::hosts::{GuardedResolver, HostRule, Refusal};
+use crate::hosts::{GuardedResolver, HostRule, why_failed};
 use crate::result::ToolOutput;
 use crate::server::ToolServerBuilder;
 use crate::tool;
@@ -397,27 +397,16 @@ fn looks_like_html(body: &[u8]) -> bool {
 /// A failed request as the model should read it: what was refused (and that a redirect led
 /// there), or what went wrong.
 fn request_error(url: &Url, err: &reqwest::Error, redirected: bool) -> ToolError {
-    let mut source: Option<&dyn std::error::Error> = Some(err);
-    let mut deepest = err.to_string();
-    while let Some(current) = source {
-        if let Some(refused) = current.downcast_ref::<Refusal>() {
+    match why_failed(err) {
+        Ok(refused) => {
             let why = guard::explain(refused);
             let why = if redirected {
                 format!("redirected to `{url}`: {why}")
             } else {
                 why
             };
-            return ToolError::permission_denied("web_fetch", why);
+            ToolError::permission_denied("web_fetch", why)
         }
-        deepest = current.to_string();
-        source = current.source();
+        Err((what, deepest)) => ToolError::execution(format!("`{url}` {what}: {deepest}")),
     }
-    let what = if err.is_connect() {
-        "could not be reached"
-    } else if err.is_timeout() {
-        "did not answer in time"
-    } else {
-        "failed"
-    };
-    ToolError::execution(format!("`{url}` {what}: {deepest}"))
 }

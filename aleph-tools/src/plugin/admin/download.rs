@@ -15,7 +15,7 @@ use tokio::io::AsyncWriteExt as _;
 use tokio::sync::Semaphore;
 
 use super::AdminError;
-use crate::hosts::{GuardedResolver, HostRule, Refusal};
+use crate::hosts::{GuardedResolver, HostRule, why_failed};
 
 /// The most redirects a download follows.
 const MAX_REDIRECTS: usize = 5;
@@ -253,25 +253,12 @@ async fn get(
     Ok((hasher.finalize().into(), head))
 }
 
-/// Why a request failed: the host rule's refusal when that was it, else the deepest cause.
+/// Why a request failed: the host rule's refusal when that was it, else what went wrong.
 fn request_error(error: &reqwest::Error) -> String {
-    let mut source: Option<&dyn std::error::Error> = Some(error);
-    let mut deepest = error.to_string();
-    while let Some(current) = source {
-        if let Some(refused) = current.downcast_ref::<Refusal>() {
-            return refused.to_string();
-        }
-        deepest = current.to_string();
-        source = current.source();
+    match why_failed(error) {
+        Ok(refused) => refused.to_string(),
+        Err((what, deepest)) => format!("it {what}: {deepest}"),
     }
-    let what = if error.is_connect() {
-        "it could not be reached"
-    } else if error.is_timeout() {
-        "it did not answer in time"
-    } else {
-        "the request failed"
-    };
-    format!("{what}: {deepest}")
 }
 
 /// The digest written in `text`: 64 hex digits, `sha256:` before them allowed.
