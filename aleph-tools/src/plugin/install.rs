@@ -107,9 +107,7 @@ impl PluginManager {
         let dir = match self.get(id) {
             Some(info) => info.dir,
             None => self
-                .discover()
-                .into_iter()
-                .find(|dir| PluginManifest::read_dir(dir).is_ok_and(|m| m.manifest.plugin.id == id))
+                .discovered(id)
                 .ok_or_else(|| PluginError::NotFound(id.to_owned()))?,
         };
         let roots: Vec<PathBuf> = self

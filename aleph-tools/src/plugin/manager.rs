@@ -304,11 +304,7 @@ impl PluginManager {
         }
         let dir = match self.dir_of(id) {
             Ok(dir) => dir,
-            Err(not_found) => self
-                .discover()
-                .into_iter()
-                .find(|dir| PluginManifest::read_dir(dir).is_ok_and(|m| m.manifest.plugin.id == id))
-                .ok_or(not_found)?,
+            Err(not_found) => self.discovered(id).ok_or(not_found)?,
         };
         self.load(&dir)
     }
@@ -538,6 +534,13 @@ impl PluginManager {
             .find(|(_, slot)| slot.id == id)
             .map(|(dir, _)| dir.clone())
             .ok_or_else(|| PluginError::NotFound(id.to_owned()))
+    }
+
+    /// The directory in the search paths whose manifest names plugin `id`, loaded or not.
+    pub(super) fn discovered(&self, id: &str) -> Option<PathBuf> {
+        self.discover()
+            .into_iter()
+            .find(|dir| PluginManifest::read_dir(dir).is_ok_and(|m| m.manifest.plugin.id == id))
     }
 
     fn slots(&self) -> MutexGuard<'_, BTreeMap<PathBuf, Slot>> {
