@@ -153,12 +153,25 @@ async fn a_task_started_on_one_replica_is_polled_answered_and_cancelled_on_anoth
     let seen = poll_until(&mut b, &id, |state| state["status"] != "working").await;
     assert_eq!(seen["status"], "cancelled", "{seen}");
 
-    // A task no replica started is unknown to both.
+    // A task no replica started is unknown to both; so are ids no server makes, which
+    // would name other keys (another task's input list) or be huge.
+    let hostile = [
+        "no-such-task".to_owned(),
+        format!("{id}:input"),
+        format!("{id}\r\nDEL *"),
+        "x".repeat(100_000),
+    ];
     for raw in [&mut a, &mut b] {
-        let unknown = raw
-            .request("tasks/get", json!({ "taskId": "no-such-task" }))
-            .await;
-        assert_eq!(unknown["code"], -32602, "{unknown}");
+        for task in &hostile {
+            let unknown = raw.request("tasks/get", json!({ "taskId": task })).await;
+            assert_eq!(unknown["code"], -32602, "{unknown}");
+            assert!(
+                unknown["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("no task")),
+                "{unknown}"
+            );
+        }
     }
 }
 
