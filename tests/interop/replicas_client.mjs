@@ -3,7 +3,7 @@
 //
 //     node replicas_client.mjs URL TOKEN
 //
-// The replicas are those `replicas_client.py` describes (`aleph-tools-cli/tests/replicas.rs`):
+// The replicas are those `replicas_client.py` describes (`aleph-tools-cli/tests/cli/replicas.rs`):
 // they share sessions and tasks through Redis, and the balancer sends each request to the
 // next one. Prints `ok: …` for each check and `passed: N` at the end; exits non-zero at the
 // first failure.

@@ -3,7 +3,7 @@ Python SDK.
 
     replicas_client.py --url URL --token TOKEN --other-token TOKEN
 
-The replicas (`aleph-tools-cli/tests/replicas.rs`) share sessions and tasks through Redis
+The replicas (`aleph-tools-cli/tests/cli/replicas.rs`) share sessions and tasks through Redis
 and serve a Node.js plugin's `echo` and its task `wait` (a minute, unless cancelled); the
 balancer in front sends each request to the next replica, with no stickiness. Prints
 `ok: …` for each check and `passed: N` at the end; exits non-zero at the first failure.
