@@ -13,6 +13,7 @@ pub mod plugin_files;
 mod raw_mcp;
 pub mod redis;
 pub mod replicas;
+pub mod sse;
 mod traversal;
 
 pub use mcp_tools::{

@@ -79,7 +79,8 @@ pub use self::serve::McpServer;
 #[cfg(feature = "redis")]
 pub use self::store::RedisStore;
 pub use self::store::{
-    SessionRecord, SessionStore, StoreError, TaskRecord, TaskSignals, TaskStore,
+    EventLog, LogRead, LoggedEvent, SessionRecord, SessionStore, StoreError, StreamState,
+    TaskRecord, TaskSignals, TaskStore,
 };
 pub use self::tasks::McpTasks;
 pub use self::wrap::{

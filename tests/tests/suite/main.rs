@@ -36,6 +36,7 @@ mod mcp_auth;
 mod mcp_conformance;
 mod mcp_polling;
 mod mcp_prompts;
+mod mcp_replica_streams;
 mod mcp_replicas;
 mod mcp_serve;
 mod mcp_subscriptions;

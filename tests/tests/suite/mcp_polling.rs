@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use aleph_tools_tests::mcp_http::{VERSION, open_session, post_in_session};
+use aleph_tools_tests::mcp_http::{open_session, post_in_session};
+use aleph_tools_tests::sse::{Event, answer, events, last_id, resume};
 use aleph_tools_tests::{assert_client_passed, interop_peers, mcp_test_endpoint};
 use serde_json::{Value, json};
 
@@ -22,69 +23,6 @@ async fn polling_server() -> aleph_tools::mcp::McpHttpServer {
         .expect("bind a loopback port")
 }
 
-/// One server-sent event.
-#[derive(Debug, Default)]
-struct Event {
-    id: Option<String>,
-    retry: Option<u64>,
-    data: String,
-}
-
-impl Event {
-    fn message(&self) -> Option<Value> {
-        serde_json::from_str(&self.data).ok()
-    }
-}
-
-/// Every event of a stream, read until the server ends it.
-async fn events(response: reqwest::Response) -> Vec<Event> {
-    let text = tokio::time::timeout(Duration::from_secs(20), response.text())
-        .await
-        .expect("the server ends the stream")
-        .expect("the stream reads");
-    let mut all = Vec::new();
-    let mut event = Event::default();
-    let mut seen = false;
-    for line in text.lines() {
-        if line.is_empty() {
-            if seen {
-                all.push(std::mem::take(&mut event));
-            }
-            seen = false;
-            continue;
-        }
-        seen = true;
-        let (field, value) = line.split_once(':').unwrap_or((line, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value);
-        match field {
-            "id" => event.id = Some(value.to_owned()),
-            "retry" => event.retry = value.parse().ok(),
-            "data" => event.data.push_str(value),
-            _ => {}
-        }
-    }
-    if seen {
-        all.push(event);
-    }
-    all
-}
-
-async fn resume(
-    http: &reqwest::Client,
-    url: &str,
-    session: &str,
-    last_event_id: &str,
-) -> reqwest::Response {
-    http.get(url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", session)
-        .header("mcp-protocol-version", VERSION)
-        .header("last-event-id", last_event_id)
-        .send()
-        .await
-        .unwrap()
-}
-
 fn slow_call(id: u64, steps: u32) -> Value {
     json!({
         "jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -93,23 +31,6 @@ fn slow_call(id: u64, steps: u32) -> Value {
             "_meta": { "progressToken": format!("slow-{id}") }
         }
     })
-}
-
-/// The id of the last event of a stream that had one: where the client resumes.
-fn last_id(stream: &[Event]) -> String {
-    stream
-        .iter()
-        .rev()
-        .find_map(|event| event.id.clone())
-        .expect("a stream has events with ids")
-}
-
-/// The answer to request `id` among `events`, if there.
-fn answer(events: &[Event], id: u64) -> Option<Value> {
-    events
-        .iter()
-        .filter_map(Event::message)
-        .find(|message| message["id"] == id)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

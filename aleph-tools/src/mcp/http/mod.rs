@@ -98,6 +98,7 @@ impl McpServer {
             self.sse_polling,
             self.sse_retry,
             Arc::clone(&ledger),
+            self.shared_events.clone(),
         ));
         tokio::spawn(Arc::clone(&sessions).look_after(shutdown.child_token()));
         let read = Arc::new(Intake {

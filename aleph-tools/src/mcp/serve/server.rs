@@ -23,7 +23,7 @@ use crate::mcp::http::sessions::SessionLimits;
 use crate::mcp::prompts::PromptSource;
 use crate::mcp::resources::ResourceSource;
 use crate::mcp::tasks::TaskTable;
-use crate::mcp::{McpAuth, McpError, McpTasks, SessionStore};
+use crate::mcp::{EventLog, McpAuth, McpError, McpTasks, SessionStore};
 use crate::schema::{Dialect, Refs};
 use crate::{AlephToolServer, LogLevel};
 
@@ -57,6 +57,7 @@ pub struct McpServer {
     pub(in crate::mcp) sse_retry: Option<Duration>,
     pub(in crate::mcp) sessions: SessionLimits,
     pub(in crate::mcp) shared_sessions: Option<Arc<dyn SessionStore>>,
+    pub(in crate::mcp) shared_events: Option<Arc<dyn EventLog>>,
     pub(in crate::mcp) max_request: usize,
 }
 
@@ -99,6 +100,7 @@ impl McpServer {
             sse_retry: None,
             sessions: SessionLimits::default(),
             shared_sessions: None,
+            shared_events: None,
             max_request: DEFAULT_MAX_REQUEST,
         }
     }
@@ -245,17 +247,27 @@ impl McpServer {
         self
     }
 
-    /// Shares the handshakes of [`serve_http`](Self::serve_http)'s sessions through `store`
-    /// (such as a [`RedisStore`](crate::mcp::RedisStore)), so that replicas behind a load
-    /// balancer without sticky sessions serve every session: a request that lands on a
-    /// replica that did not open its session wakes it there, as a session that slept wakes.
-    /// A session's handshake is kept for its idle timeout, renewed as it is used; a request
-    /// of another identity than the one that opened it does not wake it. What a client set
-    /// in its session (a log level, subscriptions) and a stream it resumes stay with the
-    /// replica that holds them.
+    /// Shares [`serve_http`](Self::serve_http)'s sessions through `store` (such as a
+    /// [`RedisStore`](crate::mcp::RedisStore)), so that replicas behind a load balancer
+    /// without sticky sessions serve every session:
+    ///
+    /// - A request that lands on a replica that did not open its session wakes it there, as
+    ///   a session that slept wakes. A session's handshake is kept for its idle timeout,
+    ///   renewed as it is used; a request of another identity than the one that opened it
+    ///   does not wake it.
+    /// - Each request's events are logged as they are sent, so a client whose stream broke
+    ///   resumes it (`Last-Event-ID`) on any replica: it gets what it missed, then the rest
+    ///   as the replica answering the request sends it. When that replica stops before it
+    ///   answers, the resumed stream ends with an error answer to the request, never in
+    ///   silence.
+    ///
+    /// What a client set in its session (a log level, subscriptions) and the session's
+    /// common stream (a `GET` without `Last-Event-ID`) stay with the replica that holds them.
     #[must_use]
-    pub fn with_session_store(mut self, store: impl SessionStore) -> Self {
-        self.shared_sessions = Some(Arc::new(store));
+    pub fn with_session_store<S: SessionStore + EventLog>(mut self, store: S) -> Self {
+        let store = Arc::new(store);
+        self.shared_sessions = Some(Arc::clone(&store) as Arc<dyn SessionStore>);
+        self.shared_events = Some(store);
         self
     }
 

@@ -9,12 +9,14 @@
 //!
 //! [`SessionStore`] keeps the handshakes of streamable HTTP sessions, so that a replica that
 //! did not open a session wakes it when one of its requests lands there, as a replica wakes
-//! a session of its own that slept.
+//! a session of its own that slept. [`EventLog`] keeps the events each request sent on its
+//! stream, so that a client whose stream broke resumes it (`Last-Event-ID`) on any replica,
+//! while the request still runs on the one it landed on.
 //!
 //! Without stores, tasks and sessions live in the memory of the process that holds them.
-//! [`RedisStore`] (feature `redis`) keeps both in Redis or Valkey.
+//! [`RedisStore`] (feature `redis`) keeps all three in Redis or Valkey.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -171,6 +173,113 @@ pub trait SessionStore: Send + Sync + 'static {
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 }
 
+/// One event of a request's stream, as an [`EventLog`] keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LoggedEvent {
+    /// Its number in the stream, from zero; the client names it to resume after it.
+    pub index: u64,
+    /// The event, as JSON the server wrote and reads back.
+    pub event: String,
+}
+
+impl LoggedEvent {
+    /// Event number `index` of a stream.
+    pub fn new(index: u64, event: impl Into<String>) -> Self {
+        Self {
+            index,
+            event: event.into(),
+        }
+    }
+}
+
+/// Where a request's stream is, as an [`EventLog`] keeps it beside its events.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct StreamState {
+    /// The answer was sent: no event follows.
+    pub ended: bool,
+    /// Until when the process answering the request vouches that it runs, in milliseconds
+    /// since the Unix epoch; renewed while it runs. A stream that has not ended when its
+    /// lease runs out is ended with an error by the first reader to see it.
+    pub lease_until_ms: u64,
+    /// The JSON-RPC id of the request, which that error answers.
+    pub request_id: Value,
+}
+
+impl StreamState {
+    /// The state of a stream answering the request `request_id`: not ended, its lease at
+    /// zero.
+    pub fn new(request_id: Value) -> Self {
+        Self {
+            ended: false,
+            lease_until_ms: 0,
+            request_id,
+        }
+    }
+}
+
+/// What [`EventLog::read`] found: the events asked for and where the stream is.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LogRead {
+    /// The events from the number asked for on, in order.
+    pub events: Vec<LoggedEvent>,
+    /// Where the stream is.
+    pub state: StreamState,
+}
+
+/// Where server processes keep the events of the requests they answer over streamable
+/// HTTP, for a client that resumes a broken stream on another replica.
+///
+/// A stream is named by its session and a name unique across processes. Its process
+/// appends events as they are sent and renews its lease a few times a lease; readers poll
+/// [`read`](Self::read) a few times a second. An implementation keeps a stream for the `ttl`
+/// of its last append, and at most its newest 4096 events.
+pub trait EventLog: Send + Sync + 'static {
+    /// Appends `events` (numbered from where the stream is) to stream `stream` of session
+    /// `session`, records `state`, and keeps the stream for `ttl` from now; `false`,
+    /// changing nothing, when the stream has ended (a reader ended it when its lease ran
+    /// out, and an end stands).
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+        events: &'a [LoggedEvent],
+        state: &'a StreamState,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// At most `most` events of the stream from number `from` on, and its state; `None` when
+    /// the stream is not kept.
+    fn read<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+        from: u64,
+        most: usize,
+    ) -> BoxFuture<'a, Result<Option<LogRead>, StoreError>>;
+
+    /// Ends a stream whose lease ran out before `now_ms` without its answer, appending
+    /// `event` after its last; `false`, changing nothing, when it ended or its lease still
+    /// runs (or it is not kept).
+    fn end_lapsed<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+        event: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+}
+
 /// How long a lease runs past its renewal: a task whose process has not renewed it for this
 /// long is reported failed.
 pub(crate) const LEASE: Duration = Duration::from_secs(10);
+
+/// `time` in milliseconds since the Unix epoch, as the stores write times.
+pub(crate) fn epoch_millis(time: SystemTime) -> u64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}

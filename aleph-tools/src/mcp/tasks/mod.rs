@@ -21,13 +21,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use self::shared::{
-    MAX_STORED_INPUT, SYNC_MAX, SYNC_MIN, epoch_millis, failed_record, from_millis, lapsed,
-    plausible_id, save_end, store_failed, stored_payload, sync,
+    MAX_STORED_INPUT, SYNC_MAX, SYNC_MIN, failed_record, from_millis, lapsed, plausible_id,
+    save_end, store_failed, stored_payload, sync,
 };
 use super::ask::{Round, RoundCall};
 use super::gauges;
 use super::http::drain::{InFlight, Running};
-use super::store::{LEASE, StoreError, TaskRecord, TaskStore};
+use super::store::{LEASE, StoreError, TaskRecord, TaskStore, epoch_millis};
 use crate::sync::lock;
 use crate::tool::BoxFuture;
 use crate::{Identity, ProgressEvent, ToolErrorKind, ToolResult};

@@ -10,7 +10,7 @@ use rmcp::model::{DetailedTask, InputResponses, Task, TaskPayload};
 use tokio_util::sync::CancellationToken;
 
 use super::{Entry, error_object, outstanding, timestamp};
-use crate::mcp::store::{LEASE, StoreError, TaskRecord, TaskStore};
+use crate::mcp::store::{LEASE, StoreError, TaskRecord, TaskStore, epoch_millis};
 use crate::sync::lock;
 
 /// The shortest and longest wait between two looks at the store by a running task.
@@ -150,13 +150,6 @@ pub(super) fn plausible_id(id: &str) -> bool {
 
 /// The most JSON a `tasks/update` hands through the store.
 pub(super) const MAX_STORED_INPUT: usize = 256 * 1024;
-
-pub(super) fn epoch_millis(time: SystemTime) -> u64 {
-    time.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
-}
 
 pub(super) fn from_millis(ms: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_millis(ms)

@@ -3,17 +3,23 @@
 //! A session is a string `PREFIXsession:ID` holding its handshake as JSON, expiring when
 //! the session would end idle. A task is a hash `PREFIXtask:ID` (its record as JSON in
 //! `record`, and `cancel` once asked to stop) that expires with the task, beside a list
-//! `PREFIXtask-input:ID` of the inputs not yet taken (the newest 16). A sorted set `PREFIXtasks` holds every task's id by expiry, to count them.
+//! `PREFIXtask-input:ID` of the inputs not yet taken (the newest 16). A sorted set
+//! `PREFIXtasks` holds every task's id by expiry, to count them. The event logs of
+//! request streams are described in [`log`].
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use redis::Script;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 
-use super::{SessionRecord, SessionStore, StoreError, TaskRecord, TaskSignals, TaskStore};
+use super::{
+    SessionRecord, SessionStore, StoreError, TaskRecord, TaskSignals, TaskStore, epoch_millis,
+};
 use crate::tool::BoxFuture;
+
+mod log;
 
 /// Keeps a task unless the index counts `most` live ones already.
 const CREATE: &str = r"
@@ -62,8 +68,9 @@ if cancel then return {'1', inputs} end
 return {'', inputs}
 ";
 
-/// Shared stores in Redis or Valkey: MCP tasks ([`TaskStore`]) and the handshakes of HTTP
-/// sessions ([`SessionStore`]).
+/// Shared stores in Redis or Valkey: MCP tasks ([`TaskStore`]), the handshakes of HTTP
+/// sessions ([`SessionStore`]) and the events of their requests' streams
+/// ([`EventLog`](super::EventLog)).
 ///
 /// ```no_run
 /// use aleph_tools::mcp::{McpServer, McpTasks, RedisStore};
@@ -96,6 +103,7 @@ struct Scripts {
     set_if_kept: Script,
     send_input: Script,
     signals: Script,
+    log: log::Scripts,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -131,6 +139,7 @@ impl RedisStore {
                 set_if_kept: Script::new(SET_IF_KEPT),
                 send_input: Script::new(SEND_INPUT),
                 signals: Script::new(SIGNALS),
+                log: log::Scripts::new(),
             }),
         })
     }
@@ -175,11 +184,7 @@ impl RedisStore {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
+    epoch_millis(SystemTime::now())
 }
 
 fn millis(duration: Duration) -> u64 {

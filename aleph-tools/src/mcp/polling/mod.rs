@@ -7,11 +7,18 @@
 //! client's streams read that list, the first until the time is up and each one after it
 //! from the event the client names, and the list outlives the answer by [`KEEP_ANSWERED`].
 //!
+//! With an [`EventLog`] shared by replicas, every request's events are kept so, and logged
+//! as well ([`shared`]): a client resuming on another replica reads them there.
+//!
+//! A kept stream is named by this process and a number of its own, so its events' ids
+//! (`{index}/{stream}`) name it on every replica, and in every life of its session.
+//!
 //! The same manager keeps the [`Ledger`] of sessions up to date (what each is doing) and
 //! carries out what it decides: a session idle for a while sleeps (rmcp's service of it
 //! ends, rmcp's session restore wakes it), one idle past the timeout ends.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -21,18 +28,24 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetExtensions as _, Serve
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionHandle, LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
-    SessionConfig,
+    SessionConfig, SessionError,
 };
 use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
+use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::sync::mpsc::Receiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use self::shared::{RENEW_EVERY, Writer, first_read, read_log};
+
 use super::http::sessions::{Busy, Due, Ledger};
+use super::store::EventLog;
 use crate::Identity;
+
+mod shared;
 
 /// How long a request's events are kept after its answer, for a client that comes back
 /// late.
@@ -52,10 +65,14 @@ pub(super) struct PollingSessions {
     close_after: Option<Duration>,
     kept: Arc<Mutex<KeptByRequest>>,
     ledger: Arc<Ledger>,
+    log: Option<Arc<dyn EventLog>>,
+    /// Names the kept streams of this process: random, then a number.
+    tag: String,
+    next_stream: AtomicU64,
 }
 
-/// The requests whose events are kept, by session and rmcp's HTTP request number.
-type KeptByRequest = HashMap<(SessionId, u64), Arc<Kept>>;
+/// The requests whose events are kept, by session and stream name.
+type KeptByRequest = HashMap<(SessionId, Arc<str>), Arc<Kept>>;
 
 /// The events of one request, as rmcp sent them.
 #[derive(Debug, Default)]
@@ -78,6 +95,18 @@ impl Kept {
 
     /// The first event numbered `from` or later. The list is in rmcp's order, which is the
     /// order of the numbers, so a stream's reads cost a search each, not a scan.
+    fn push(&self, numbered: &[(usize, ServerSseMessage)]) {
+        let mut events = self.events();
+        for (index, event) in numbered {
+            if events.list.len() == MOST_KEPT {
+                events.list.pop_front();
+            }
+            events.list.push_back((*index, event.clone()));
+        }
+        drop(events);
+        self.changed.notify_waiters();
+    }
+
     fn next(&self, from: usize) -> Next {
         let events = self.events();
         let at = events.list.partition_point(|(index, _)| *index < from);
@@ -105,11 +134,22 @@ fn index_of(event: &ServerSseMessage) -> Option<usize> {
         .ok()
 }
 
-/// The HTTP request an event id names (`{index}/{request}`); the session's common stream
-/// has none.
-fn request_of(event_id: &str) -> Option<(usize, u64)> {
-    let (index, request) = event_id.split_once('/')?;
-    Some((index.parse().ok()?, request.parse().ok()?))
+/// The kept stream an event id names (`{index}/{stream}`, a stream named as
+/// [`PollingSessions::stream_name`] names them); the session's common stream has none.
+fn stream_of_id(event_id: &str) -> Option<(usize, &str)> {
+    let (index, stream) = event_id.split_once('/')?;
+    let named = (1..=32).contains(&stream.len()) && stream.bytes().all(|b| b.is_ascii_hexdigit());
+    named.then_some((index.parse().ok()?, stream))
+}
+
+/// The JSON-RPC id of a request, which an error ending its stream answers.
+fn request_id(message: &ClientJsonRpcMessage) -> Value {
+    match message {
+        ClientJsonRpcMessage::Request(request) => {
+            serde_json::to_value(&request.id).unwrap_or_default()
+        }
+        _ => Value::Null,
+    }
 }
 
 impl PollingSessions {
@@ -119,6 +159,7 @@ impl PollingSessions {
         close_after: Option<Duration>,
         retry: Option<Duration>,
         ledger: Arc<Ledger>,
+        log: Option<Arc<dyn EventLog>>,
     ) -> Self {
         let mut local = LocalSessionManager::default();
         if retry.is_some() {
@@ -132,7 +173,16 @@ impl PollingSessions {
             close_after,
             kept: Arc::default(),
             ledger,
+            log,
+            tag: uuid::Uuid::new_v4().simple().to_string()[..16].to_owned(),
+            next_stream: AtomicU64::new(0),
         }
+    }
+
+    /// A name for a stream to keep, unique across processes and lives of a session.
+    fn stream_name(&self) -> Arc<str> {
+        let number = self.next_stream.fetch_add(1, Ordering::Relaxed);
+        Arc::from(format!("{}{number:x}", self.tag))
     }
 
     /// Puts idle sessions to sleep and ends those idle past the timeout, until `stop`.
@@ -194,13 +244,14 @@ impl PollingSessions {
             .unwrap_or(SessionConfig::DEFAULT_SSE_RETRY)
     }
 
-    /// Starts keeping `receiver`'s events under `key`, until [`KEEP_ANSWERED`] after the
-    /// last.
+    /// Starts keeping `receiver`'s events under `key` (logging them too when `writer` is
+    /// given), until [`KEEP_ANSWERED`] after the last.
     fn keep(
         &self,
-        key: (SessionId, u64),
+        key: (SessionId, Arc<str>),
         mut receiver: Receiver<ServerSseMessage>,
         busy: Busy,
+        mut writer: Option<Writer>,
     ) -> Arc<Kept> {
         let kept = Arc::new(Kept::default());
         self.kept
@@ -210,22 +261,39 @@ impl PollingSessions {
         let pumped = Arc::clone(&kept);
         let all = Arc::clone(&self.kept);
         tokio::spawn(async move {
-            while let Some(event) = receiver.recv().await {
-                let Some(index) = index_of(&event) else {
-                    continue;
+            let mut renew = tokio::time::interval(RENEW_EVERY);
+            renew.tick().await;
+            loop {
+                let event = tokio::select! {
+                    event = receiver.recv() => event,
+                    _ = renew.tick(), if writer.is_some() => {
+                        if let Some(writer) = &mut writer {
+                            writer.renew().await;
+                        }
+                        continue;
+                    }
                 };
-                let mut events = pumped.events();
-                if events.list.len() == MOST_KEPT {
-                    events.list.pop_front();
+                let Some(event) = event else { break };
+                // What else is there already goes to the log in the same write.
+                let mut batch = vec![event];
+                while batch.len() < 64
+                    && let Ok(event) = receiver.try_recv()
+                {
+                    batch.push(event);
                 }
-                events.list.push_back((index, event));
-                drop(events);
-                pumped.changed.notify_waiters();
+                let numbered = renamed(batch, &key.1);
+                pumped.push(&numbered);
+                if let Some(writer) = &mut writer {
+                    writer.append(&numbered).await;
+                }
             }
             pumped.events().ended = true;
             pumped.changed.notify_waiters();
-            // The session stays awake while its events are kept: a session woken from
-            // sleep numbers its requests from zero again.
+            if let Some(writer) = &mut writer {
+                writer.end().await;
+            }
+            drop(writer);
+            // The session stays awake while its events are kept.
             tokio::time::sleep(KEEP_ANSWERED).await;
             let mut all = all.lock().unwrap_or_else(PoisonError::into_inner);
             if all.get(&key).is_some_and(|kept| Arc::ptr_eq(kept, &pumped)) {
@@ -237,18 +305,19 @@ impl PollingSessions {
         kept
     }
 
-    /// A client's stream of request `request`'s events from number `from` on, ended after
-    /// `close_after` with a retry hint unless the events end first.
+    /// A client's stream of kept stream `stream`'s events from number `from` on, ended after
+    /// `close_after` (when set) with a retry hint unless the events end first.
     fn stream_of(
         &self,
-        (kept, request): (Arc<Kept>, u64),
+        (kept, stream): (Arc<Kept>, Arc<str>),
         from: usize,
-        close_after: Duration,
+        close_after: Option<Duration>,
     ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
-        let deadline = Instant::now() + close_after;
+        let deadline = close_after.map(|after| Instant::now() + after);
         let retry = self.retry();
         stream::unfold(Some(from), move |next| {
             let kept = Arc::clone(&kept);
+            let stream = Arc::clone(&stream);
             async move {
                 let from = next?;
                 loop {
@@ -260,6 +329,10 @@ impl PollingSessions {
                         Next::NotYet => {}
                         Next::Ended => return None,
                     }
+                    let Some(deadline) = deadline else {
+                        changed.await;
+                        continue;
+                    };
                     tokio::select! {
                         () = changed => {}
                         () = tokio::time::sleep_until(deadline) => {
@@ -268,7 +341,7 @@ impl PollingSessions {
                             // client that tracks ids per stream still knows where it was.
                             let hint = match from.checked_sub(1) {
                                 Some(last) => {
-                                    ServerSseMessage::priming(format!("{last}/{request}"), retry)
+                                    ServerSseMessage::priming(format!("{last}/{stream}"), retry)
                                 }
                                 None => ServerSseMessage::retry(retry),
                             };
@@ -279,6 +352,18 @@ impl PollingSessions {
             }
         })
     }
+}
+
+/// rmcp's events numbered, with ids naming the kept stream `stream`.
+fn renamed(events: Vec<ServerSseMessage>, stream: &str) -> Vec<(usize, ServerSseMessage)> {
+    events
+        .into_iter()
+        .filter_map(|mut event| {
+            let index = index_of(&event)?;
+            event.event_id = Some(format!("{index}/{stream}"));
+            Some((index, event))
+        })
+        .collect()
 }
 
 impl SessionManager for PollingSessions {
@@ -340,11 +425,24 @@ impl SessionManager for PollingSessions {
         let handle = self.handle(id).await?;
         let receiver = handle.establish_request_wise_channel().await?;
         let http_request_id = receiver.http_request_id;
+        let request_id = request_id(&message);
         handle.push_message(message, http_request_id).await?;
-        Ok(match (self.close_after, http_request_id) {
-            (Some(after), Some(request)) => {
-                let kept = self.keep((id.clone(), request), receiver.inner, self.ledger.busy(id));
-                in_use(self.stream_of((kept, request), 0, after), busy).left_stream()
+        let keeps = self.close_after.is_some() || self.log.is_some();
+        Ok(match http_request_id {
+            Some(_) if keeps => {
+                let stream = self.stream_name();
+                let writer = self.log.as_ref().map(|log| {
+                    Writer::new(
+                        Arc::clone(log),
+                        Arc::from(&**id),
+                        Arc::clone(&stream),
+                        request_id,
+                    )
+                });
+                let key = (id.clone(), Arc::clone(&stream));
+                let kept = self.keep(key, receiver.inner, self.ledger.busy(id), writer);
+                let events = self.stream_of((kept, stream), 0, self.close_after);
+                in_use(events, busy).left_stream()
             }
             _ => in_use(receiver_stream(receiver.inner), busy).right_stream(),
         })
@@ -373,22 +471,34 @@ impl SessionManager for PollingSessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let busy = self.ledger.busy(id);
-        if let (Some(after), Some((index, request))) =
-            (self.close_after, request_of(&last_event_id))
-        {
+        if let Some((index, stream)) = stream_of_id(&last_event_id) {
+            let key = (id.clone(), Arc::<str>::from(stream));
             let kept = self
                 .kept
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .get(&(id.clone(), request))
+                .get(&key)
                 .cloned();
             if let Some(kept) = kept {
-                let stream = self.stream_of((kept, request), index + 1, after);
-                return Ok(in_use(stream, busy).left_stream());
+                let events = self.stream_of((kept, key.1), index + 1, self.close_after);
+                return Ok(in_use(events, busy).left_stream().left_stream());
+            }
+            // Kept by another replica, if by any.
+            if let Some(log) = &self.log {
+                let from = u64::try_from(index).unwrap_or(u64::MAX).saturating_add(1);
+                let Some(first) = first_read(&**log, id, stream, from).await else {
+                    return Err(SessionError::InvalidEventId.into());
+                };
+                let names = (Arc::from(&**id), key.1);
+                let when = (self.close_after, self.retry());
+                let events = read_log(Arc::clone(log), names, from, first, when);
+                return Ok(in_use(receiver_stream(events), busy)
+                    .right_stream()
+                    .left_stream());
             }
         }
-        let stream = self.local.resume(id, last_event_id).await?;
-        Ok(in_use(stream, busy).right_stream())
+        let events = self.local.resume(id, last_event_id).await?;
+        Ok(in_use(events, busy).right_stream())
     }
 
     async fn restore_session(
@@ -416,7 +526,7 @@ where
     })
 }
 
-/// rmcp's events for one request, as they come.
+/// Events as they come through a channel.
 fn receiver_stream(
     receiver: Receiver<ServerSseMessage>,
 ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
