@@ -1,6 +1,7 @@
 //! Throughput and latency of `tools/call` through haproxy with one and with three
 //! `aleph-tools serve --http` replicas sharing Redis, 64 clients at once on loopback; and what
-//! the Redis store costs a task. Needs `redis-server`, `haproxy` and Node.js.
+//! the Redis store costs a task and a request's stream. Needs `redis-server`, `haproxy` and
+//! Node.js.
 //!
 //! ```sh
 //! cargo bench -p aleph-tools-cli --bench replicas
@@ -13,7 +14,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aleph_tools::mcp::{RedisStore, TaskRecord, TaskStore};
+use aleph_tools::mcp::{
+    EventLog, LoggedEvent, RedisStore, StreamState, TaskRecord, TaskStore,
+};
 use aleph_tools_tests::node_plugin;
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::replicas::{Haproxy, Replica};
@@ -134,6 +137,40 @@ async fn task_cost(store: &RedisStore) -> f64 {
     started.elapsed().as_secs_f64() * 1e6 / f64::from(TASKS)
 }
 
+/// What the store costs the stream of a request in a shared session that answers at once:
+/// the answer logged by the replica sending it (one command), and read back by a replica the
+/// client resumes on (one more); microseconds each.
+async fn stream_cost(store: &RedisStore) -> (f64, f64) {
+    const STREAMS: u32 = 2000;
+    let answer = json!({ "message": {
+        "jsonrpc": "2.0", "id": 1,
+        "result": { "content": [{ "type": "text", "text": "hello" }], "isError": false }
+    }})
+    .to_string();
+    let events = [LoggedEvent::new(0, answer)];
+    let mut state = StreamState::new(json!(1));
+    state.ended = true;
+    let started = Instant::now();
+    for n in 0..STREAMS {
+        let stream = format!("{n:x}");
+        store
+            .append("bench", &stream, &events, &state, Duration::from_mins(1))
+            .await
+            .unwrap();
+    }
+    let logged = started.elapsed().as_secs_f64() * 1e6 / f64::from(STREAMS);
+    let started = Instant::now();
+    for n in 0..STREAMS {
+        let read = store
+            .read("bench", &format!("{n:x}"), 0, 256)
+            .await
+            .unwrap();
+        assert!(read.is_some_and(|read| read.events.len() == 1));
+    }
+    let read = started.elapsed().as_secs_f64() * 1e6 / f64::from(STREAMS);
+    (logged, read)
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -170,9 +207,13 @@ fn main() {
         let (rate, p50, p99) = runtime.block_on(load(&haproxy.url()));
         println!("| {count} replica(s) behind haproxy | {rate:.0} | {p50:.2?} | {p99:.2?} |");
     }
-    let cost = runtime.block_on(async {
+    let (cost, (logged, read)) = runtime.block_on(async {
         let store = RedisStore::connect(&redis.url()).await.unwrap();
-        task_cost(&store).await
+        (task_cost(&store).await, stream_cost(&store).await)
     });
     println!("Redis store, per task that ends at once (5 commands): {cost:.0} µs");
+    println!(
+        "Redis store, per request stream answered at once: {logged:.0} µs to log it, \
+         {read:.0} µs more for each replica that reads it back"
+    );
 }

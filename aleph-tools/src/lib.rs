@@ -37,7 +37,7 @@
 //! | `routes` | plugins' HTTP routes as an axum `Router` (implies `plugins`) |
 //! | `admin` | the management API: the plugin manager's methods as JSON-RPC over HTTP and as tools, installs from https URLs (implies `routes`) |
 //! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
-//! | `redis` | `mcp::RedisStore`: sessions and tasks shared by replicas through Redis or Valkey (implies `mcp`) |
+//! | `redis` | `mcp::RedisStore`: sessions, their streams and tasks shared by replicas through Redis or Valkey (implies `mcp`) |
 //! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills, code mode, tool search |
 //! | `embeddings` | tool search by meaning: a sentence-embedding model run in process (implies `builtin`; Rust 1.94) |
 //! | `browser` | a headless Chromium's tools and `pdf_generate` (implies `builtin`) |

@@ -87,8 +87,8 @@ pub struct ServerSection {
     /// Seconds running calls get to finish when `serve --http` is told to stop (SIGTERM or
     /// Ctrl-C); those still running then are cancelled (25 when left out).
     pub drain_timeout_secs: Option<u64>,
-    /// The Redis (or Valkey) that replicas share their sessions' handshakes and their MCP
-    /// tasks through, such as `redis://127.0.0.1:6379/`.
+    /// The Redis (or Valkey) that replicas share their sessions' handshakes, their streams'
+    /// events and their MCP tasks through, such as `redis://127.0.0.1:6379/`.
     pub redis_url: Option<String>,
     /// The environment variable holding that URL, when it holds a password.
     pub redis_url_env: Option<String>,

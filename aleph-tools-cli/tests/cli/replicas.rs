@@ -1,7 +1,8 @@
 //! Three `aleph-tools serve --http` replicas sharing Redis, behind haproxy sending each
 //! request to the next replica (round robin, no stickiness), as a deployment runs them:
-//! driven with the official Python and TypeScript clients through the balancer, then one
-//! replica killed in the middle of a task, which is reported failed through the others.
+//! driven with the official Python and TypeScript clients through the balancer; a broken
+//! stream resumed on another replica; then one replica killed in the middle of a task and of
+//! a call, which are reported failed through the others.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,8 +13,9 @@ use aleph_tools_tests::mcp_http::{
 };
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::replicas::{Haproxy, Replica};
+use aleph_tools_tests::sse::{Event, answer, events, events_until, last_id, progress, resume};
 use aleph_tools_tests::{assert_client_passed, interop_peers, node_plugin};
-use serde_json::json;
+use serde_json::{Value, json};
 
 const ANN: &str = "ann-5c1d";
 const BOB: &str = "bob-93e0";
@@ -37,6 +39,12 @@ name = "wait"
 description = "Waits a minute, as a task."
 handler = "wait"
 task = true
+
+[[tools]]
+name = "count"
+description = "Counts to `steps`, one step every 100 ms, reporting each."
+handler = "count"
+input_schema = { type = "object", properties = { steps = { type = "integer" } }, required = ["steps"] }
 "#;
 
 const SOURCE: &str = r#"
@@ -45,6 +53,13 @@ require("@aleph/plugin-sdk").createServer({
   tools: {
     echo: ({ text }) => `echo: ${text}`,
     wait: () => new Promise((done) => setTimeout(() => done("waited"), 60000)),
+    count: async ({ steps }, { progress }) => {
+      for (let step = 1; step <= steps; step++) {
+        await new Promise((done) => setTimeout(done, 100));
+        progress(step, steps);
+      }
+      return `counted to ${steps}`;
+    },
   },
 }).start();
 "#;
@@ -62,6 +77,39 @@ fn config(root: &Path, redis: &RedisServer) -> PathBuf {
     )
     .expect("the config is written");
     file
+}
+
+fn count_call(id: u64, steps: u32) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {
+            "name": "count", "arguments": { "steps": steps },
+            "_meta": { "progressToken": format!("count-{id}") }
+        }
+    })
+}
+
+fn reports_progress(event: &Event) -> bool {
+    event
+        .message()
+        .is_some_and(|message| message["method"] == "notifications/progress")
+}
+
+/// A call's stream, broken on the second replica, resumed on the third: every progress
+/// report once, then the answer.
+async fn a_broken_stream_resumes_on_another_replica(
+    ann: &reqwest::Client,
+    direct: &[String],
+    session: &str,
+) {
+    let call = post_in_session(ann, &direct[1], session, &count_call(7, 10)).await;
+    let seen = events_until(call, reports_progress).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rest = events(resume(ann, &direct[2], session, &last_id(&seen)).await).await;
+    let counted = answer(&rest, 7).unwrap_or_else(|| panic!("no answer: {rest:?}"));
+    assert_eq!(counted["result"]["content"][0]["text"], "counted to 10");
+    let reports: Vec<f64> = progress(&seen).into_iter().chain(progress(&rest)).collect();
+    assert_eq!(reports, (1..=10).map(f64::from).collect::<Vec<_>>());
 }
 
 /// Runs `command` to its end off the async threads; what it printed.
@@ -120,12 +168,21 @@ async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_
         );
     }
 
+    let direct: Vec<String> = addrs.iter().map(|addr| format!("http://{addr}/mcp")).collect();
+    a_broken_stream_resumes_on_another_replica(&ann, &direct, &session).await;
+
+    // A call running on the first replica, its stream broken; then that replica is killed.
+    let long = post_in_session(&ann, &direct[0], &session, &count_call(8, 600)).await;
+    let seen = events_until(long, reports_progress).await;
+    let (http, second, resumed_session) = (ann.clone(), direct[1].clone(), session.clone());
+    let resume_after = last_id(&seen);
+
     // A task started on the first replica; that replica is killed; the task is reported
     // failed through the others once its lease runs out, never left working.
-    let first = format!("http://{}/mcp", addrs[0]);
+    let first = &direct[0];
     let started = request_in_session(
         &ann,
-        &first,
+        first,
         &session,
         "tools/call",
         json!({ "name": "wait", "arguments": {} }),
@@ -136,6 +193,10 @@ async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_
         .unwrap_or_else(|| panic!("a task handle: {started}"))
         .to_owned();
     replicas[0].kill();
+    // The call's stream, resumed on the second replica, ends with an error answer.
+    let resumed = tokio::spawn(async move {
+        events(resume(&http, &second, &resumed_session, &resume_after).await).await
+    });
     let since = Instant::now();
     let ended = loop {
         let state =
@@ -156,6 +217,9 @@ async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_
             .is_some_and(|m| m.contains("stopped before the task ended")),
         "{ended}"
     );
+    let rest = resumed.await.unwrap();
+    let failed = answer(&rest, 8).unwrap_or_else(|| panic!("no answer: {rest:?}"));
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
     // The survivors go on serving the session.
     let answer = request_in_session(
         &ann,
