@@ -14,9 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aleph_tools::mcp::{
-    EventLog, LoggedEvent, RedisStore, StreamState, TaskRecord, TaskStore,
-};
+use aleph_tools::mcp::{EventLog, LoggedEvent, RedisStore, StreamState, TaskRecord, TaskStore};
 use aleph_tools_tests::node_plugin;
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::replicas::{Haproxy, Replica};

@@ -168,7 +168,10 @@ async fn replicas_behind_a_balancer_share_sessions_and_tasks_and_outlive_one_of_
         );
     }
 
-    let direct: Vec<String> = addrs.iter().map(|addr| format!("http://{addr}/mcp")).collect();
+    let direct: Vec<String> = addrs
+        .iter()
+        .map(|addr| format!("http://{addr}/mcp"))
+        .collect();
     a_broken_stream_resumes_on_another_replica(&ann, &direct, &session).await;
 
     // A call running on the first replica, its stream broken; then that replica is killed.

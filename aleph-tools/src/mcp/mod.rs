@@ -79,7 +79,7 @@ pub use self::serve::McpServer;
 #[cfg(feature = "redis")]
 pub use self::store::RedisStore;
 pub use self::store::{
-    EventLog, LogRead, LoggedEvent, SessionRecord, SessionStore, StoreError, StreamState,
+    EventLog, LogRead, LoggedEvent, Relayed, SessionRecord, SessionStore, StoreError, StreamState,
     TaskRecord, TaskSignals, TaskStore,
 };
 pub use self::tasks::McpTasks;

@@ -2,17 +2,23 @@
 //! client whose stream broke resumes it with `Last-Event-ID` on another replica and gets
 //! every event it missed, then the rest and the answer, as the replica running the call
 //! sends them; a stream whose replica stopped ends with an error answer; nobody resumes
-//! another's stream; hostile event ids are refused. Each test runs a real `redis-server`.
+//! another's stream; hostile event ids are refused; a question a tool asks on one replica is
+//! answered through another. Each test runs a real `redis-server`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use aleph_tools::Elicitation;
 use aleph_tools::mcp::{
     EventLog, LoggedEvent, McpAuth, McpHttpServer, McpServer, RedisStore, StaticTokens, StreamState,
 };
 use aleph_tools::prelude::*;
-use aleph_tools_tests::mcp_http::{bearer_client, open_session, post_in_session};
+use aleph_tools_tests::mcp_http::{
+    bearer_client, open_session, open_session_with, post_in_session,
+};
 use aleph_tools_tests::redis::RedisServer;
 use aleph_tools_tests::sse::{Event, answer, events, events_until, progress, resume};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// Reports each step as it takes it, one every 50 ms, then says how far it went.
@@ -25,6 +31,21 @@ async fn count_steps(progress: Progress, steps: u32) -> String {
     format!("took {steps} steps")
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    /// Your name
+    name: String,
+}
+
+/// Asks the client for a name, in the call.
+#[tool(register = false)]
+async fn greet_asked(ctx: &ToolContext) -> Result<String, ToolError> {
+    Ok(match ctx.elicit::<Name>("Who are you?").await? {
+        Elicitation::Accept(Name { name }) => format!("hello {name}"),
+        other => other.action().to_owned(),
+    })
+}
+
 async fn store_of(redis: &RedisServer) -> RedisStore {
     RedisStore::connect(&redis.url()).await.unwrap()
 }
@@ -33,6 +54,7 @@ async fn store_of(redis: &RedisServer) -> RedisStore {
 async fn replica(store: &RedisStore) -> McpHttpServer {
     let tools = AlephToolServer::builder()
         .with_tool(CountStepsTool)
+        .with_tool(GreetAskedTool)
         .build()
         .unwrap();
     let tokens = StaticTokens::new()
@@ -245,4 +267,58 @@ async fn a_stream_whose_replica_stopped_ends_with_an_error_answer() {
     let waiting = resume(&ann, &b.url(), &session, &format!("1/{running}")).await;
     let outcome = tokio::time::timeout(Duration::from_millis(600), waiting.text()).await;
     assert!(outcome.is_err(), "the stream ended early: {outcome:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_on_one_replica_is_answered_through_another() {
+    let redis = RedisServer::start();
+    let store = store_of(&redis).await;
+    let a = replica(&store).await;
+    let b = replica(&store).await;
+    let ann = bearer_client("ann-token");
+    let session = open_session_with(&ann, &a.url(), &json!({ "elicitation": {} })).await;
+
+    // The tool on A asks; the question comes on the call's stream.
+    let call = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": { "name": "greet_asked", "arguments": {} }
+    });
+    let asks = |event: &Event| {
+        event
+            .message()
+            .is_some_and(|message| message["method"] == "elicitation/create")
+    };
+    let seen = events_until(post_in_session(&ann, &a.url(), &session, &call).await, asks).await;
+    let question = seen
+        .iter()
+        .filter_map(Event::message)
+        .find(|m| m["method"] == "elicitation/create")
+        .unwrap();
+    let last = seen
+        .iter()
+        .rev()
+        .find_map(|event| event.id.clone())
+        .unwrap();
+
+    // A stray answer naming a process that asked nothing changes nothing.
+    let stray = json!({
+        "jsonrpc": "2.0", "id": "0123456789abcdef.0",
+        "result": { "action": "accept", "content": { "name": "Mallory" } }
+    });
+    let response = post_in_session(&ann, &b.url(), &session, &stray).await;
+    assert!(response.status().is_success(), "{}", response.status());
+
+    // The answer lands on B, which relays it to A; the call goes on there.
+    let answer_it = json!({
+        "jsonrpc": "2.0", "id": question["id"],
+        "result": { "action": "accept", "content": { "name": "Ann" } }
+    });
+    let response = post_in_session(&ann, &b.url(), &session, &answer_it).await;
+    assert_eq!(response.status(), 202);
+    let rest = events(resume(&ann, &b.url(), &session, &last).await).await;
+    let greeted = answer(&rest, 3).unwrap_or_else(|| panic!("no answer: {question} {rest:?}"));
+    assert_eq!(
+        greeted["result"]["content"][0]["text"], "hello Ann",
+        "{greeted}"
+    );
 }

@@ -101,6 +101,7 @@ impl McpServer {
             self.shared_events.clone(),
         ));
         tokio::spawn(Arc::clone(&sessions).look_after(shutdown.child_token()));
+        tokio::spawn(Arc::clone(&sessions).take_answers(shutdown.child_token()));
         let read = Arc::new(Intake {
             ledger: Arc::clone(&ledger),
             max_request: self.max_request,

@@ -39,12 +39,13 @@ use tokio::sync::mpsc::Receiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use self::relay::{LOOK_EVERY, Route, TAKE_AT_MOST, relay, relayed, route, tag_request};
 use self::shared::{RENEW_EVERY, Writer, first_read, read_log};
-
 use super::http::sessions::{Busy, Due, Ledger};
 use super::store::EventLog;
 use crate::Identity;
 
+mod relay;
 mod shared;
 
 /// How long a request's events are kept after its answer, for a client that comes back
@@ -179,6 +180,44 @@ impl PollingSessions {
         }
     }
 
+    /// The name requests to clients carry, so that their answers find this process: set
+    /// while sessions are shared.
+    fn asker(&self) -> Option<Arc<str>> {
+        self.log.is_some().then(|| Arc::from(self.tag.as_str()))
+    }
+
+    /// Hands the session services of this process the answers other processes relayed to
+    /// it, until `stop`.
+    pub(super) async fn take_answers(self: Arc<Self>, stop: CancellationToken) {
+        let Some(store) = self.ledger.shared().cloned() else {
+            return;
+        };
+        let mut warned = false;
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(LOOK_EVERY) => {}
+            }
+            let taken = match store.take_relayed(&self.tag, TAKE_AT_MOST).await {
+                Ok(taken) => taken,
+                Err(error) => {
+                    if !std::mem::replace(&mut warned, true) {
+                        tracing::warn!(%error, "answers relayed from other replicas cannot be taken");
+                    }
+                    continue;
+                }
+            };
+            warned = false;
+            for answer in taken {
+                if let Some(message) = relayed(&answer.message, &self.tag) {
+                    let session = SessionId::from(answer.session);
+                    // A session no longer here has nobody waiting for the answer.
+                    let _ = self.local.accept_message(&session, message).await;
+                }
+            }
+        }
+    }
+
     /// A name for a stream to keep, unique across processes and lives of a session.
     fn stream_name(&self) -> Arc<str> {
         let number = self.next_stream.fetch_add(1, Ordering::Relaxed);
@@ -260,6 +299,7 @@ impl PollingSessions {
             .insert(key.clone(), Arc::clone(&kept));
         let pumped = Arc::clone(&kept);
         let all = Arc::clone(&self.kept);
+        let asker = self.asker();
         tokio::spawn(async move {
             let mut renew = tokio::time::interval(RENEW_EVERY);
             renew.tick().await;
@@ -281,7 +321,7 @@ impl PollingSessions {
                 {
                     batch.push(event);
                 }
-                let numbered = renamed(batch, &key.1);
+                let numbered = renamed(batch, &key.1, asker.as_deref());
                 pumped.push(&numbered);
                 if let Some(writer) = &mut writer {
                     writer.append(&numbered).await;
@@ -354,13 +394,21 @@ impl PollingSessions {
     }
 }
 
-/// rmcp's events numbered, with ids naming the kept stream `stream`.
-fn renamed(events: Vec<ServerSseMessage>, stream: &str) -> Vec<(usize, ServerSseMessage)> {
+/// rmcp's events numbered, with ids naming the kept stream `stream`, and the requests they
+/// carry naming process `asker` when sessions are shared.
+fn renamed(
+    events: Vec<ServerSseMessage>,
+    stream: &str,
+    asker: Option<&str>,
+) -> Vec<(usize, ServerSseMessage)> {
     events
         .into_iter()
         .filter_map(|mut event| {
             let index = index_of(&event)?;
             event.event_id = Some(format!("{index}/{stream}"));
+            if let Some(asker) = asker {
+                event = tag_request(event, asker);
+            }
             Some((index, event))
         })
         .collect()
@@ -454,7 +502,18 @@ impl SessionManager for PollingSessions {
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
         self.ledger.touch(id);
-        self.local.accept_message(id, message).await
+        let Some(asker) = self.asker() else {
+            return self.local.accept_message(id, message).await;
+        };
+        match route(message, &asker) {
+            Route::Here(message) => self.local.accept_message(id, message).await,
+            Route::Relay(process, message) => {
+                if let Some(store) = self.ledger.shared() {
+                    relay(&**store, &process, id, &message).await;
+                }
+                Ok(())
+            }
+        }
     }
 
     async fn create_standalone_stream(
@@ -462,7 +521,13 @@ impl SessionManager for PollingSessions {
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let busy = self.ledger.busy(id);
-        Ok(in_use(self.local.create_standalone_stream(id).await?, busy))
+        let events = self.local.create_standalone_stream(id).await?;
+        let asker = self.asker();
+        let events = events.map(move |event| match &asker {
+            Some(asker) => tag_request(event, asker),
+            None => event,
+        });
+        Ok(in_use(events, busy))
     }
 
     async fn resume(

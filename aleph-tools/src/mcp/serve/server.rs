@@ -260,6 +260,9 @@ impl McpServer {
     ///   as the replica answering the request sends it. When that replica stops before it
     ///   answers, the resumed stream ends with an error answer to the request, never in
     ///   silence.
+    /// - A question a tool asks its caller (an elicitation, a sampling request) names the
+    ///   replica that asked in its id; the client's answer, wherever it lands, is relayed
+    ///   there.
     ///
     /// What a client set in its session (a log level, subscriptions) and the session's
     /// common stream (a `GET` without `Last-Event-ID`) stay with the replica that holds them.

@@ -9,7 +9,8 @@
 //!
 //! [`SessionStore`] keeps the handshakes of streamable HTTP sessions, so that a replica that
 //! did not open a session wakes it when one of its requests lands there, as a replica wakes
-//! a session of its own that slept. [`EventLog`] keeps the events each request sent on its
+//! a session of its own that slept; it also relays a client's answer to a question (an
+//! elicitation, a sampling request) to the replica whose tool asked it. [`EventLog`] keeps the events each request sent on its
 //! stream, so that a client whose stream broke resumes it (`Last-Event-ID`) on any replica,
 //! while the request still runs on the one it landed on.
 //!
@@ -171,6 +172,44 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Forgets session `id` (its client ended it).
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Hands `message` (a client's answer, as JSON, to a question that process `process`
+    /// asked in session `session`) to that process. An implementation keeps what a process
+    /// has not taken for a minute, and at most its newest 1024.
+    fn relay<'a>(
+        &'a self,
+        process: &'a str,
+        session: &'a str,
+        message: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Takes at most `most` of the messages relayed to process `process`, oldest first, each
+    /// with its session.
+    fn take_relayed<'a>(
+        &'a self,
+        process: &'a str,
+        most: usize,
+    ) -> BoxFuture<'a, Result<Vec<Relayed>, StoreError>>;
+}
+
+/// A client's answer relayed to the process that asked (see [`SessionStore::relay`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Relayed {
+    /// The session it was sent in.
+    pub session: String,
+    /// The JSON-RPC message, as JSON.
+    pub message: String,
+}
+
+impl Relayed {
+    /// `message`, sent in `session`.
+    pub fn new(session: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            session: session.into(),
+            message: message.into(),
+        }
+    }
 }
 
 /// One event of a request's stream, as an [`EventLog`] keeps it.

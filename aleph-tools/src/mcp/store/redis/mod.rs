@@ -4,8 +4,9 @@
 //! the session would end idle. A task is a hash `PREFIXtask:ID` (its record as JSON in
 //! `record`, and `cancel` once asked to stop) that expires with the task, beside a list
 //! `PREFIXtask-input:ID` of the inputs not yet taken (the newest 16). A sorted set
-//! `PREFIXtasks` holds every task's id by expiry, to count them. The event logs of
-//! request streams are described in [`log`].
+//! `PREFIXtasks` holds every task's id by expiry, to count them. A list `PREFIXrelay:PROCESS`
+//! holds the answers relayed to a process, not yet taken. The event logs of request streams
+//! are described in [`log`].
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -15,7 +16,8 @@ use redis::aio::ConnectionManager;
 use serde_json::Value;
 
 use super::{
-    SessionRecord, SessionStore, StoreError, TaskRecord, TaskSignals, TaskStore, epoch_millis,
+    Relayed, SessionRecord, SessionStore, StoreError, TaskRecord, TaskSignals, TaskStore,
+    epoch_millis,
 };
 use crate::tool::BoxFuture;
 
@@ -68,6 +70,20 @@ if cancel then return {'1', inputs} end
 return {'', inputs}
 ";
 
+/// Appends to a process's relayed answers, keeping the newest 1024 for a minute.
+const RELAY: &str = r"
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -1024, -1)
+redis.call('PEXPIRE', KEYS[1], 60000)
+";
+
+/// Takes the oldest of a process's relayed answers.
+const TAKE_RELAYED: &str = r"
+local taken = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+redis.call('LTRIM', KEYS[1], #taken, -1)
+return taken
+";
+
 /// Shared stores in Redis or Valkey: MCP tasks ([`TaskStore`]), the handshakes of HTTP
 /// sessions ([`SessionStore`]) and the events of their requests' streams
 /// ([`EventLog`](super::EventLog)).
@@ -103,6 +119,8 @@ struct Scripts {
     set_if_kept: Script,
     send_input: Script,
     signals: Script,
+    relay: Script,
+    take_relayed: Script,
     log: log::Scripts,
 }
 
@@ -139,6 +157,8 @@ impl RedisStore {
                 set_if_kept: Script::new(SET_IF_KEPT),
                 send_input: Script::new(SEND_INPUT),
                 signals: Script::new(SIGNALS),
+                relay: Script::new(RELAY),
+                take_relayed: Script::new(TAKE_RELAYED),
                 log: log::Scripts::new(),
             }),
         })
@@ -162,6 +182,10 @@ impl RedisStore {
 
     fn session_key(&self, id: &str) -> String {
         format!("{}session:{id}", self.prefix)
+    }
+
+    fn relay_key(&self, process: &str) -> String {
+        format!("{}relay:{process}", self.prefix)
     }
 
     fn index_key(&self) -> String {
@@ -372,6 +396,49 @@ impl SessionStore for RedisStore {
                 .query_async::<()>(&mut connection)
                 .await
                 .map_err(|e| unavailable(&e))
+        })
+    }
+
+    fn relay<'a>(
+        &'a self,
+        process: &'a str,
+        session: &'a str,
+        message: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let entry = serde_json::to_string(&Relayed::new(session, message)).map_err(|e| {
+                StoreError::Unavailable(format!("the answer cannot be written: {e}"))
+            })?;
+            let mut connection = self.connection.clone();
+            self.scripts
+                .relay
+                .key(self.relay_key(process))
+                .arg(entry)
+                .invoke_async::<()>(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))
+        })
+    }
+
+    fn take_relayed<'a>(
+        &'a self,
+        process: &'a str,
+        most: usize,
+    ) -> BoxFuture<'a, Result<Vec<Relayed>, StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.clone();
+            let taken: Vec<String> = self
+                .scripts
+                .take_relayed
+                .key(self.relay_key(process))
+                .arg(most)
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            Ok(taken
+                .iter()
+                .filter_map(|entry| serde_json::from_str(entry).ok())
+                .collect())
         })
     }
 }
