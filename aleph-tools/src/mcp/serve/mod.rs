@@ -1,6 +1,7 @@
 //! Serving a tool server to MCP clients: [`McpServer`] (in `server.rs`) and `Session`,
 //! the handler of one connection, which answers its requests.
 
+mod decode;
 mod listing;
 mod malformed;
 mod resources;

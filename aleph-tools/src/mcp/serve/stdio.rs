@@ -18,6 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
+use super::decode::client_message;
 use super::unreadable::{ID_SEARCHED, Unreadable};
 
 /// The writing half, shared by the session's answers and the answers to unreadable lines.
@@ -157,7 +158,7 @@ where
                     if message.is_empty() {
                         continue;
                     }
-                    match serde_json::from_slice::<ClientJsonRpcMessage>(message) {
+                    match client_message(message) {
                         Ok(message) => return Some(message),
                         Err(error) => Unreadable::of(message, &error),
                     }

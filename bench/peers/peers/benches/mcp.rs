@@ -33,7 +33,7 @@ async fn piped() -> [Client; 2] {
 
     let (client, server) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
-        let running = Calculator
+        let running = Calculator::default()
             .serve(tokio::io::split(server))
             .await
             .expect("rmcp serves");
@@ -68,7 +68,7 @@ async fn http() -> ([Client; 2], McpHttpServer) {
             .expect("aleph answers");
 
     let service = StreamableHttpService::new(
-        || Ok(Calculator),
+        || Ok(Calculator::default()),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
@@ -96,11 +96,24 @@ async fn call(client: &Client, name: &'static str, args: &Map<String, Value>) ->
 }
 
 fn bench(c: &mut Criterion) {
+    // Over the pipe on one thread, a round trip is the work client and server do and nothing
+    // else: no thread wakes another. The other rows run on tokio's default multi-threaded
+    // runtime, as an application runs them.
+    let one_thread = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let arguments = peers::arguments();
+    let piped_one_thread = one_thread.block_on(piped());
     let (piped, stdio, (http, _served)) =
         runtime.block_on(async { (piped().await, stdio().await, http().await) });
-    for (transport, clients) in [("pipe", &piped), ("stdio", &stdio), ("http", &http)] {
+    for (transport, clients, runtime) in [
+        ("pipe, one thread", &piped_one_thread, &one_thread),
+        ("pipe", &piped, &runtime),
+        ("stdio", &stdio, &runtime),
+        ("http", &http, &runtime),
+    ] {
         for name in ["add", "distance"] {
             let args = &arguments[name];
             // Both servers give the same answer before they are timed.
@@ -115,7 +128,7 @@ fn bench(c: &mut Criterion) {
             let mut group = c.benchmark_group(format!("{transport}/{name}"));
             for (server, client) in ["aleph-tools", "rmcp"].into_iter().zip(clients) {
                 group.bench_function(server, |b| {
-                    b.to_async(&runtime)
+                    b.to_async(runtime)
                         .iter(|| async { black_box(call(client, name, args).await) });
                 });
             }

@@ -212,15 +212,27 @@ pub mod rig {
 /// rmcp: a `#[tool_router]` server, served over MCP only (its tools are called through a
 /// request context that only a running service has).
 pub mod rmcp_server {
+    use rmcp::handler::server::router::tool::ToolRouter;
     use rmcp::handler::server::wrapper::Parameters;
-    use rmcp::{tool, tool_router};
+    use rmcp::{ServerHandler, tool, tool_handler, tool_router};
     use serde::Deserialize;
 
     use super::Point;
 
-    /// The server.
-    #[derive(Debug, Clone, Default)]
-    pub struct Calculator;
+    /// The server, holding its tool router as rmcp's documentation writes a server: built
+    /// once, not at each call (which `#[tool_router(server_handler)]` on a unit struct does).
+    #[derive(Clone)]
+    pub struct Calculator {
+        tool_router: ToolRouter<Self>,
+    }
+
+    impl Default for Calculator {
+        fn default() -> Self {
+            Self {
+                tool_router: Self::tool_router(),
+            }
+        }
+    }
 
     /// `add`'s arguments.
     #[derive(Deserialize, schemars::JsonSchema)]
@@ -240,7 +252,7 @@ pub mod rmcp_server {
         to: Point,
     }
 
-    #[tool_router(server_handler)]
+    #[tool_router]
     impl Calculator {
         /// Add two integers.
         #[tool]
@@ -257,6 +269,9 @@ pub mod rmcp_server {
             json_text(super::span(from, to))
         }
     }
+
+    #[tool_handler(router = self.tool_router)]
+    impl ServerHandler for Calculator {}
 
     /// The number as JSON text, as the other frameworks write it.
     fn json_text<T: serde::Serialize>(value: T) -> String {

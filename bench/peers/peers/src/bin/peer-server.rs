@@ -13,7 +13,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .await?
         }
         Some("rmcp") => {
-            let running = peers::rmcp_server::Calculator
+            let running = peers::rmcp_server::Calculator::default()
                 .serve(rmcp::transport::stdio())
                 .await?;
             running.waiting().await?;
