@@ -13,9 +13,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let which = args.next().ok_or(usage)?;
     let count: u32 = args.next().ok_or(usage)?.parse()?;
     let tool = args.next().ok_or(usage)?;
-    let arguments = peers::arguments()
-        .remove(tool.as_str())
-        .ok_or(usage)?;
+    let arguments = peers::arguments().remove(tool.as_str()).ok_or(usage)?;
     let (client, server) = tokio::io::duplex(1 << 16);
     match which.as_str() {
         "aleph" => {
