@@ -11,10 +11,13 @@ use criterion::Criterion;
 use futures_util::FutureExt;
 use peers::{ADD_ARGS, DISTANCE_ARGS, aleph, floor, rig};
 
+/// A tool's name, its arguments, and the floor's way of calling it.
+type Case = (&'static str, &'static str, fn(&str) -> String);
+
 fn bench(c: &mut Criterion) {
     let server = aleph::server();
     let tools = rig::tools();
-    let cases: [(&str, &str, fn(&str) -> String); 2] = [
+    let cases: [Case; 2] = [
         ("add", ADD_ARGS, floor::add_text),
         ("distance", DISTANCE_ARGS, floor::distance_text),
     ];
