@@ -107,11 +107,22 @@ impl McpServer {
             max_request: self.max_request,
             in_flight: Arc::clone(&in_flight),
         });
-        let service = StreamableHttpService::new(move || Ok(self.session()), sessions, config);
+        // rmcp's service clones its whole configuration (the allowed hosts among it) when
+        // cloned, and each layer below clones what it wraps for each request: behind an
+        // `Arc`, that clone is one count.
+        let service = Arc::new(StreamableHttpService::new(
+            move || Ok(self.session()),
+            sessions,
+            config,
+        ));
+        let service = axum::routing::any(move |request: axum::extract::Request| {
+            let service = Arc::clone(&service);
+            async move { service.handle(request).await }
+        });
         let checked = axum::middleware::from_fn_with_state(checks, guard);
         // rmcp reads `/mcp` only after the intake (after the token check, when there is one).
         let mut router = axum::Router::new()
-            .route_service(MCP_PATH, service)
+            .route(MCP_PATH, service)
             .layer(axum::middleware::from_fn_with_state(read, intake));
         let mut beside = axum::Router::new();
         if let Some(extra) = extra {

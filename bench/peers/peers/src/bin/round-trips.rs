@@ -1,0 +1,94 @@
+//! `round-trips pipe|http aleph|rmcp N TOOL`: N `tools/call` round trips of TOOL (`add` or
+//! `distance`) from rmcp's client to one server, over an in-memory pipe or streamable HTTP
+//! on loopback, client and server on one thread. Under `valgrind --tool=callgrind` at two
+//! values of N, the difference of the instruction counts is what N round trips cost,
+//! start-up left out.
+
+use std::sync::Arc;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{
+    StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
+};
+use rmcp::{RoleClient, ServiceExt};
+
+type Error = Box<dyn std::error::Error>;
+
+/// A client of `server` over an in-memory pipe.
+async fn piped(server: &str) -> Result<RunningService<RoleClient, ()>, Error> {
+    let (client, end) = tokio::io::duplex(1 << 16);
+    match server {
+        "aleph" => {
+            let (read, write) = tokio::io::split(end);
+            let served = aleph_tools::mcp::McpServer::new(&peers::aleph::server());
+            tokio::spawn(served.serve(read, write));
+        }
+        _ => {
+            tokio::spawn(async move {
+                if let Ok(running) = peers::rmcp_server::Calculator::default()
+                    .serve(tokio::io::split(end))
+                    .await
+                {
+                    let _ = running.waiting().await;
+                }
+            });
+        }
+    }
+    Ok(().serve(tokio::io::split(client)).await?)
+}
+
+/// A client of `server` over streamable HTTP on loopback.
+async fn over_http(server: &str) -> Result<RunningService<RoleClient, ()>, Error> {
+    let url = match server {
+        "aleph" => {
+            let served = aleph_tools::mcp::McpServer::new(&peers::aleph::server())
+                .serve_http("127.0.0.1:0")
+                .await?;
+            let url = served.url();
+            // Serves until the process ends.
+            std::mem::forget(served);
+            url
+        }
+        _ => {
+            let service = StreamableHttpService::new(
+                || Ok(peers::rmcp_server::Calculator::default()),
+                Arc::new(LocalSessionManager::default()),
+                StreamableHttpServerConfig::default(),
+            );
+            let router = axum::Router::new().route_service("/mcp", service);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let url = format!("http://{}/mcp", listener.local_addr()?);
+            tokio::spawn(async move { axum::serve(listener, router).await });
+            url
+        }
+    };
+    Ok(().serve(StreamableHttpClientTransport::from_uri(url)).await?)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Error> {
+    let usage = "usage: round-trips pipe|http aleph|rmcp N add|distance";
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [transport, server, count, tool] = args.as_slice() else {
+        return Err(usage.into());
+    };
+    let count: u32 = count.parse()?;
+    let arguments = peers::arguments().remove(tool.as_str()).ok_or(usage)?;
+    if !matches!(server.as_str(), "aleph" | "rmcp") {
+        return Err(usage.into());
+    }
+    let client = match transport.as_str() {
+        "pipe" => piped(server).await?,
+        "http" => over_http(server).await?,
+        _ => return Err(usage.into()),
+    };
+    for _ in 0..count {
+        let call = CallToolRequestParams::new(tool.clone()).with_arguments(arguments.clone());
+        let result = client.call_tool(call).await?;
+        assert_ne!(result.is_error, Some(true));
+    }
+    client.cancel().await?;
+    Ok(())
+}
