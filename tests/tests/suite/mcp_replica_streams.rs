@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aleph_tools::Elicitation;
 use aleph_tools::mcp::{
-    EventLog, LoggedEvent, McpAuth, McpHttpServer, McpServer, RedisStore, StaticTokens, StreamState,
+    EventLog, LoggedEvent, McpAuth, McpHttpServer, McpServer, RedisStore, SessionStore,
+    StaticTokens, StreamState,
 };
 use aleph_tools::prelude::*;
 use aleph_tools_tests::mcp_http::{
@@ -300,6 +301,17 @@ async fn a_question_asked_on_one_replica_is_answered_through_another() {
         .find_map(|event| event.id.clone())
         .unwrap();
 
+    // Answers are relayed only to a process that takes them: the one that asked, not one
+    // a client makes up (nothing of its is kept in the store).
+    let asker = question["id"].as_str().unwrap().split_once('.').unwrap().0;
+    assert!(store.relay(asker, &session, "{}").await.unwrap());
+    assert!(
+        !store
+            .relay("0123456789abcdef", &session, "{}")
+            .await
+            .unwrap()
+    );
+
     // A stray answer naming a process that asked nothing changes nothing.
     let stray = json!({
         "jsonrpc": "2.0", "id": "0123456789abcdef.0",
@@ -320,5 +332,42 @@ async fn a_question_asked_on_one_replica_is_answered_through_another() {
     assert_eq!(
         greeted["result"]["content"][0]["text"], "hello Ann",
         "{greeted}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_ends_unanswered_ends_with_an_error_answer_on_another_replica() {
+    let redis = RedisServer::start();
+    let store = store_of(&redis).await;
+    let a = replica(&store).await;
+    let b = replica(&store).await;
+    let ann = bearer_client("ann-token");
+    let session = open_session(&ann, &a.url()).await;
+    let call = post_in_session(&ann, &a.url(), &session, &count_call(4, 200)).await;
+    let seen = events_until(call, reports_progress).await;
+    let last = seen
+        .iter()
+        .rev()
+        .find_map(|event| event.id.clone())
+        .unwrap();
+
+    // The client cancels the call on A: its stream ends there without an answer.
+    let cancel = json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": 4, "reason": "changed my mind" }
+    });
+    let response = post_in_session(&ann, &a.url(), &session, &cancel).await;
+    assert!(response.status().is_success(), "{}", response.status());
+
+    // Resumed on B, the stream ends with an error answer saying so, not in silence.
+    let rest = events(resume(&ann, &b.url(), &session, &last).await).await;
+    let ended = answer(&rest, 4).unwrap_or_else(|| panic!("no answer: {rest:?}"));
+    assert_eq!(ended["error"]["code"], -32603, "{ended}");
+    assert!(
+        ended["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("without an answer"),
+        "{ended}"
     );
 }

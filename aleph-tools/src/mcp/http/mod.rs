@@ -122,7 +122,7 @@ impl McpServer {
         let checked = axum::middleware::from_fn_with_state(checks, guard);
         // rmcp reads `/mcp` only after the intake (after the token check, when there is one).
         let mut router = axum::Router::new()
-            .route(MCP_PATH, service)
+            .route_service(MCP_PATH, service)
             .layer(axum::middleware::from_fn_with_state(read, intake));
         let mut beside = axum::Router::new();
         if let Some(extra) = extra {

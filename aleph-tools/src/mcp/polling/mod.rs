@@ -39,8 +39,8 @@ use tokio::sync::mpsc::Receiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use self::relay::{LOOK_EVERY, Route, TAKE_AT_MOST, relay, relayed, route, tag_request};
-use self::shared::{RENEW_EVERY, Writer, first_read, read_log};
+use self::relay::{KNOWN_FOR, LOOK_EVERY, Route, TAKE_AT_MOST, relay, relayed, route, tag_request};
+use self::shared::{Writer, first_read, read_log};
 use super::http::sessions::{Busy, Due, Ledger};
 use super::store::EventLog;
 use crate::Identity;
@@ -140,7 +140,9 @@ fn index_of(event: &ServerSseMessage) -> Option<usize> {
 fn stream_of_id(event_id: &str) -> Option<(usize, &str)> {
     let (index, stream) = event_id.split_once('/')?;
     let named = (1..=32).contains(&stream.len()) && stream.bytes().all(|b| b.is_ascii_hexdigit());
-    named.then_some((index.parse().ok()?, stream))
+    // No stream holds four billion events: a larger number names none.
+    let index = usize::try_from(index.parse::<u32>().ok()?).ok()?;
+    named.then_some((index, stream))
 }
 
 /// The JSON-RPC id of a request, which an error ending its stream answers.
@@ -194,26 +196,27 @@ impl PollingSessions {
         };
         let mut warned = false;
         loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(LOOK_EVERY) => {}
-            }
-            let taken = match store.take_relayed(&self.tag, TAKE_AT_MOST).await {
-                Ok(taken) => taken,
+            // Each look also keeps this process known to the others as one to relay to.
+            match store.take_relayed(&self.tag, TAKE_AT_MOST, KNOWN_FOR).await {
+                Ok(taken) => {
+                    warned = false;
+                    for answer in taken {
+                        if let Some(message) = relayed(&answer.message, &self.tag) {
+                            let session = SessionId::from(answer.session);
+                            // A session no longer here has nobody waiting for the answer.
+                            let _ = self.local.accept_message(&session, message).await;
+                        }
+                    }
+                }
                 Err(error) => {
                     if !std::mem::replace(&mut warned, true) {
                         tracing::warn!(%error, "answers relayed from other replicas cannot be taken");
                     }
-                    continue;
                 }
-            };
-            warned = false;
-            for answer in taken {
-                if let Some(message) = relayed(&answer.message, &self.tag) {
-                    let session = SessionId::from(answer.session);
-                    // A session no longer here has nobody waiting for the answer.
-                    let _ = self.local.accept_message(&session, message).await;
-                }
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(LOOK_EVERY) => {}
             }
         }
     }
@@ -290,7 +293,7 @@ impl PollingSessions {
         key: (SessionId, Arc<str>),
         mut receiver: Receiver<ServerSseMessage>,
         busy: Busy,
-        mut writer: Option<Writer>,
+        writer: Option<Writer>,
     ) -> Arc<Kept> {
         let kept = Arc::new(Kept::default());
         self.kept
@@ -300,20 +303,12 @@ impl PollingSessions {
         let pumped = Arc::clone(&kept);
         let all = Arc::clone(&self.kept);
         let asker = self.asker();
+        // The log is written on a task of its own: a slow store never holds up the stream,
+        // nor the session behind it.
+        let log = writer.map(Writer::spawn);
         tokio::spawn(async move {
-            let mut renew = tokio::time::interval(RENEW_EVERY);
-            renew.tick().await;
-            loop {
-                let event = tokio::select! {
-                    event = receiver.recv() => event,
-                    _ = renew.tick(), if writer.is_some() => {
-                        if let Some(writer) = &mut writer {
-                            writer.renew().await;
-                        }
-                        continue;
-                    }
-                };
-                let Some(event) = event else { break };
+            let mut overflowed = false;
+            while let Some(event) = receiver.recv().await {
                 // What else is there already goes to the log in the same write.
                 let mut batch = vec![event];
                 while batch.len() < 64
@@ -323,16 +318,20 @@ impl PollingSessions {
                 }
                 let numbered = renamed(batch, &key.1, asker.as_deref());
                 pumped.push(&numbered);
-                if let Some(writer) = &mut writer {
-                    writer.append(&numbered).await;
+                if let Some(log) = &log
+                    && log.try_send(numbered).is_err()
+                    && !std::mem::replace(&mut overflowed, true)
+                {
+                    tracing::warn!(
+                        stream = %key.1,
+                        "the event log falls behind; events of this stream are not shared"
+                    );
                 }
             }
             pumped.events().ended = true;
             pumped.changed.notify_waiters();
-            if let Some(writer) = &mut writer {
-                writer.end().await;
-            }
-            drop(writer);
+            // The log's task ends the stream there once it has written the rest.
+            drop(log);
             // The session stays awake while its events are kept.
             tokio::time::sleep(KEEP_ANSWERED).await;
             let mut all = all.lock().unwrap_or_else(PoisonError::into_inner);
@@ -545,7 +544,8 @@ impl SessionManager for PollingSessions {
                 .get(&key)
                 .cloned();
             if let Some(kept) = kept {
-                let events = self.stream_of((kept, key.1), index + 1, self.close_after);
+                let from = index.saturating_add(1);
+                let events = self.stream_of((kept, key.1), from, self.close_after);
                 return Ok(in_use(events, busy).left_stream().left_stream());
             }
             // Kept by another replica, if by any.
@@ -563,6 +563,11 @@ impl SessionManager for PollingSessions {
             }
         }
         let events = self.local.resume(id, last_event_id).await?;
+        let asker = self.asker();
+        let events = events.map(move |event| match &asker {
+            Some(asker) => tag_request(event, asker),
+            None => event,
+        });
         Ok(in_use(events, busy).right_stream())
     }
 

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ClientJsonRpcMessage, NumberOrString, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, NumberOrString, ServerJsonRpcMessage, ServerNotification};
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
 
 use crate::mcp::store::SessionStore;
@@ -18,17 +18,44 @@ use crate::mcp::store::SessionStore;
 /// How often a process looks for answers relayed to it.
 pub(super) const LOOK_EVERY: Duration = Duration::from_millis(100);
 
-/// The most relayed answers taken at one look.
-pub(super) const TAKE_AT_MOST: usize = 64;
+/// How long a process is known to take answers after it last looked: other processes relay
+/// to it only meanwhile.
+pub(super) const KNOWN_FOR: Duration = Duration::from_secs(10);
 
-/// `event` with the id of the request it carries, if any, naming process `process`.
+/// The most relayed answers taken at one look: as many as the store keeps for a process, so
+/// that a client flooding its own session's answers cannot push others' out unread between
+/// two looks unless it sends that many in a tenth of a second.
+pub(super) const TAKE_AT_MOST: usize = 1024;
+
+/// The largest answer relayed to another process.
+const MOST_RELAYED: usize = 1024 * 1024;
+
+/// `event` with the id of the request it carries, or of the request a cancellation names,
+/// naming process `process`.
 pub(super) fn tag_request(mut event: ServerSseMessage, process: &str) -> ServerSseMessage {
-    if let Some(ServerJsonRpcMessage::Request(request)) = event.message.as_deref()
-        && let NumberOrString::Number(number) = request.id
-    {
-        let mut request = request.clone();
-        request.id = NumberOrString::String(Arc::from(format!("{process}.{number}")));
-        event.message = Some(Arc::new(ServerJsonRpcMessage::Request(request)));
+    let tagged = |number: i64| NumberOrString::String(Arc::from(format!("{process}.{number}")));
+    match event.message.as_deref() {
+        Some(ServerJsonRpcMessage::Request(request)) => {
+            if let NumberOrString::Number(number) = request.id {
+                let mut request = request.clone();
+                request.id = tagged(number);
+                event.message = Some(Arc::new(ServerJsonRpcMessage::Request(request)));
+            }
+        }
+        Some(ServerJsonRpcMessage::Notification(notification)) => {
+            if let ServerNotification::CancelledNotification(cancelled) = &notification.notification
+                && let Some(NumberOrString::Number(number)) = cancelled.params.request_id
+            {
+                let mut notification = notification.clone();
+                if let ServerNotification::CancelledNotification(cancelled) =
+                    &mut notification.notification
+                {
+                    cancelled.params.request_id = Some(tagged(number));
+                }
+                event.message = Some(Arc::new(ServerJsonRpcMessage::Notification(notification)));
+            }
+        }
+        _ => {}
     }
     event
 }
@@ -72,7 +99,8 @@ pub(super) fn route(mut message: ClientJsonRpcMessage, process: &str) -> Route {
     Route::Here(message)
 }
 
-/// Relays `message` of session `session` to process `asker`, as JSON.
+/// Relays `message` of session `session` to process `asker`, as JSON; dropped when it is
+/// larger than [`MOST_RELAYED`] or `asker` takes no answers.
 pub(super) async fn relay(
     store: &dyn SessionStore,
     asker: &str,
@@ -82,8 +110,19 @@ pub(super) async fn relay(
     let Ok(text) = serde_json::to_string(message) else {
         return;
     };
-    if let Err(error) = store.relay(asker, session, &text).await {
-        tracing::warn!(%error, "an answer to another replica's question could not be relayed");
+    if text.len() > MOST_RELAYED {
+        tracing::warn!(
+            bytes = text.len(),
+            "an answer to another replica's question is too large to relay; dropped"
+        );
+        return;
+    }
+    match store.relay(asker, session, &text).await {
+        Ok(true) => {}
+        Ok(false) => tracing::debug!(%asker, "an answer names a process that takes none; dropped"),
+        Err(error) => {
+            tracing::warn!(%error, "an answer to another replica's question could not be relayed");
+        }
     }
 }
 

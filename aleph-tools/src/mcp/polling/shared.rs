@@ -21,7 +21,7 @@ use super::KEEP_ANSWERED;
 use crate::mcp::store::{EventLog, LEASE, LogRead, LoggedEvent, StreamState, epoch_millis};
 
 /// How often the answering replica renews its lease on a stream.
-pub(super) const RENEW_EVERY: Duration = Duration::from_secs(3);
+const RENEW_EVERY: Duration = Duration::from_secs(3);
 
 /// How often a reader looks for new events.
 const POLL_EVERY: Duration = Duration::from_millis(100);
@@ -80,6 +80,8 @@ pub(super) struct Writer {
     state: StreamState,
     /// Events not yet in the log (it could not be reached), oldest first.
     unsent: Vec<LoggedEvent>,
+    /// The number after the last event seen.
+    next: u64,
     /// A reader ended the stream (this replica's lease ran out); nothing more is written.
     overtaken: bool,
     warned: bool,
@@ -98,19 +100,44 @@ impl Writer {
             stream,
             state: StreamState::new(request_id),
             unsent: Vec::new(),
+            next: 0,
             overtaken: false,
             warned: false,
         }
     }
 
+    /// Writes what is sent on the returned channel to the log, on a task of its own,
+    /// renewing the lease meanwhile; ends the stream in the log when the channel closes.
+    pub(super) fn spawn(mut self) -> mpsc::Sender<Vec<(usize, ServerSseMessage)>> {
+        let (sender, mut batches) = mpsc::channel::<Vec<(usize, ServerSseMessage)>>(64);
+        tokio::spawn(async move {
+            let mut renew = tokio::time::interval(RENEW_EVERY);
+            renew.tick().await;
+            loop {
+                tokio::select! {
+                    batch = batches.recv() => match batch {
+                        Some(batch) => self.append(&batch).await,
+                        None => break,
+                    },
+                    _ = renew.tick() => self.renew().await,
+                }
+            }
+            self.end().await;
+        });
+        sender
+    }
+
     /// Logs `events` (numbered, as sent), with the lease renewed; the stream ends with its
     /// answer.
-    pub(super) async fn append(&mut self, events: &[(usize, ServerSseMessage)]) {
+    async fn append(&mut self, events: &[(usize, ServerSseMessage)]) {
         if self.overtaken {
             return;
         }
         for (index, event) in events {
             self.state.ended |= is_answer(event);
+            self.next = self
+                .next
+                .max(u64::try_from(*index).unwrap_or(u64::MAX).saturating_add(1));
             if let Some(logged) = to_logged(*index, event) {
                 self.unsent.push(logged);
             }
@@ -123,22 +150,41 @@ impl Writer {
     }
 
     /// Renews the lease (and sends what could not be sent before).
-    pub(super) async fn renew(&mut self) {
+    async fn renew(&mut self) {
         if !self.overtaken && !self.state.ended {
             self.send().await;
         }
     }
 
-    /// The request's events have all been sent: the stream ends, with or without an answer
-    /// (the session ended first).
-    pub(super) async fn end(&mut self) {
-        if !self.overtaken && (!self.state.ended || !self.unsent.is_empty()) {
+    /// The request's events have all been sent. A stream that ends without its answer
+    /// (cancelled, or its session or server ended first) ends with an error answer, as a
+    /// stream whose process stopped does, so a client that resumes it elsewhere is told.
+    /// Sent again a few times while the log cannot be reached.
+    async fn end(&mut self) {
+        if self.overtaken {
+            return;
+        }
+        if !self.state.ended {
+            let index = self.next;
+            self.unsent.push(LoggedEvent::new(
+                index,
+                unanswered(&self.state.request_id, ENDED_UNANSWERED),
+            ));
             self.state.ended = true;
-            self.send().await;
+        }
+        for attempt in 0..5 {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            if self.send().await {
+                return;
+            }
         }
     }
 
-    async fn send(&mut self) {
+    /// Sends what is unsent with the state; whether the log took it (or refused it for
+    /// good: a reader ended the stream).
+    async fn send(&mut self) -> bool {
         self.state.lease_until_ms = epoch_millis(SystemTime::now() + LEASE);
         let sent = self
             .log
@@ -151,7 +197,10 @@ impl Writer {
             )
             .await;
         match sent {
-            Ok(true) => self.unsent.clear(),
+            Ok(true) => {
+                self.unsent.clear();
+                true
+            }
             Ok(false) => {
                 self.overtaken = true;
                 tracing::warn!(
@@ -159,6 +208,7 @@ impl Writer {
                     "another replica ended this request's stream when its lease ran out; \
                      its later events are not shared"
                 );
+                true
             }
             Err(error) => {
                 if !self.warned {
@@ -170,21 +220,24 @@ impl Writer {
                          elsewhere may miss events until it can"
                     );
                 }
+                false
             }
         }
     }
 }
 
-/// The error that ends a stream whose replica stopped before answering `request_id`.
-fn lapsed_answer(request_id: &Value) -> String {
+/// Why a stream ended without its answer, as the error answering it says.
+const ENDED_UNANSWERED: &str = "this request ended on the server without an answer (it was \
+    cancelled, or its session or the server ended); send it again if it is still needed";
+const PROCESS_STOPPED: &str = "the server process answering this request stopped before it \
+    answered; send the request again";
+
+/// The error answer to `request_id` that ends its stream, as the log keeps it.
+fn unanswered(request_id: &Value, why: &str) -> String {
     let message = json!({
         "jsonrpc": "2.0",
         "id": request_id,
-        "error": {
-            "code": -32603,
-            "message": "the server process answering this request stopped before it \
-                        answered; send the request again",
-        },
+        "error": { "code": -32603, "message": why },
     });
     json!({ "message": message }).to_string()
 }
@@ -237,10 +290,10 @@ impl Reading {
         if state.ended || state.lease_until_ms >= now {
             return;
         }
-        let answer = lapsed_answer(&state.request_id);
+        let answer = unanswered(&state.request_id, PROCESS_STOPPED);
         if let Err(error) = self
             .log
-            .end_lapsed(&self.session, &self.stream, &answer, now)
+            .end_lapsed(&self.session, &self.stream, &answer, now, self.from)
             .await
         {
             tracing::warn!(stream = %self.stream, %error, "a lapsed stream could not be ended");
@@ -331,19 +384,32 @@ pub(super) fn read_log(
     receiver
 }
 
-/// The first read of a stream a client resumes: `None` when the log does not keep it (or
-/// cannot be reached).
+/// How long a resumed stream the log does not keep yet is looked for: its process sends
+/// each event to the client and to the log at once, and the client may be quicker.
+const FIRST_READ_WITHIN: Duration = Duration::from_secs(1);
+
+/// The first read of a stream a client resumes: `None` when the log does not keep it within
+/// [`FIRST_READ_WITHIN`] (or cannot be read).
 pub(super) async fn first_read(
     log: &dyn EventLog,
     session: &str,
     stream: &str,
     from: u64,
 ) -> Option<LogRead> {
-    match log.read(session, stream, from, READ_AT_MOST).await {
-        Ok(found) => found,
-        Err(error) => {
-            tracing::warn!(%stream, %error, "a stream cannot be resumed: the event log cannot be read");
-            None
+    let give_up = Instant::now() + FIRST_READ_WITHIN;
+    loop {
+        match log.read(session, stream, from, READ_AT_MOST).await {
+            Ok(Some(found)) => return Some(found),
+            Ok(None) if Instant::now() < give_up => tokio::time::sleep(POLL_EVERY).await,
+            Ok(None) => return None,
+            Err(error) => {
+                tracing::warn!(
+                    %stream,
+                    %error,
+                    "a stream cannot be resumed: the event log cannot be read"
+                );
+                return None;
+            }
         }
     }
 }

@@ -23,6 +23,22 @@ struct ToolCall<'a> {
     #[serde(borrow)]
     method: &'a str,
     params: CallToolRequestParams,
+    /// rmcp refuses a message that is a request and an answer at once.
+    #[serde(default)]
+    result: Present,
+    #[serde(default)]
+    error: Present,
+}
+
+/// Whether a key was there, whatever it held (`null` too).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer)?;
+        Ok(Self(true))
+    }
 }
 
 /// The message `text` holds.
@@ -41,8 +57,10 @@ fn tool_call(text: &[u8]) -> Option<ClientJsonRpcMessage> {
         id,
         method,
         mut params,
+        result,
+        error,
     } = serde_json::from_slice(text).ok()?;
-    if method != "tools/call" {
+    if method != "tools/call" || result.0 || error.0 {
         return None;
     }
     // As rmcp reads a request: its `_meta` goes to the request's extensions.
@@ -123,6 +141,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":3}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/call","params":{"name":"a"}}"#,
             r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"error":null}"#,
             "not json",
         ] {
             assert!(!same_both_ways(refused), "{refused}");

@@ -174,21 +174,24 @@ pub trait SessionStore: Send + Sync + 'static {
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Hands `message` (a client's answer, as JSON, to a question that process `process`
-    /// asked in session `session`) to that process. An implementation keeps what a process
-    /// has not taken for a minute, and at most its newest 1024.
+    /// asked in session `session`) to that process; `false`, keeping nothing, when no such
+    /// process takes answers (it has not called [`take_relayed`](Self::take_relayed) within
+    /// its `ttl`). An implementation keeps what a live process has not taken for a minute,
+    /// and at most its newest 1024.
     fn relay<'a>(
         &'a self,
         process: &'a str,
         session: &'a str,
         message: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Takes at most `most` of the messages relayed to process `process`, oldest first, each
-    /// with its session.
+    /// with its session; and keeps `process` known as one that takes answers for `ttl`.
     fn take_relayed<'a>(
         &'a self,
         process: &'a str,
         most: usize,
+        ttl: Duration,
     ) -> BoxFuture<'a, Result<Vec<Relayed>, StoreError>>;
 }
 
@@ -300,7 +303,8 @@ pub trait EventLog: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Option<LogRead>, StoreError>>;
 
     /// Ends a stream whose lease ran out before `now_ms` without its answer, appending
-    /// `event` after its last; `false`, changing nothing, when it ended or its lease still
+    /// `event` after its last, numbered `from` at least (a reader may hold numbers the log
+    /// has not been given yet); `false`, changing nothing, when it ended or its lease still
     /// runs (or it is not kept).
     fn end_lapsed<'a>(
         &'a self,
@@ -308,6 +312,7 @@ pub trait EventLog: Send + Sync + 'static {
         stream: &'a str,
         event: &'a str,
         now_ms: u64,
+        from: u64,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 }
 

@@ -36,13 +36,14 @@ local events = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'LIMIT', 0,
 return {state[1], state[2], state[3], events}
 ";
 
-/// Ends a stream whose lease ran out, with one last event numbered after its last.
+/// Ends a stream whose lease ran out, with one last event numbered after its last (and
+/// `ARGV[3]` at least).
 const END_LAPSED: &str = r"
 local state = redis.call('HMGET', KEYS[2], 'ended', 'lease')
 if not state[2] or state[1] == '1' or tonumber(state[2]) >= tonumber(ARGV[1]) then return 0 end
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-local index = 0
-if last[2] then index = tonumber(last[2]) + 1 end
+local index = tonumber(ARGV[3])
+if last[2] and tonumber(last[2]) + 1 > index then index = tonumber(last[2]) + 1 end
 redis.call('ZADD', KEYS[1], index, string.format('%d', index) .. ' ' .. ARGV[2])
 redis.call('HSET', KEYS[2], 'ended', '1')
 local left = redis.call('PTTL', KEYS[2])
@@ -157,6 +158,7 @@ impl EventLog for RedisStore {
         stream: &'a str,
         event: &'a str,
         now_ms: u64,
+        from: u64,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
             let mut connection = self.connection.clone();
@@ -168,6 +170,7 @@ impl EventLog for RedisStore {
                 .key(self.state_key(session, stream))
                 .arg(now_ms)
                 .arg(event)
+                .arg(from)
                 .invoke_async(&mut connection)
                 .await
                 .map_err(|e| unavailable(&e))?;

@@ -5,7 +5,8 @@
 //! `record`, and `cancel` once asked to stop) that expires with the task, beside a list
 //! `PREFIXtask-input:ID` of the inputs not yet taken (the newest 16). A sorted set
 //! `PREFIXtasks` holds every task's id by expiry, to count them. A list `PREFIXrelay:PROCESS`
-//! holds the answers relayed to a process, not yet taken. The event logs of request streams
+//! holds the answers relayed to a process, not yet taken, while `PREFIXprocess:PROCESS` says
+//! the process takes them. The event logs of request streams
 //! are described in [`log`].
 
 use std::sync::Arc;
@@ -70,15 +71,20 @@ if cancel then return {'1', inputs} end
 return {'', inputs}
 ";
 
-/// Appends to a process's relayed answers, keeping the newest 1024 for a minute.
+/// Appends to the relayed answers of a process that takes them, keeping the newest 1024
+/// for a minute.
 const RELAY: &str = r"
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('LTRIM', KEYS[1], -1024, -1)
 redis.call('PEXPIRE', KEYS[1], 60000)
+return 1
 ";
 
-/// Takes the oldest of a process's relayed answers.
+/// Takes the oldest of a process's relayed answers, and keeps the process known as one
+/// that takes them.
 const TAKE_RELAYED: &str = r"
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
 local taken = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
 redis.call('LTRIM', KEYS[1], #taken, -1)
 return taken
@@ -186,6 +192,10 @@ impl RedisStore {
 
     fn relay_key(&self, process: &str) -> String {
         format!("{}relay:{process}", self.prefix)
+    }
+
+    fn process_key(&self, process: &str) -> String {
+        format!("{}process:{process}", self.prefix)
     }
 
     fn index_key(&self) -> String {
@@ -404,19 +414,22 @@ impl SessionStore for RedisStore {
         process: &'a str,
         session: &'a str,
         message: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
             let entry = serde_json::to_string(&Relayed::new(session, message)).map_err(|e| {
                 StoreError::Unavailable(format!("the answer cannot be written: {e}"))
             })?;
             let mut connection = self.connection.clone();
-            self.scripts
+            let kept: i64 = self
+                .scripts
                 .relay
                 .key(self.relay_key(process))
+                .key(self.process_key(process))
                 .arg(entry)
-                .invoke_async::<()>(&mut connection)
+                .invoke_async(&mut connection)
                 .await
-                .map_err(|e| unavailable(&e))
+                .map_err(|e| unavailable(&e))?;
+            Ok(kept == 1)
         })
     }
 
@@ -424,6 +437,7 @@ impl SessionStore for RedisStore {
         &'a self,
         process: &'a str,
         most: usize,
+        ttl: Duration,
     ) -> BoxFuture<'a, Result<Vec<Relayed>, StoreError>> {
         Box::pin(async move {
             let mut connection = self.connection.clone();
@@ -431,7 +445,9 @@ impl SessionStore for RedisStore {
                 .scripts
                 .take_relayed
                 .key(self.relay_key(process))
+                .key(self.process_key(process))
                 .arg(most)
+                .arg(millis(ttl))
                 .invoke_async(&mut connection)
                 .await
                 .map_err(|e| unavailable(&e))?;
