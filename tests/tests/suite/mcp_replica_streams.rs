@@ -47,8 +47,46 @@ async fn greet_asked(ctx: &ToolContext) -> Result<String, ToolError> {
     })
 }
 
-async fn store_of(redis: &RedisServer) -> RedisStore {
-    RedisStore::connect(&redis.url()).await.unwrap()
+/// Two replicas sharing a Redis of their own, and Ann's client.
+struct Pair {
+    _redis: RedisServer,
+    store: RedisStore,
+    a: McpHttpServer,
+    b: McpHttpServer,
+    ann: reqwest::Client,
+}
+
+async fn pair() -> Pair {
+    let redis = RedisServer::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    let a = replica(&store).await;
+    let b = replica(&store).await;
+    Pair {
+        _redis: redis,
+        store,
+        a,
+        b,
+        ann: bearer_client("ann-token"),
+    }
+}
+
+/// Posts `call` in `session` and drops its stream after the first progress report: what
+/// the client saw, and the id it resumes after.
+async fn broken_off(
+    http: &reqwest::Client,
+    url: &str,
+    session: &str,
+    call: &Value,
+) -> (Vec<Event>, String) {
+    let response = post_in_session(http, url, session, call).await;
+    assert_eq!(response.status(), 200);
+    let seen = events_until(response, reports_progress).await;
+    let last = seen
+        .iter()
+        .rev()
+        .find_map(|event| event.id.clone())
+        .unwrap();
+    (seen, last)
 }
 
 /// A replica over HTTP sharing sessions through `store`, with tokens for `ann` and `bob`.
@@ -98,28 +136,17 @@ fn now_ms() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_broken_on_one_replica_resumes_on_another_with_all_it_missed() {
-    let redis = RedisServer::start();
-    let store = store_of(&redis).await;
-    let a = replica(&store).await;
-    let b = replica(&store).await;
-    let ann = bearer_client("ann-token");
-    let session = open_session(&ann, &a.url()).await;
+    let Pair { a, b, ann, .. } = &pair().await;
+    let session = open_session(ann, &a.url()).await;
 
     // The call runs on A; its stream breaks after the first progress report.
-    let call = post_in_session(&ann, &a.url(), &session, &count_call(5, 20)).await;
-    assert_eq!(call.status(), 200);
-    let seen = events_until(call, reports_progress).await;
-    let last = seen
-        .iter()
-        .rev()
-        .find_map(|event| event.id.clone())
-        .unwrap();
+    let (seen, last) = broken_off(ann, &a.url(), &session, &count_call(5, 20)).await;
     let before = progress(&seen);
     // Events go on being sent while the client is away.
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     // Resumed on B: what was missed, then the rest as A sends it, then the answer.
-    let resumed = resume(&ann, &b.url(), &session, &last).await;
+    let resumed = resume(ann, &b.url(), &session, &last).await;
     assert_eq!(resumed.status(), 200);
     let rest = events(resumed).await;
     let answered = answer(&rest, 5).unwrap_or_else(|| panic!("no answer on B: {rest:?}"));
@@ -137,7 +164,7 @@ async fn a_stream_broken_on_one_replica_resumes_on_another_with_all_it_missed() 
     // Resuming again after the answer, on either replica, sends nothing twice.
     let after = rest.last().and_then(|event| event.id.clone()).unwrap();
     for url in [a.url(), b.url()] {
-        let again = events(resume(&ann, &url, &session, &after).await).await;
+        let again = events(resume(ann, &url, &session, &after).await).await;
         assert!(
             progress(&again).is_empty() && answer(&again, 5).is_none(),
             "{again:?}"
@@ -147,20 +174,10 @@ async fn a_stream_broken_on_one_replica_resumes_on_another_with_all_it_missed() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nobody_resumes_anothers_stream_and_hostile_event_ids_are_refused() {
-    let redis = RedisServer::start();
-    let store = store_of(&redis).await;
-    let a = replica(&store).await;
-    let b = replica(&store).await;
-    let ann = bearer_client("ann-token");
+    let Pair { a, b, ann, .. } = &pair().await;
     let bob = bearer_client("bob-token");
-    let session = open_session(&ann, &a.url()).await;
-    let call = post_in_session(&ann, &a.url(), &session, &count_call(1, 10)).await;
-    let seen = events_until(call, reports_progress).await;
-    let last = seen
-        .iter()
-        .rev()
-        .find_map(|event| event.id.clone())
-        .unwrap();
+    let session = open_session(ann, &a.url()).await;
+    let (_, last) = broken_off(ann, &a.url(), &session, &count_call(1, 10)).await;
 
     // Bob's token does not wake Ann's session on B, so her stream stays hers.
     let refused = resume(&bob, &b.url(), &session, &last).await;
@@ -190,7 +207,7 @@ async fn nobody_resumes_anothers_stream_and_hostile_event_ids_are_refused() {
         "/",
         "x/y/z",
     ] {
-        let refused = resume(&ann, &b.url(), &session, bad).await;
+        let refused = resume(ann, &b.url(), &session, bad).await;
         let status = refused.status();
         let body = refused.text().await.unwrap_or_default();
         assert!(
@@ -198,17 +215,14 @@ async fn nobody_resumes_anothers_stream_and_hostile_event_ids_are_refused() {
             "`{bad}` was not refused: {status} {body}"
         );
     }
-    let rest = events(resume(&ann, &b.url(), &session, &last).await).await;
+    let rest = events(resume(ann, &b.url(), &session, &last).await).await;
     assert!(answer(&rest, 1).is_some(), "{rest:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_whose_replica_stopped_ends_with_an_error_answer() {
-    let redis = RedisServer::start();
-    let store = store_of(&redis).await;
-    let b = replica(&store).await;
-    let ann = bearer_client("ann-token");
-    let session = open_session(&ann, &b.url()).await;
+    let Pair { store, b, ann, .. } = &pair().await;
+    let session = open_session(ann, &b.url()).await;
 
     // A replica that sent two events of request 9 and then stopped: its lease ran out.
     let stream = "0123456789abcdef1";
@@ -233,7 +247,7 @@ async fn a_stream_whose_replica_stopped_ends_with_an_error_answer() {
     );
 
     // Resumed on B after the first event: the second, then an error answer to request 9.
-    let rest = events(resume(&ann, &b.url(), &session, &format!("0/{stream}")).await).await;
+    let rest = events(resume(ann, &b.url(), &session, &format!("0/{stream}")).await).await;
     assert_eq!(progress(&rest), [1.0], "{rest:?}");
     let failed = answer(&rest, 9).unwrap_or_else(|| panic!("no answer: {rest:?}"));
     assert_eq!(failed["error"]["code"], -32603, "{failed}");
@@ -246,7 +260,7 @@ async fn a_stream_whose_replica_stopped_ends_with_an_error_answer() {
     );
     // The end stands: every reader sees the same, and the stopped replica's late events
     // are refused.
-    let again = events(resume(&ann, &b.url(), &session, &format!("1/{stream}")).await).await;
+    let again = events(resume(ann, &b.url(), &session, &format!("1/{stream}")).await).await;
     assert_eq!(answer(&again, 9), Some(failed), "{again:?}");
     state.lease_until_ms = now_ms() + 10_000;
     let late = [LoggedEvent::new(2, r#"{"retry_ms":100}"#)];
@@ -265,19 +279,17 @@ async fn a_stream_whose_replica_stopped_ends_with_an_error_answer() {
         .append(&session, running, &sent, &alive, Duration::from_mins(1))
         .await
         .unwrap();
-    let waiting = resume(&ann, &b.url(), &session, &format!("1/{running}")).await;
+    let waiting = resume(ann, &b.url(), &session, &format!("1/{running}")).await;
     let outcome = tokio::time::timeout(Duration::from_millis(600), waiting.text()).await;
     assert!(outcome.is_err(), "the stream ended early: {outcome:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_asked_on_one_replica_is_answered_through_another() {
-    let redis = RedisServer::start();
-    let store = store_of(&redis).await;
-    let a = replica(&store).await;
-    let b = replica(&store).await;
-    let ann = bearer_client("ann-token");
-    let session = open_session_with(&ann, &a.url(), &json!({ "elicitation": {} })).await;
+    let Pair {
+        store, a, b, ann, ..
+    } = &pair().await;
+    let session = open_session_with(ann, &a.url(), &json!({ "elicitation": {} })).await;
 
     // The tool on A asks; the question comes on the call's stream.
     let call = json!({
@@ -289,7 +301,7 @@ async fn a_question_asked_on_one_replica_is_answered_through_another() {
             .message()
             .is_some_and(|message| message["method"] == "elicitation/create")
     };
-    let seen = events_until(post_in_session(&ann, &a.url(), &session, &call).await, asks).await;
+    let seen = events_until(post_in_session(ann, &a.url(), &session, &call).await, asks).await;
     let question = seen
         .iter()
         .filter_map(Event::message)
@@ -317,7 +329,7 @@ async fn a_question_asked_on_one_replica_is_answered_through_another() {
         "jsonrpc": "2.0", "id": "0123456789abcdef.0",
         "result": { "action": "accept", "content": { "name": "Mallory" } }
     });
-    let response = post_in_session(&ann, &b.url(), &session, &stray).await;
+    let response = post_in_session(ann, &b.url(), &session, &stray).await;
     assert!(response.status().is_success(), "{}", response.status());
 
     // The answer lands on B, which relays it to A; the call goes on there.
@@ -325,9 +337,9 @@ async fn a_question_asked_on_one_replica_is_answered_through_another() {
         "jsonrpc": "2.0", "id": question["id"],
         "result": { "action": "accept", "content": { "name": "Ann" } }
     });
-    let response = post_in_session(&ann, &b.url(), &session, &answer_it).await;
+    let response = post_in_session(ann, &b.url(), &session, &answer_it).await;
     assert_eq!(response.status(), 202);
-    let rest = events(resume(&ann, &b.url(), &session, &last).await).await;
+    let rest = events(resume(ann, &b.url(), &session, &last).await).await;
     let greeted = answer(&rest, 3).unwrap_or_else(|| panic!("no answer: {question} {rest:?}"));
     assert_eq!(
         greeted["result"]["content"][0]["text"], "hello Ann",
@@ -337,30 +349,20 @@ async fn a_question_asked_on_one_replica_is_answered_through_another() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_that_ends_unanswered_ends_with_an_error_answer_on_another_replica() {
-    let redis = RedisServer::start();
-    let store = store_of(&redis).await;
-    let a = replica(&store).await;
-    let b = replica(&store).await;
-    let ann = bearer_client("ann-token");
-    let session = open_session(&ann, &a.url()).await;
-    let call = post_in_session(&ann, &a.url(), &session, &count_call(4, 200)).await;
-    let seen = events_until(call, reports_progress).await;
-    let last = seen
-        .iter()
-        .rev()
-        .find_map(|event| event.id.clone())
-        .unwrap();
+    let Pair { a, b, ann, .. } = &pair().await;
+    let session = open_session(ann, &a.url()).await;
+    let (_, last) = broken_off(ann, &a.url(), &session, &count_call(4, 200)).await;
 
     // The client cancels the call on A: its stream ends there without an answer.
     let cancel = json!({
         "jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": { "requestId": 4, "reason": "changed my mind" }
     });
-    let response = post_in_session(&ann, &a.url(), &session, &cancel).await;
+    let response = post_in_session(ann, &a.url(), &session, &cancel).await;
     assert!(response.status().is_success(), "{}", response.status());
 
     // Resumed on B, the stream ends with an error answer saying so, not in silence.
-    let rest = events(resume(&ann, &b.url(), &session, &last).await).await;
+    let rest = events(resume(ann, &b.url(), &session, &last).await).await;
     let ended = answer(&rest, 4).unwrap_or_else(|| panic!("no answer: {rest:?}"));
     assert_eq!(ended["error"]["code"], -32603, "{ended}");
     assert!(
