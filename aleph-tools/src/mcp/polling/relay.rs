@@ -135,3 +135,71 @@ pub(super) fn relayed(text: &str, process: &str) -> Option<ClientJsonRpcMessage>
         Route::Relay(..) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const HERE: &str = "00112233aabbccdd";
+
+    fn answer(id: &serde_json::Value) -> ClientJsonRpcMessage {
+        serde_json::from_value(json!({ "jsonrpc": "2.0", "id": id, "result": {} })).unwrap()
+    }
+
+    fn id_of(message: &ClientJsonRpcMessage) -> serde_json::Value {
+        serde_json::to_value(message).unwrap()["id"].clone()
+    }
+
+    #[test]
+    fn requests_and_cancellations_name_this_process_and_answers_come_home() {
+        let request: ServerJsonRpcMessage = serde_json::from_value(json!({
+            "jsonrpc": "2.0", "id": 7, "method": "elicitation/create",
+            "params": { "message": "Who?", "requestedSchema": { "type": "object", "properties": {} } }
+        }))
+        .unwrap();
+        let tagged = tag_request(ServerSseMessage::from_message(request), HERE);
+        let sent = serde_json::to_value(tagged.message.as_deref().unwrap()).unwrap();
+        assert_eq!(sent["id"], format!("{HERE}.7"));
+
+        let cancelled: ServerJsonRpcMessage = serde_json::from_value(json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": { "requestId": 7, "reason": "timed out" }
+        }))
+        .unwrap();
+        let tagged = tag_request(ServerSseMessage::from_message(cancelled), HERE);
+        let sent = serde_json::to_value(tagged.message.as_deref().unwrap()).unwrap();
+        assert_eq!(sent["params"]["requestId"], format!("{HERE}.7"));
+
+        match route(answer(&json!(format!("{HERE}.7"))), HERE) {
+            Route::Here(message) => assert_eq!(id_of(&message), 7),
+            Route::Relay(..) => panic!("its own answer is relayed"),
+        }
+    }
+
+    #[test]
+    fn answers_to_others_are_relayed_and_anything_else_stays_as_it_came() {
+        let other = "ffeeddccbbaa9988";
+        match route(answer(&json!(format!("{other}.3"))), HERE) {
+            Route::Relay(process, message) => {
+                assert_eq!(process, other);
+                assert_eq!(id_of(&message), format!("{other}.3"));
+            }
+            Route::Here(_) => panic!("another's answer stays here"),
+        }
+        for id in [
+            json!(3),
+            json!("plain"),
+            json!("short.3"),
+            json!(format!("{other}.x")),
+            json!("../../../../../../x.3"),
+            json!(format!("{other}z.3")),
+        ] {
+            match route(answer(&id), HERE) {
+                Route::Here(message) => assert_eq!(id_of(&message), id),
+                Route::Relay(..) => panic!("{id} is relayed"),
+            }
+        }
+    }
+}

@@ -161,7 +161,8 @@ impl Writer {
     /// stream whose process stopped does, so a client that resumes it elsewhere is told.
     /// Sent again a few times while the log cannot be reached.
     async fn end(&mut self) {
-        if self.overtaken {
+        // Nothing left when the answer is in the log already.
+        if self.overtaken || (self.state.ended && self.unsent.is_empty()) {
             return;
         }
         if !self.state.ended {
