@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 use aleph_tools_tests::model_api::{ModelApi, Reply};
 use serde_json::{Value, json};
 
+use crate::output::text;
+
 fn chunk(delta: &Value, finish: Option<&str>) -> Value {
     json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] })
 }
@@ -60,10 +62,6 @@ fn chat(dir: &std::path::Path, api: &ModelApi, args: &[&str], stdin: Option<&str
     }
     drop(input);
     child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

@@ -10,6 +10,8 @@ use std::process::{Command, Output};
 use aleph_tools_tests::interop_peers;
 use serde_json::Value;
 
+use crate::output::stderr;
+
 /// A home, a configuration directory and a working directory of their own.
 struct Machine {
     root: tempfile::TempDir,
@@ -46,10 +48,6 @@ impl Machine {
             .unwrap_or_else(|error| panic!("{rel}: {error}"));
         serde_json::from_str(&text).unwrap_or_else(|error| panic!("{rel}: {error}\n{text}"))
     }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 #[track_caller]

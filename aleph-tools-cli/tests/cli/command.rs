@@ -12,6 +12,8 @@ use aleph_tools_tests::manifests::broken_manifests;
 use aleph_tools_tests::{copy_dir, example_plugins, interop_peers, node_plugin};
 use serde_json::Value;
 
+use crate::output::{stderr, stdout, succeeded};
+
 const EXAMPLES: [&str; 5] = [
     "call-guard",
     "http-fetch",
@@ -77,26 +79,6 @@ impl World {
     fn run(&self, args: &[&str]) -> Output {
         self.command().args(args).output().unwrap()
     }
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-#[track_caller]
-fn succeeded(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        stdout(output),
-        stderr(output)
-    );
-    stdout(output)
 }
 
 /// The standard error of a failed run, checked to exit with 1, print nothing on standard

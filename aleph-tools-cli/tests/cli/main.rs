@@ -6,6 +6,7 @@ mod chat;
 mod clients;
 mod command;
 mod manage;
+mod output;
 mod replicas;
 mod scaffold;
 mod security;

@@ -14,6 +14,8 @@ use aleph_tools_tests::plugin_files::{archive, static_plugin};
 use aleph_tools_tests::{copy_dir, example_plugins};
 use serde_json::{Value, json};
 
+use crate::output::succeeded;
+
 const OPS: &str = "ops-7d1e";
 const AGENT: &str = "agent-55b0";
 
@@ -68,22 +70,6 @@ impl World {
         }
         command.output().unwrap()
     }
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-#[track_caller]
-fn succeeded(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        stdout(output),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout(output)
 }
 
 /// The standard error of a run that failed with one message.

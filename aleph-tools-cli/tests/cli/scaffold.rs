@@ -11,6 +11,8 @@ use std::process::{Command, Output};
 use aleph_tools_tests::{example_plugins, plugin_sdk};
 use serde_json::Value;
 
+use crate::output::{succeeded, text};
+
 /// The command, run in `dir` with a home of its own and no configuration.
 fn aleph_tools(dir: &Path, home: &Path, args: &[&str]) -> Output {
     std::fs::create_dir_all(home).unwrap();
@@ -22,22 +24,6 @@ fn aleph_tools(dir: &Path, home: &Path, args: &[&str]) -> Output {
         .env_remove("RUST_LOG")
         .output()
         .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-#[track_caller]
-fn succeeded(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        text(&output.stdout),
-        text(&output.stderr)
-    );
-    text(&output.stdout)
 }
 
 /// The standard error of a run that failed with `code`, printing nothing on standard output

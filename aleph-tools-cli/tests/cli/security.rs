@@ -8,9 +8,7 @@ use std::process::{Command, Output};
 use aleph_tools_tests::model_api::{ModelApi, Reply};
 use serde_json::{Value, json};
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::output::text;
 
 /// The command run in `dir`, with `home` as the user's home and no config from the
 /// environment.
