@@ -68,7 +68,7 @@ pub(super) struct PollingSessions {
     ledger: Arc<Ledger>,
     log: Option<Arc<dyn EventLog>>,
     /// Names the kept streams of this process: random, then a number.
-    tag: String,
+    tag: Arc<str>,
     next_stream: AtomicU64,
 }
 
@@ -177,7 +177,7 @@ impl PollingSessions {
             kept: Arc::default(),
             ledger,
             log,
-            tag: uuid::Uuid::new_v4().simple().to_string()[..16].to_owned(),
+            tag: Arc::from(&uuid::Uuid::new_v4().simple().to_string()[..16]),
             next_stream: AtomicU64::new(0),
         }
     }
@@ -185,7 +185,19 @@ impl PollingSessions {
     /// The name requests to clients carry, so that their answers find this process: set
     /// while sessions are shared.
     fn asker(&self) -> Option<Arc<str>> {
-        self.log.is_some().then(|| Arc::from(self.tag.as_str()))
+        self.log.is_some().then(|| Arc::clone(&self.tag))
+    }
+
+    /// `events` with the requests they carry naming this process, when sessions are shared.
+    fn tagged<S>(&self, events: S) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static
+    where
+        S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    {
+        let asker = self.asker();
+        events.map(move |event| match &asker {
+            Some(asker) => tag_request(event, asker),
+            None => event,
+        })
     }
 
     /// Hands the session services of this process the answers other processes relayed to
@@ -521,12 +533,7 @@ impl SessionManager for PollingSessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let busy = self.ledger.busy(id);
         let events = self.local.create_standalone_stream(id).await?;
-        let asker = self.asker();
-        let events = events.map(move |event| match &asker {
-            Some(asker) => tag_request(event, asker),
-            None => event,
-        });
-        Ok(in_use(events, busy))
+        Ok(in_use(self.tagged(events), busy))
     }
 
     async fn resume(
@@ -563,12 +570,7 @@ impl SessionManager for PollingSessions {
             }
         }
         let events = self.local.resume(id, last_event_id).await?;
-        let asker = self.asker();
-        let events = events.map(move |event| match &asker {
-            Some(asker) => tag_request(event, asker),
-            None => event,
-        });
-        Ok(in_use(events, busy).right_stream())
+        Ok(in_use(self.tagged(events), busy).right_stream())
     }
 
     async fn restore_session(
