@@ -64,7 +64,10 @@ async fn over_http(server: &str) -> Result<RunningService<RoleClient, ()>, Error
             url
         }
     };
-    Ok(().serve(StreamableHttpClientTransport::from_uri(url)).await?)
+    Ok(
+        ().serve(StreamableHttpClientTransport::from_uri(url))
+            .await?,
+    )
 }
 
 #[tokio::main(flavor = "current_thread")]
