@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::patterns::PatternError;
+use crate::util::patterns::PatternError;
 
 /// Why a tool call failed.
 ///

@@ -68,37 +68,25 @@ mod args;
 #[cfg(feature = "builtin")]
 #[cfg_attr(docsrs, doc(cfg(feature = "builtin")))]
 pub mod builtin;
-mod compress;
 mod context;
 mod error;
-#[cfg(any(feature = "plugins", feature = "builtin", feature = "sandbox"))]
-mod hosts;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod middleware;
-mod names;
-mod objects_only;
-mod patterns;
 #[cfg(feature = "plugins")]
 #[cfg_attr(docsrs, doc(cfg(feature = "plugins")))]
 pub mod plugin;
-#[cfg(any(feature = "node", feature = "builtin"))]
-mod process;
 pub mod provider;
 pub mod registry;
-#[cfg(any(feature = "plugins", feature = "builtin"))]
-mod regular_file;
 mod result;
 #[cfg(feature = "sandbox")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
 pub mod sandbox;
 pub mod schema;
 mod server;
-mod sync;
 mod tool;
-#[cfg(any(feature = "plugins", feature = "builtin"))]
-mod watch;
+mod util;
 
 /// What `#[tool]`'s expansion names. The module's name carries the crate's version, and the
 /// macro names the module of its own version, so a macro crate and a runtime crate of two
@@ -159,15 +147,15 @@ pub mod __private_0_1_0;
 /// assert_eq!(definition.parameters["properties"]["max_results"]["default"], 10);
 /// ```
 pub use aleph_tools_macros::tool;
-pub use compress::compress_snapshot;
+pub use util::compress::compress_snapshot;
 pub use context::{
     AskResult, Caller, CancellationToken, Elicitation, ElicitationHandler, ElicitationRequest,
     FromToolContext, Identity, LogLevel, Progress, ProgressEvent, Sampled, SamplingHandler,
     SamplingMessage, SamplingRequest, SamplingRole, State, StateType, ToolContext, ToolLogLayer,
 };
 pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
-pub use names::{TOOL_NAME_RULE, is_valid_tool_name};
-pub use patterns::PatternError;
+pub use util::names::{TOOL_NAME_RULE, is_valid_tool_name};
+pub use util::patterns::PatternError;
 pub use result::{
     Content, EmbeddedResource, IntoToolOutput, MediaContent, RepairInfo, RepairStep, ResourceBody,
     ResourceContents, ResourceLink, TextContent, ToolOutput, ToolReference, ToolResult,

@@ -16,7 +16,7 @@ use super::capture::Capture;
 use super::workspace::{locate, roots};
 use crate::context::{Progress, State, ToolContext};
 use crate::error::ToolError;
-use crate::process::ProcessGroup;
+use crate::util::process::ProcessGroup;
 use crate::result::ToolOutput;
 use crate::sandbox::{FAILURE_PREFIX, NOT_FOUND, SETUP_FAILED, Sandbox, SandboxError};
 use crate::server::ToolServerBuilder;

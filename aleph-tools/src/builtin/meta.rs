@@ -125,7 +125,7 @@ pub(crate) fn get_tool_schema(
     else {
         let offered = server.list_tools_for_context(ctx);
         let names = offered.iter().map(|definition| definition.name.as_str());
-        let closest = crate::names::closest(&name, names, 1);
+        let closest = crate::util::names::closest(&name, names, 1);
         let hint = closest
             .first()
             .map_or_else(String::new, |c| format!("; did you mean `{c}`?"));

@@ -29,7 +29,7 @@ use crate::context::{
     SamplingMessage, SamplingRequest, SamplingRole,
 };
 use crate::result::Content;
-use crate::sync::lock;
+use crate::util::sync::lock;
 use crate::tool::BoxFuture;
 use crate::{Identity, ToolContext, ToolResult};
 

@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use super::{Middleware, Next, ToolCall};
 use crate::error::ToolError;
-use crate::patterns::{PatternError, Patterns};
+use crate::util::patterns::{PatternError, Patterns};
 use crate::result::ToolOutput;
 
 /// What replaces a redacted argument in the log.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 

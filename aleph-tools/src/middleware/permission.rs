@@ -6,7 +6,7 @@ use std::fmt;
 use super::{Middleware, Next, ToolCall};
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::patterns::{PatternError, Patterns};
+use crate::util::patterns::{PatternError, Patterns};
 use crate::result::ToolOutput;
 use crate::tool::ToolDefinition;
 

@@ -23,7 +23,7 @@ use super::tree::TreeError;
 use super::wasm::WasmRuntime;
 use crate::middleware::HookId;
 use crate::server::AlephToolServer;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 mod info;
 mod prepare;

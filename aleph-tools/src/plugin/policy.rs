@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::manifest::{Permissions, parse_filesystem};
-use crate::hosts::{covers as host_covers, parse_rule as parse_network, rule_port};
+use crate::util::hosts::{covers as host_covers, parse_rule as parse_network, rule_port};
 
 /// The host's cap on plugin permissions: `[plugins.policy]`.
 ///

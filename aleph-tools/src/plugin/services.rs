@@ -15,7 +15,7 @@ use super::code::{Code, Purpose};
 use super::error::PluginError;
 use super::manager::PluginManager;
 use super::manifest::ServiceSection;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// Where a service is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]

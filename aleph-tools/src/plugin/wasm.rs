@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::sync::lock;
+use crate::util::sync::lock;
 use extism::{CancelHandle, Manifest, Plugin, PluginBuilder, Wasm};
 use tokio::sync::Semaphore;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::error::PluginError;
 use super::manager::{PluginManager, has_manifest};
-use crate::watch::{EntryWatcher, watch_entries};
+use crate::util::watch::{EntryWatcher, watch_entries};
 
 /// Watches the plugin directories while it lives; drop it to stop.
 pub struct PluginWatcher {

@@ -269,7 +269,7 @@ impl ToolResult {
         if text.chars().count() <= max_chars {
             return;
         }
-        let short = Content::text(crate::compress::compress_snapshot(&text, max_chars));
+        let short = Content::text(crate::util::compress::compress_snapshot(&text, max_chars));
         let first_text = self
             .content
             .iter()

@@ -63,12 +63,12 @@ pub(crate) fn host_pattern(host: &str) -> Result<String, String> {
     } else {
         format!("connect:{host}")
     };
-    let named = crate::hosts::parse_rule(&rule).map_err(|_| {
+    let named = crate::util::hosts::parse_rule(&rule).map_err(|_| {
         format!(
             "`{host}` is not a host pattern; write `api.example.com`, `*.example.com`, `*`, `127.0.0.1`, `localhost`, or one of them with a port (`localhost:3000`)"
         )
     })?;
-    Ok(match crate::hosts::rule_port(&rule) {
+    Ok(match crate::util::hosts::rule_port(&rule) {
         Some(port) if named.contains(':') => format!("[{named}]:{port}"),
         Some(port) => format!("{named}:{port}"),
         None => named,

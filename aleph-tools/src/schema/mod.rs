@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-use crate::sync;
+use crate::util::sync;
 
 pub(crate) use self::coerce::{Coercion, coerce, drop_absent_nulls};
 pub use self::dialect::{Dialect, DialectError, Refs};

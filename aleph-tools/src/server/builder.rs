@@ -14,8 +14,8 @@ use super::{
 use crate::context::{ElicitationHandler, SamplingHandler};
 use crate::error::RegistryError;
 use crate::middleware::{DynMiddleware, Middleware};
-use crate::names::is_valid_tool_name;
-use crate::patterns::Patterns;
+use crate::util::names::is_valid_tool_name;
+use crate::util::patterns::Patterns;
 use crate::provider::Provider;
 use crate::registry;
 use crate::tool::{AlephTool, AlephToolDyn};

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::table::Entry;
 use super::{AlephToolServer, Settings};
 use crate::context::ToolContext;
-use crate::patterns::Patterns;
+use crate::util::patterns::Patterns;
 use crate::provider::Provider;
 use crate::tool::ToolDefinition;
 

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::patterns::{PatternError, Patterns};
+use crate::util::patterns::{PatternError, Patterns};
 
 /// Which tools a server offers and which need approval.
 ///

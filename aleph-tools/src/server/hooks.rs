@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use super::AlephToolServer;
 use crate::middleware::{Hook, HookId, HookSet};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 impl AlephToolServer {
     fn change_hooks(&self, change: impl FnOnce(&mut HookSet, HookId)) -> HookId {

@@ -53,8 +53,8 @@ use self::table::{Entry, Table};
 use crate::context::{ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::error::RegistryError;
 use crate::middleware::{Chain, HookSet};
-use crate::patterns::{PatternError, Patterns};
-use crate::sync::lock;
+use crate::util::patterns::{PatternError, Patterns};
+use crate::util::sync::lock;
 use crate::tool::ToolDefinition;
 
 /// What the builder set; fixed for the server's life.

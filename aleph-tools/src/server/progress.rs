@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use arc_swap::ArcSwapOption;
 
-use crate::compress::compress_snapshot;
+use crate::util::compress::compress_snapshot;
 use serde_json::Value;
 
 use crate::context::{LogLevel, ProgressEvent, ToolContext};

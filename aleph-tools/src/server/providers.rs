@@ -19,7 +19,7 @@ use crate::provider::{
     output_is_wrapped,
 };
 use crate::result::ToolResult;
-use crate::sync::lock;
+use crate::util::sync::lock;
 use crate::tool::ToolDefinition;
 
 /// The tools arrays built for one version of the tools and filter, per provider.

@@ -55,7 +55,7 @@ fn repair<'t>(
     }
     Err(ToolError::NotFound {
         name: name.to_owned(),
-        suggestions: crate::names::suggestions(
+        suggestions: crate::util::names::suggestions(
             name,
             table.keys().map(|k| &**k).filter(|k| visible(k)),
         ),

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use super::AlephToolServer;
 use crate::error::RegistryError;
-use crate::names::check_tool_name;
+use crate::util::names::check_tool_name;
 use crate::provider::ToolListError;
 use crate::schema::{self, ArgumentValidator};
-use crate::sync::lock;
+use crate::util::sync::lock;
 use crate::tool::{AlephToolDyn, RunInline, StartTyped, ToolDefinition};
 
 /// One served tool with its definition and compiled input schema, built once when the tool

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::AlephTool;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::objects_only::ObjectsOnly;
+use crate::util::objects_only::ObjectsOnly;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::schema;
 use crate::server::{Prepared, ToolCallFuture};

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::Browser;
 use super::cdp::{Connection, Event};
-use crate::process::ProcessGroup;
+use crate::util::process::ProcessGroup;
 use crate::sandbox::Network;
 
 /// How long the browser may take to start and answer its first command.

@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::Builtin;
 use crate::context::ToolContext;
 use crate::error::{RegistryError, ToolError};
-use crate::hosts::HostRule;
+use crate::util::hosts::HostRule;
 use crate::sandbox::Sandbox;
 use crate::server::ToolServerBuilder;
 use rules::Rules;
@@ -236,7 +236,7 @@ impl Browsers {
         let hosts = settings
             .hosts
             .iter()
-            .map(|rule| crate::hosts::parse_rule(rule))
+            .map(|rule| crate::util::hosts::parse_rule(rule))
             .collect::<Result<Vec<_>, _>>()
             .map_err(invalid)?;
         let rule = HostRule::new(hosts).allowing_private(settings.allow_private);

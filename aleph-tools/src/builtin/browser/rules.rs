@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use url::Url;
 
-use crate::hosts::HostRule;
+use crate::util::hosts::HostRule;
 
 /// Schemes that load nothing from the network: always allowed.
 const LOCAL: &[&str] = &["about", "data", "blob"];

@@ -1,10 +1,10 @@
 //! Where `web_fetch` may connect: the library's one host rule ([`HostRule`]), applied to
 //! every URL before it is requested, and to the addresses a name resolves to by
-//! [`GuardedResolver`](crate::hosts::GuardedResolver).
+//! [`GuardedResolver`](crate::util::hosts::GuardedResolver).
 
 use reqwest::Url;
 
-use crate::hosts::{HostRule, Refusal};
+use crate::util::hosts::{HostRule, Refusal};
 
 /// Why `url` may not be fetched, or `None`.
 pub(super) fn refuse(rule: &HostRule, url: &Url) -> Option<String> {

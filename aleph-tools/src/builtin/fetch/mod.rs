@@ -16,7 +16,7 @@ pub(super) use self::guard::explain as explain_refusal;
 use super::Builtin;
 use crate::context::State;
 use crate::error::{ArgumentProblem, RegistryError, ToolError};
-use crate::hosts::{GuardedResolver, HostRule, why_failed};
+use crate::util::hosts::{GuardedResolver, HostRule, why_failed};
 use crate::result::ToolOutput;
 use crate::server::ToolServerBuilder;
 use crate::tool;
@@ -154,7 +154,7 @@ impl Fetcher {
         let hosts = settings
             .hosts
             .iter()
-            .map(|rule| crate::hosts::parse_rule(rule))
+            .map(|rule| crate::util::hosts::parse_rule(rule))
             .collect::<Result<Vec<_>, _>>()
             .map_err(invalid)?;
         let rule = HostRule::new(hosts).allowing_private(settings.allow_private);

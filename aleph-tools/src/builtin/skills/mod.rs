@@ -13,8 +13,8 @@ pub use skill::{Skill, SkillArgument};
 
 use super::Builtin;
 use crate::server::{AlephToolServer, ToolServerBuilder};
-use crate::sync::lock;
-use crate::watch::{is_hidden, watch_entries};
+use crate::util::sync::lock;
+use crate::util::watch::{is_hidden, watch_entries};
 
 /// Why skills could not be read or watched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::SkillError;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::names::is_valid_tool_name;
+use crate::util::names::is_valid_tool_name;
 use crate::result::ToolOutput;
 use crate::tool::{
     BoxFuture, RuntimeTool, ToolAnnotations, ToolCategory, ToolDefinition, ToolHandler,
@@ -135,7 +135,7 @@ impl Skill {
             )
         };
         // Never waits on a named pipe swapped in, never opens a device.
-        let file = match crate::regular_file::open_regular(&path) {
+        let file = match crate::util::regular_file::open_regular(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Err(not_a_file()),
             Err(e) => return Err(read_error(e)),

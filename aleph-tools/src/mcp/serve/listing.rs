@@ -10,7 +10,7 @@ use rmcp::model::{ListToolsResult, Tool};
 use super::Session;
 use crate::context::ToolContext;
 use crate::mcp::convert::{OutputShape, tool_to_mcp};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// The most tools one `tools/list` answer holds unless
 /// [`with_page_size`](super::McpServer::with_page_size) says otherwise.

@@ -39,7 +39,7 @@ use super::resources::ResourceSource;
 use super::tasks::TaskTable;
 use crate::schema::Dialect;
 use crate::server::CallArgs;
-use crate::sync::lock;
+use crate::util::sync::lock;
 use crate::{AlephToolServer, Identity, ToolContext, ToolErrorKind, ToolResult};
 
 /// What every session of a server shares: the tools and how they are served.
@@ -489,7 +489,7 @@ impl ServerHandler for Session {
         let prompts = self.all_prompts();
         let Some(prompt) = prompts.iter().find(|prompt| prompt.name == request.name) else {
             let names = prompts.iter().map(|prompt| prompt.name.as_str());
-            let close = crate::names::suggestions(&request.name, names);
+            let close = crate::util::names::suggestions(&request.name, names);
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown prompt `{}`{}",

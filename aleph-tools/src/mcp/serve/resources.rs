@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::Session;
 use crate::mcp::convert::{contents_to_mcp, resource_to_mcp, template_to_mcp};
 use crate::mcp::resources::{McpResource, McpResourceTemplate};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// How many resource events a slow session may fall behind by before it misses some.
 pub(super) const RESOURCE_EVENTS: usize = 256;
@@ -49,7 +49,7 @@ impl Session {
     /// The error for a URI no resource has, with the closest fixed URIs.
     fn unknown_resource(&self, uri: &str) -> ErrorData {
         let (resources, _) = self.all_resources();
-        let close = crate::names::suggestions(uri, resources.iter().map(McpResource::uri));
+        let close = crate::util::names::suggestions(uri, resources.iter().map(McpResource::uri));
         ErrorData::resource_not_found(
             format!(
                 "no resource has the URI `{uri}`{}",

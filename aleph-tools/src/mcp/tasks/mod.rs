@@ -28,7 +28,7 @@ use super::ask::{Round, RoundCall};
 use super::gauges;
 use super::http::drain::{InFlight, Running};
 use super::store::{LEASE, StoreError, TaskRecord, TaskStore, epoch_millis};
-use crate::sync::lock;
+use crate::util::sync::lock;
 use crate::tool::BoxFuture;
 use crate::{Identity, ProgressEvent, ToolErrorKind, ToolResult};
 

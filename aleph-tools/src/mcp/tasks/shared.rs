@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Entry, error_object, outstanding, timestamp};
 use crate::mcp::store::{LEASE, StoreError, TaskRecord, TaskStore, epoch_millis};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// The shortest and longest wait between two looks at the store by a running task.
 pub(super) const SYNC_MIN: Duration = Duration::from_millis(100);

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::sync::{self, lock};
+use crate::util::sync::{self, lock};
 
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;

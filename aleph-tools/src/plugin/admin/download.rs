@@ -15,7 +15,7 @@ use tokio::io::AsyncWriteExt as _;
 use tokio::sync::Semaphore;
 
 use super::AdminError;
-use crate::hosts::{GuardedResolver, HostRule, why_failed};
+use crate::util::hosts::{GuardedResolver, HostRule, why_failed};
 
 /// The most redirects a download follows.
 const MAX_REDIRECTS: usize = 5;
@@ -141,7 +141,7 @@ fn client(settings: &Downloads) -> Result<(HostRule, reqwest::Client), String> {
         .as_deref()
         .unwrap_or(&every)
         .iter()
-        .map(|rule| crate::hosts::parse_rule(rule))
+        .map(|rule| crate::util::hosts::parse_rule(rule))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|problem| format!("the download hosts are misconfigured: {problem}"))?;
     let rule = HostRule::new(patterns);

@@ -7,8 +7,8 @@ use std::path::Path;
 use super::permissions::{inside, parse_filesystem};
 use super::read::toml_position;
 use super::{LoadedManifest, ManifestError, ManifestProblem, PLUGIN_API_VERSION, PluginKind};
-use crate::hosts::parse_rule as parse_network;
-use crate::names::check_tool_name;
+use crate::util::hosts::parse_rule as parse_network;
+use crate::util::names::check_tool_name;
 
 impl LoadedManifest {
     /// Checks the rules a parsed manifest must follow and the files it names. `text` is the

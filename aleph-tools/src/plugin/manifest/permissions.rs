@@ -43,7 +43,7 @@ impl Permissions {
     pub fn allowed_hosts(&self) -> Vec<String> {
         self.network
             .iter()
-            .filter_map(|rule| crate::hosts::parse_rule(rule).ok())
+            .filter_map(|rule| crate::util::hosts::parse_rule(rule).ok())
             .collect()
     }
 

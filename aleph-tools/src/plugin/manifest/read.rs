@@ -192,7 +192,7 @@ const MAX_FILE: u64 = 4 * 1024 * 1024;
 /// [`MAX_FILE`] bytes.
 pub(in crate::plugin) fn read_small(file: &Path) -> Result<Option<String>, String> {
     use std::io::Read as _;
-    let opened = match crate::regular_file::open_regular(file) {
+    let opened = match crate::util::regular_file::open_regular(file) {
         Ok(opened) => opened,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),

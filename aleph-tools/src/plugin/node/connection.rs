@@ -26,8 +26,8 @@ use super::protocol::{
     Request, RpcError, code, leading_id,
 };
 use crate::context::Progress;
-use crate::process::ProcessGroup;
-use crate::sync::lock;
+use crate::util::process::ProcessGroup;
+use crate::util::sync::lock;
 
 /// How many of a process's last stderr lines are kept for error messages.
 const STDERR_TAIL: usize = 12;

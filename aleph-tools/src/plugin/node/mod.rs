@@ -35,7 +35,7 @@ use super::manifest::LoadedManifest;
 use crate::context::{Progress, ToolContext};
 use crate::error::ToolError;
 use crate::result::ToolOutput;
-use crate::sync::lock;
+use crate::util::sync::lock;
 use crate::tool::{BoxFuture, ToolDefinition, ToolHandler};
 
 /// How many received channel messages wait for slow listeners before the oldest are dropped.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use extism::{CurrentPlugin, PTR, PluginBuilder, UserData, Val, ValType};
 
 use super::{Failure, GuestRequest, PluginHttp};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// Where Extism's kernel functions live; the guest imports its HTTP functions from here.
 const NAMESPACE: &str = "extism:host/env";

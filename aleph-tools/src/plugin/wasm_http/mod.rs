@@ -20,7 +20,7 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use url::Url;
 
-use crate::hosts::{HostRule, Refusal};
+use crate::util::hosts::{HostRule, Refusal};
 
 mod guest;
 #[cfg(test)]

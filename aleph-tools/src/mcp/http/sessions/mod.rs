@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use crate::mcp::gauges;
 use crate::mcp::serve::Remembered;
 use crate::mcp::store::{SessionRecord, SessionStore as SharedSessions};
-use crate::sync::lock;
+use crate::util::sync::lock;
 use crate::tool::BoxFuture;
 
 /// How long a session may go without a request before it ends, unless set.

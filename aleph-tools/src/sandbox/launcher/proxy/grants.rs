@@ -1,7 +1,7 @@
 //! What the proxy admits: the policy's host patterns, each with the one port it names or
 //! every port, turned into the library's host rule for each request.
 
-use crate::hosts::{HostRule, covers};
+use crate::util::hosts::{HostRule, covers};
 
 /// The patterns of [`Network::Proxy`](crate::sandbox::Network::Proxy), read.
 pub(super) struct Grants {
