@@ -147,15 +147,12 @@ pub mod __private_0_1_0;
 /// assert_eq!(definition.parameters["properties"]["max_results"]["default"], 10);
 /// ```
 pub use aleph_tools_macros::tool;
-pub use util::compress::compress_snapshot;
 pub use context::{
     AskResult, Caller, CancellationToken, Elicitation, ElicitationHandler, ElicitationRequest,
     FromToolContext, Identity, LogLevel, Progress, ProgressEvent, Sampled, SamplingHandler,
     SamplingMessage, SamplingRequest, SamplingRole, State, StateType, ToolContext, ToolLogLayer,
 };
-pub use error::{ArgumentProblem, RegistryError, ToolError, ToolErrorKind};
-pub use util::names::{TOOL_NAME_RULE, is_valid_tool_name};
-pub use util::patterns::PatternError;
+pub use error::{ArgumentProblem, ToolError, ToolErrorKind};
 pub use result::{
     Content, EmbeddedResource, IntoToolOutput, MediaContent, RepairInfo, RepairStep, ResourceBody,
     ResourceContents, ResourceLink, TextContent, ToolOutput, ToolReference, ToolResult,
@@ -163,13 +160,16 @@ pub use result::{
 pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
-    IncompatibleTools, ReplaceInfo, ToolCallFuture, ToolCallRequest, ToolFilter,
+    IncompatibleTools, RegistryError, ReplaceInfo, ToolCallFuture, ToolCallRequest, ToolFilter,
     ToolProgressHandler, ToolServerBuilder, set_tool_progress_handler,
 };
 pub use tool::{
     AlephTool, AlephToolDyn, BoxFuture, Icon, IconTheme, RuntimeTool, ToolAnnotations,
     ToolCategory, ToolDefinition, ToolHandler,
 };
+pub use util::compress::compress_snapshot;
+pub use util::names::{TOOL_NAME_RULE, is_valid_tool_name};
+pub use util::patterns::PatternError;
 
 /// The names most programs need: `use aleph_tools::prelude::*;`.
 ///

@@ -10,7 +10,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::RegistryError;
 use crate::tool::{AlephTool, AlephToolDyn};
 
 /// One `#[tool]` function, as the linker collected it.
@@ -91,17 +90,4 @@ pub fn registered_tools() -> Vec<&'static ToolRegistration> {
     let mut all: Vec<_> = inventory::iter::<ToolRegistration>.into_iter().collect();
     all.sort_by_key(|r| (r.name, r.location.file, r.location.line));
     all
-}
-
-/// The registered tools, or the first pair that shares a name.
-pub(crate) fn unique_registered_tools() -> Result<Vec<&'static ToolRegistration>, RegistryError> {
-    let all = registered_tools();
-    if let Some(pair) = all.windows(2).find(|pair| pair[0].name == pair[1].name) {
-        return Err(RegistryError::Duplicate {
-            name: pair[0].name.to_owned(),
-            first: pair[0].location.to_string(),
-            second: pair[1].location.to_string(),
-        });
-    }
-    Ok(all)
 }

@@ -16,11 +16,11 @@ use super::capture::Capture;
 use super::workspace::{locate, roots};
 use crate::context::{Progress, State, ToolContext};
 use crate::error::ToolError;
-use crate::util::process::ProcessGroup;
 use crate::result::ToolOutput;
 use crate::sandbox::{FAILURE_PREFIX, NOT_FOUND, SETUP_FAILED, Sandbox, SandboxError};
 use crate::server::ToolServerBuilder;
 use crate::tool;
+use crate::util::process::ProcessGroup;
 
 /// How long to wait for the output pipes to close once the program has ended or was killed;
 /// a descendant that left the process group may hold them open.

@@ -142,7 +142,7 @@ pub(crate) fn get_tool_schema(
         .map_err(|e| ToolError::execution(e.to_string()))
 }
 
-fn server(ctx: &ToolContext) -> Result<&AlephToolServer, ToolError> {
+fn server(ctx: &ToolContext) -> Result<AlephToolServer, ToolError> {
     ctx.server()
         .ok_or_else(|| ToolError::execution("this call was not made through a tool server"))
 }

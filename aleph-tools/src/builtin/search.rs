@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::context::State;
-use crate::error::{RegistryError, ToolError};
+use crate::error::ToolError;
+use crate::server::RegistryError;
 use crate::server::ToolServerBuilder;
 use crate::tool;
 use crate::tool::BoxFuture;

@@ -28,7 +28,6 @@ pub use self::progress::{Progress, ProgressEvent};
 pub use self::sample::{Sampled, SamplingHandler, SamplingMessage, SamplingRequest, SamplingRole};
 
 use crate::error::ToolError;
-use crate::server::AlephToolServer;
 
 /// Who is calling a tool: the model in conversation, or code the model wrote.
 ///
@@ -68,7 +67,9 @@ pub struct ToolContext {
     progress: Option<Arc<ProgressFn>>,
     cancellation: Option<CancellationToken>,
     capabilities: Option<Arc<BTreeSet<String>>>,
-    server: Option<AlephToolServer>,
+    /// The server that took the call, kept opaque so that the context does not depend on
+    /// the server; [`ToolContext::server`] gives it back.
+    pub(crate) server: Option<Arc<dyn Any + Send + Sync>>,
     elicitation: Option<Arc<dyn ElicitationHandler>>,
     sampling: Option<Arc<dyn SamplingHandler>>,
 }
@@ -253,6 +254,21 @@ impl ToolContext {
         }
     }
 
+    /// Uses the server's handlers for questions to the user and requests for a completion
+    /// where this context has none of its own.
+    pub(crate) fn default_handlers(
+        &mut self,
+        elicitation: Option<&Arc<dyn ElicitationHandler>>,
+        sampling: Option<&Arc<dyn SamplingHandler>>,
+    ) {
+        if self.elicitation.is_none() {
+            self.elicitation = elicitation.cloned();
+        }
+        if self.sampling.is_none() {
+            self.sampling = sampling.cloned();
+        }
+    }
+
     /// Uses the server's allowed directories when this context has none.
     pub(crate) fn default_allowed_paths(&mut self, dirs: Option<&Arc<[PathBuf]>>) {
         if self.allowed_paths.is_none() {
@@ -274,15 +290,17 @@ impl ToolContext {
         }));
     }
 
+    /// Gives the context what the server gives every call: its id, the tool's name and the
+    /// server (kept as its shared state).
     pub(crate) fn for_call(
         mut self,
         call_id: u64,
         tool: Arc<str>,
-        server: &AlephToolServer,
+        server: Arc<dyn Any + Send + Sync>,
     ) -> Self {
         self.call_id = call_id;
         self.tool = Some(tool);
-        self.server = Some(server.clone());
+        self.server = Some(server);
         self
     }
 
@@ -314,12 +332,6 @@ impl ToolContext {
     /// The name of the tool being called, once the server has resolved it.
     pub fn tool_name(&self) -> Option<&str> {
         self.tool.as_deref()
-    }
-
-    /// The server running this call, through which a tool can look up or call the server's
-    /// other tools; `None` for a context no server has taken a call with.
-    pub fn server(&self) -> Option<&AlephToolServer> {
-        self.server.as_ref()
     }
 
     /// The working directory, if one was set.

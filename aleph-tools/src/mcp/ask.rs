@@ -29,8 +29,8 @@ use crate::context::{
     SamplingMessage, SamplingRequest, SamplingRole,
 };
 use crate::result::Content;
-use crate::util::sync::lock;
 use crate::tool::BoxFuture;
+use crate::util::sync::lock;
 use crate::{Identity, ToolContext, ToolResult};
 
 /// How long a call may wait for a 2026-07-28 client to come back with its answers before it

@@ -9,8 +9,8 @@ use tracing::Instrument;
 
 use super::{Middleware, Next, ToolCall};
 use crate::error::ToolError;
-use crate::util::patterns::{PatternError, Patterns};
 use crate::result::ToolOutput;
+use crate::util::patterns::{PatternError, Patterns};
 
 /// What replaces a redacted argument in the log.
 pub const REDACTED: &str = "[redacted]";

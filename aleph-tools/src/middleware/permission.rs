@@ -6,9 +6,9 @@ use std::fmt;
 use super::{Middleware, Next, ToolCall};
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::util::patterns::{PatternError, Patterns};
 use crate::result::ToolOutput;
 use crate::tool::ToolDefinition;
+use crate::util::patterns::{PatternError, Patterns};
 
 /// Middleware that lets a call through only when its context holds every capability the
 /// tool requires.

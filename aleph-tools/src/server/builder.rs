@@ -12,13 +12,13 @@ use super::{
     Settings, ToolFilter, ToolProgressHandler,
 };
 use crate::context::{ElicitationHandler, SamplingHandler};
-use crate::error::RegistryError;
 use crate::middleware::{DynMiddleware, Middleware};
+use crate::provider::Provider;
+use crate::registry::{self, ToolRegistration};
+use crate::server::RegistryError;
+use crate::tool::{AlephTool, AlephToolDyn};
 use crate::util::names::is_valid_tool_name;
 use crate::util::patterns::Patterns;
-use crate::provider::Provider;
-use crate::registry;
-use crate::tool::{AlephTool, AlephToolDyn};
 
 /// Builds an [`AlephToolServer`]; every setting a server keeps for its life is made here.
 ///
@@ -330,12 +330,10 @@ impl ToolServerBuilder {
         }
         settings.open_to_code = Patterns::new("open to code", &open_to_code)?;
         if registry {
-            let registered = registry::unique_registered_tools()?;
+            let registered = unique_registered_tools()?;
             tools.splice(
                 0..0,
-                registered
-                    .into_iter()
-                    .map(registry::ToolRegistration::instantiate),
+                registered.into_iter().map(ToolRegistration::instantiate),
             );
         }
         let mut entries = tools
@@ -373,4 +371,17 @@ impl ToolServerBuilder {
         }
         Ok(server)
     }
+}
+
+/// The registered tools, or the first pair that shares a name.
+fn unique_registered_tools() -> Result<Vec<&'static ToolRegistration>, RegistryError> {
+    let all = registry::registered_tools();
+    if let Some(pair) = all.windows(2).find(|pair| pair[0].name() == pair[1].name()) {
+        return Err(RegistryError::Duplicate {
+            name: pair[0].name().to_owned(),
+            first: pair[0].location().to_string(),
+            second: pair[1].location().to_string(),
+        });
+    }
+    Ok(all)
 }

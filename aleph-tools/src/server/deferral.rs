@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::table::Entry;
 use super::{AlephToolServer, Settings};
 use crate::context::ToolContext;
-use crate::util::patterns::Patterns;
 use crate::provider::Provider;
 use crate::tool::ToolDefinition;
+use crate::util::patterns::Patterns;
 
 /// Which tools a server with a tool search defers.
 pub(crate) struct Deferral {

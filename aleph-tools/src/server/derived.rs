@@ -9,7 +9,7 @@ use super::filter::CompiledFilter;
 use super::table::{Entry, Table};
 use super::{AlephToolServer, Settings};
 use crate::context::Caller;
-use crate::error::RegistryError;
+use crate::server::RegistryError;
 use crate::tool::{AlephToolDyn, ToolDefinition};
 
 /// Makes a derived tool from the definitions of the tools the filter offers (sorted by

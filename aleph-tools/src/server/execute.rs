@@ -361,7 +361,7 @@ impl AlephToolServer {
         let shared = &self.shared;
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed);
         shared.settings.apply_defaults(&mut ctx);
-        ctx.for_call(call_id, Arc::clone(&entry.name), self)
+        ctx.for_call(call_id, Arc::clone(&entry.name), self.shared.clone())
     }
 
     async fn execute(

@@ -14,6 +14,7 @@ mod call;
 mod confirm;
 mod deferral;
 mod derived;
+mod error;
 mod execute;
 mod filter;
 mod gated;
@@ -41,6 +42,7 @@ pub use self::confirm::{Confirmation, ConfirmationHandler, ConfirmationRequest};
 pub(crate) use self::deferral::Deferral;
 #[cfg_attr(not(feature = "builtin"), allow(unused_imports))]
 pub(crate) use self::derived::{Derive, DerivedTool};
+pub use self::error::RegistryError;
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 use self::gated::Gated;
@@ -51,11 +53,10 @@ use self::providers::{Quarantine, ToolLists};
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
 use crate::context::{ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
-use crate::error::RegistryError;
 use crate::middleware::{Chain, HookSet};
+use crate::tool::ToolDefinition;
 use crate::util::patterns::{PatternError, Patterns};
 use crate::util::sync::lock;
-use crate::tool::ToolDefinition;
 
 /// What the builder set; fixed for the server's life.
 #[derive(Default)]
@@ -102,6 +103,7 @@ impl Settings {
         ctx.merge_state_from(&self.state);
         ctx.default_working_dir(self.working_dir.as_ref());
         ctx.default_allowed_paths(self.allowed_paths.as_ref());
+        ctx.default_handlers(self.elicitation.as_ref(), self.sampling.as_ref());
     }
 }
 
@@ -161,6 +163,17 @@ struct Shared {
 #[derive(Clone)]
 pub struct AlephToolServer {
     shared: Arc<Shared>,
+}
+
+impl ToolContext {
+    /// The server running this call, through which a tool can look up or call the server's
+    /// other tools; `None` for a context no server has taken a call with.
+    pub fn server(&self) -> Option<AlephToolServer> {
+        let shared = Arc::clone(self.server.as_ref()?)
+            .downcast::<Shared>()
+            .ok()?;
+        Some(AlephToolServer { shared })
+    }
 }
 
 impl Default for AlephToolServer {
@@ -276,16 +289,6 @@ impl AlephToolServer {
     /// current while this stays the same. Read it before reading the tools.
     pub(crate) fn tools_version(&self) -> u64 {
         *self.shared.changes.borrow()
-    }
-
-    /// Who answers tools' questions to the user in calls made in process.
-    pub(crate) fn elicitation_handler(&self) -> Option<Arc<dyn ElicitationHandler>> {
-        self.shared.settings.elicitation.clone()
-    }
-
-    /// Who answers tools' requests for a completion in calls made in process.
-    pub(crate) fn sampling_handler(&self) -> Option<Arc<dyn SamplingHandler>> {
-        self.shared.settings.sampling.clone()
     }
 
     /// Replaces the filter; calls that start afterwards see the new one. The tools offered

@@ -13,14 +13,15 @@ use serde_json::Value;
 use super::table::Entry;
 use super::{AlephToolServer, CallArgs};
 use crate::context::ToolContext;
-use crate::error::{ArgumentProblem, RegistryError, ToolError};
+use crate::error::{ArgumentProblem, ToolError};
 use crate::provider::{
     Provider, ProviderCall, ProviderError, RoundLimits, SizeReport, ToolListError, ToolRound,
     output_is_wrapped,
 };
 use crate::result::ToolResult;
-use crate::util::sync::lock;
+use crate::server::RegistryError;
 use crate::tool::ToolDefinition;
+use crate::util::sync::lock;
 
 /// The tools arrays built for one version of the tools and filter, per provider.
 #[derive(Default)]

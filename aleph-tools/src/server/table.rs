@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::AlephToolServer;
-use crate::error::RegistryError;
-use crate::util::names::check_tool_name;
 use crate::provider::ToolListError;
 use crate::schema::{self, ArgumentValidator};
-use crate::util::sync::lock;
+use crate::server::RegistryError;
 use crate::tool::{AlephToolDyn, RunInline, StartTyped, ToolDefinition};
+use crate::util::names::check_tool_name;
+use crate::util::sync::lock;
 
 /// One served tool with its definition and compiled input schema, built once when the tool
 /// was added.

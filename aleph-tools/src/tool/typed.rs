@@ -13,10 +13,10 @@ use serde_json::Value;
 use super::AlephTool;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::util::objects_only::ObjectsOnly;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::schema;
 use crate::server::{Prepared, ToolCallFuture};
+use crate::util::objects_only::ObjectsOnly;
 
 /// A call's arguments as the caller holds them.
 #[doc(hidden)]

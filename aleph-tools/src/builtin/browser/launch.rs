@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 
 use super::Browser;
 use super::cdp::{Connection, Event};
-use crate::util::process::ProcessGroup;
 use crate::sandbox::Network;
+use crate::util::process::ProcessGroup;
 
 /// How long the browser may take to start and answer its first command.
 const START_TIME: Duration = Duration::from_secs(30);

@@ -18,10 +18,11 @@ use std::time::Duration;
 
 use super::Builtin;
 use crate::context::ToolContext;
-use crate::error::{RegistryError, ToolError};
-use crate::util::hosts::HostRule;
+use crate::error::ToolError;
 use crate::sandbox::Sandbox;
+use crate::server::RegistryError;
 use crate::server::ToolServerBuilder;
+use crate::util::hosts::HostRule;
 use rules::Rules;
 use tabs::Running;
 

@@ -21,10 +21,10 @@ use super::{CodeMode, ScriptLanguage};
 use crate::builtin::capture::Capture;
 use crate::context::{Caller, Progress, ToolContext};
 use crate::error::ToolError;
-use crate::util::process::ProcessGroup;
 use crate::result::ToolOutput;
 use crate::sandbox::{FAILURE_PREFIX, NOT_FOUND, SETUP_FAILED, SandboxError};
 use crate::server::AlephToolServer;
+use crate::util::process::ProcessGroup;
 
 /// The longest line the script may write beside its returned value (whose limit is the
 /// output limit); longer lines are cut and read as output.
@@ -165,7 +165,7 @@ pub(super) async fn run(
 
     let started = Instant::now();
     let mut session = Session {
-        server,
+        server: &server,
         ctx: child_ctx,
         progress: ctx.progress(),
         open,
@@ -354,7 +354,8 @@ impl Session<'_> {
             // No tool name is longer than 64 characters: a longer one is shown cut.
             let tool: String = tool.chars().take(64).collect();
             let tool = tool.as_str();
-            let closest = crate::util::names::closest(tool, self.open.iter().map(String::as_str), 1);
+            let closest =
+                crate::util::names::closest(tool, self.open.iter().map(String::as_str), 1);
             let hint = closest
                 .first()
                 .map_or_else(String::new, |name| format!(" (did you mean `{name}`?)"));

@@ -15,11 +15,12 @@ use serde::Serialize;
 pub(super) use self::guard::explain as explain_refusal;
 use super::Builtin;
 use crate::context::State;
-use crate::error::{ArgumentProblem, RegistryError, ToolError};
-use crate::util::hosts::{GuardedResolver, HostRule, why_failed};
+use crate::error::{ArgumentProblem, ToolError};
 use crate::result::ToolOutput;
+use crate::server::RegistryError;
 use crate::server::ToolServerBuilder;
 use crate::tool;
+use crate::util::hosts::{GuardedResolver, HostRule, why_failed};
 
 /// `web_fetch` and its rules; [`with_web_fetch`](ToolServerBuilder::with_web_fetch) serves it
 /// with the defaults.

@@ -13,11 +13,11 @@ use serde_json::{Map, Value, json};
 use super::SkillError;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::util::names::is_valid_tool_name;
 use crate::result::ToolOutput;
 use crate::tool::{
     BoxFuture, RuntimeTool, ToolAnnotations, ToolCategory, ToolDefinition, ToolHandler,
 };
+use crate::util::names::is_valid_tool_name;
 
 /// The file a skill directory holds.
 pub(super) const SKILL_FILE: &str = "SKILL.md";

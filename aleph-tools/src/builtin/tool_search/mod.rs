@@ -360,7 +360,7 @@ pub(crate) async fn tool_search(
     let limit = limit.unwrap_or(searcher.max_results).clamp(1, MAX_RESULTS);
     // The arguments are checked before the index is built: a wrong call costs nothing.
     let asked = Asked::read(query.as_deref(), pattern.as_deref())?;
-    let index = searcher.index(server).await;
+    let index = searcher.index(&server).await;
     let order = match asked {
         Asked::Query(query) => {
             let vector = searcher.query_vector(&index, query).await;

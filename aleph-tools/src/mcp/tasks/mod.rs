@@ -28,8 +28,8 @@ use super::ask::{Round, RoundCall};
 use super::gauges;
 use super::http::drain::{InFlight, Running};
 use super::store::{LEASE, StoreError, TaskRecord, TaskStore, epoch_millis};
-use crate::util::sync::lock;
 use crate::tool::BoxFuture;
+use crate::util::sync::lock;
 use crate::{Identity, ProgressEvent, ToolErrorKind, ToolResult};
 
 mod shared;

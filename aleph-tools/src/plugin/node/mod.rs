@@ -35,8 +35,8 @@ use super::manifest::LoadedManifest;
 use crate::context::{Progress, ToolContext};
 use crate::error::ToolError;
 use crate::result::ToolOutput;
-use crate::util::sync::lock;
 use crate::tool::{BoxFuture, ToolDefinition, ToolHandler};
+use crate::util::sync::lock;
 
 /// How many received channel messages wait for slow listeners before the oldest are dropped.
 const INBOUND_BUFFER: usize = 256;

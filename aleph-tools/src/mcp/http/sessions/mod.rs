@@ -18,8 +18,8 @@ use tokio::time::Instant;
 use crate::mcp::gauges;
 use crate::mcp::serve::Remembered;
 use crate::mcp::store::{SessionRecord, SessionStore as SharedSessions};
-use crate::util::sync::lock;
 use crate::tool::BoxFuture;
+use crate::util::sync::lock;
 
 /// How long a session may go without a request before it ends, unless set.
 pub(in crate::mcp) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_mins(5);
