@@ -44,6 +44,8 @@
 //! | `sandbox` | [`sandbox`]: an OS sandbox (namespaces, Landlock, seccomp, limits) for the programs tools run |
 //! | `clients` | [`agent::clients`]: HTTP clients for the model APIs the agent loop drives |
 //! | `metrics` | calls, errors and latency per tool, sessions and tasks, through the `metrics` facade |
+//! | `rate-limit` | `middleware::RateLimit`: calls per time, per tool and overall |
+//! | `tracing-layer` | `ToolLogLayer`: `tracing` events inside a tool sent as its call's log messages |
 //! | `full` | all of the above |
 //!
 //! The minimum supported Rust is 1.91 (1.94 with `embeddings`). With the `mcp` feature,
@@ -147,10 +149,13 @@ pub mod __private_0_1_0;
 /// assert_eq!(definition.parameters["properties"]["max_results"]["default"], 10);
 /// ```
 pub use aleph_tools_macros::tool;
+#[cfg(feature = "tracing-layer")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing-layer")))]
+pub use context::ToolLogLayer;
 pub use context::{
     AskResult, Caller, CancellationToken, Elicitation, ElicitationHandler, ElicitationRequest,
     FromToolContext, Identity, LogLevel, Progress, ProgressEvent, Sampled, SamplingHandler,
-    SamplingMessage, SamplingRequest, SamplingRole, State, StateType, ToolContext, ToolLogLayer,
+    SamplingMessage, SamplingRequest, SamplingRole, State, StateType, ToolContext,
 };
 pub use error::{ArgumentProblem, ToolError, ToolErrorKind};
 pub use result::{

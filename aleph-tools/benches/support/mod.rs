@@ -6,7 +6,9 @@
 //! written back with `serde_json::to_string`.
 
 use aleph_tools::ToolServerBuilder;
-use aleph_tools::middleware::{Audit, Rate, RateLimit};
+use aleph_tools::middleware::Audit;
+#[cfg(feature = "rate-limit")]
+use aleph_tools::middleware::{Rate, RateLimit};
 use aleph_tools::prelude::*;
 use serde::Deserialize;
 
@@ -73,11 +75,15 @@ pub fn servers() -> (AlephToolServer, AlephToolServer) {
     )
 }
 
-/// `builder` with the audit layer and a rate limit (global and per tool) it never reaches.
+/// `builder` with the audit layer and (feature `rate-limit`) a rate limit, global and per
+/// tool, it never reaches.
 pub fn with_audit_and_rate_limit(builder: ToolServerBuilder) -> ToolServerBuilder {
-    builder.with_middleware(Audit::new()).with_middleware(
+    let builder = builder.with_middleware(Audit::new());
+    #[cfg(feature = "rate-limit")]
+    let builder = builder.with_middleware(
         RateLimit::new()
             .global(Rate::per_second(u32::MAX))
             .per_tool(Rate::per_second(u32::MAX)),
-    )
+    );
+    builder
 }

@@ -6,6 +6,8 @@
 mod elicit;
 mod identity;
 mod log;
+#[cfg(feature = "tracing-layer")]
+mod log_layer;
 mod paths;
 mod progress;
 mod sample;
@@ -22,8 +24,10 @@ pub use tokio_util::sync::CancellationToken;
 
 pub use self::elicit::{AskResult, Elicitation, ElicitationHandler, ElicitationRequest};
 pub use self::identity::Identity;
-pub use self::log::{LogLevel, ToolLogLayer};
+pub use self::log::LogLevel;
 pub(crate) use self::log::{carried, within_call};
+#[cfg(feature = "tracing-layer")]
+pub use self::log_layer::ToolLogLayer;
 pub use self::progress::{Progress, ProgressEvent};
 pub use self::sample::{Sampled, SamplingHandler, SamplingMessage, SamplingRequest, SamplingRole};
 

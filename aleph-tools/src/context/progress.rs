@@ -29,7 +29,7 @@ pub enum ProgressEvent {
         text: String,
     },
     /// A log message: from [`Progress::log`], or a `tracing` event the tool emitted, which
-    /// [`ToolLogLayer`](crate::ToolLogLayer) forwards.
+    /// `ToolLogLayer` (feature `tracing-layer`) forwards.
     Log {
         /// How severe it is.
         level: LogLevel,
@@ -99,6 +99,7 @@ impl Progress {
     }
 
     /// A log message from `logger` (a `tracing` target).
+    #[cfg(feature = "tracing-layer")]
     pub(crate) fn log_from(&self, level: LogLevel, logger: Option<&str>, data: Value) {
         self.emit(|| ProgressEvent::Log {
             level,

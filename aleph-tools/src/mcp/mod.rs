@@ -16,7 +16,7 @@
 //! `notifications/tools/list_changed` whenever the set of tools changes, progress as
 //! `notifications/progress` when they ask for it, the tools' log messages
 //! ([`Progress::log`](crate::Progress::log), or `tracing` through
-//! [`ToolLogLayer`](crate::ToolLogLayer)) as `notifications/message` at the level they set,
+//! `ToolLogLayer` (feature `tracing-layer`)) as `notifications/message` at the level they set,
 //! and their `notifications/cancelled` reaches the running tool. A call of a tool marked
 //! `task` runs as an MCP task for clients that declare the tasks extension: they get a
 //! handle at once and poll it, as [`McpTasks`] describes.

@@ -3,9 +3,9 @@
 //! change the call, answer it itself, refuse it, or look at what came back.
 //!
 //! Built in: [`Permission`] (capabilities a call's context must hold), [`Audit`] (`tracing`
-//! spans and events with secrets redacted), [`RateLimit`] (calls per time, per tool and
-//! overall), [`ConcurrencyLimit`] (calls at once, per tool and overall) and, with the feature
-//! `metrics`, `Metrics` (calls, errors and latency per tool). Hooks
+//! spans and events with secrets redacted), [`ConcurrencyLimit`] (calls at once, per tool
+//! and overall) and, with the feature `rate-limit`, `RateLimit` (calls per time, per tool and
+//! overall), with the feature `metrics`, `Metrics` (calls, errors and latency per tool). Hooks
 //! ([`Interceptor`], [`Observer`], [`Resolver`]) plug into the same chain at run time.
 //!
 //! # Order
@@ -21,6 +21,7 @@ mod hooks;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod permission;
+#[cfg(feature = "rate-limit")]
 mod rate_limit;
 
 use std::fmt;
@@ -38,6 +39,8 @@ pub use self::hooks::{
 #[cfg(feature = "metrics")]
 pub use self::metrics::{CALL_DURATION, CALLS, CALLS_RUNNING, Metrics};
 pub use self::permission::Permission;
+#[cfg(feature = "rate-limit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rate-limit")))]
 pub use self::rate_limit::{Rate, RateLimit};
 use crate::context::ToolContext;
 use crate::error::ToolError;

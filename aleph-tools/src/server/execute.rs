@@ -377,9 +377,8 @@ impl AlephToolServer {
     }
 
     /// Runs the tool's future under its time limit, with a panic contained. While someone
-    /// listens to the call's progress, the future runs where [`ToolLogLayer`] finds it.
-    ///
-    /// [`ToolLogLayer`]: crate::ToolLogLayer
+    /// listens to the call's progress, the future runs where `ToolLogLayer` (feature
+    /// `tracing-layer`) finds it.
     pub(super) async fn limited(
         &self,
         entry: &Entry,

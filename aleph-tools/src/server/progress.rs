@@ -49,7 +49,7 @@ pub trait ToolProgressHandler: Send + Sync + 'static {
     }
 
     /// A running tool logged a message (with [`Progress::log`](crate::Progress::log), or
-    /// through `tracing` with [`ToolLogLayer`](crate::ToolLogLayer) installed).
+    /// through `tracing` with `ToolLogLayer` (feature `tracing-layer`) installed).
     fn on_tool_log(&self, tool_name: &str, level: LogLevel, logger: Option<&str>, data: &Value) {
         let _ = (tool_name, level, logger, data);
     }
