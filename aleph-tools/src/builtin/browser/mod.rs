@@ -2,6 +2,7 @@
 //! OS sandbox, every request it makes held to the host rules.
 
 mod cdp;
+mod guard;
 mod launch;
 mod page;
 mod pages;

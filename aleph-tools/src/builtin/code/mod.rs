@@ -2,6 +2,7 @@
 //! tool open to code is an async function; the script's calls go back through the server's
 //! whole pipeline, and only what it prints and returns reaches the model.
 
+mod protocol;
 mod script;
 mod typescript;
 

@@ -17,7 +17,7 @@
 //! carries out what it decides: a session idle for a while sleeps (rmcp's service of it
 //! ends, rmcp's session restore wakes it), one idle past the timeout ends.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -34,27 +34,24 @@ use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 use serde_json::Value;
-use tokio::sync::Notify;
 use tokio::sync::mpsc::Receiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use self::kept::{Kept, Next, index_of, stream_of_id};
 use self::relay::{KNOWN_FOR, LOOK_EVERY, Route, TAKE_AT_MOST, relay, relayed, route, tag_request};
 use self::shared::{Writer, first_read, read_log};
 use super::http::sessions::{Busy, Due, Ledger};
 use super::store::EventLog;
 use crate::Identity;
 
+mod kept;
 mod relay;
 mod shared;
 
 /// How long a request's events are kept after its answer, for a client that comes back
 /// late.
 const KEEP_ANSWERED: Duration = Duration::from_mins(1);
-
-/// The most events kept for one request; past it the oldest go first (a client away that
-/// long misses them, as it would with rmcp's own cache).
-const MOST_KEPT: usize = 4096;
 
 /// How long a session put to sleep or ended has to close its worker.
 const CLOSE_WITHIN: Duration = Duration::from_secs(5);
@@ -74,76 +71,6 @@ pub(super) struct PollingSessions {
 
 /// The requests whose events are kept, by session and stream name.
 type KeptByRequest = HashMap<(SessionId, Arc<str>), Arc<Kept>>;
-
-/// The events of one request, as rmcp sent them.
-#[derive(Debug, Default)]
-struct Kept {
-    events: Mutex<Events>,
-    changed: Notify,
-}
-
-#[derive(Debug, Default)]
-struct Events {
-    list: VecDeque<(usize, ServerSseMessage)>,
-    /// rmcp has sent the last one (the answer, or the session ended).
-    ended: bool,
-}
-
-impl Kept {
-    fn events(&self) -> std::sync::MutexGuard<'_, Events> {
-        self.events.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The first event numbered `from` or later. The list is in rmcp's order, which is the
-    /// order of the numbers, so a stream's reads cost a search each, not a scan.
-    fn push(&self, numbered: &[(usize, ServerSseMessage)]) {
-        let mut events = self.events();
-        for (index, event) in numbered {
-            if events.list.len() == MOST_KEPT {
-                events.list.pop_front();
-            }
-            events.list.push_back((*index, event.clone()));
-        }
-        drop(events);
-        self.changed.notify_waiters();
-    }
-
-    fn next(&self, from: usize) -> Next {
-        let events = self.events();
-        let at = events.list.partition_point(|(index, _)| *index < from);
-        match events.list.get(at) {
-            Some((index, event)) => Next::Event(*index, event.clone()),
-            None if events.ended => Next::Ended,
-            None => Next::NotYet,
-        }
-    }
-}
-
-/// What a client's stream sends next.
-enum Next {
-    Event(usize, ServerSseMessage),
-    NotYet,
-    Ended,
-}
-
-/// The number rmcp gave an event (`{index}/{request}`).
-fn index_of(event: &ServerSseMessage) -> Option<usize> {
-    let id = event.event_id.as_deref()?;
-    id.split_once('/')
-        .map_or(id, |(index, _)| index)
-        .parse()
-        .ok()
-}
-
-/// The kept stream an event id names (`{index}/{stream}`, a stream named as
-/// [`PollingSessions::stream_name`] names them); the session's common stream has none.
-fn stream_of_id(event_id: &str) -> Option<(usize, &str)> {
-    let (index, stream) = event_id.split_once('/')?;
-    let named = (1..=32).contains(&stream.len()) && stream.bytes().all(|b| b.is_ascii_hexdigit());
-    // No stream holds four billion events: a larger number names none.
-    let index = usize::try_from(index.parse::<u32>().ok()?).ok()?;
-    named.then_some((index, stream))
-}
 
 /// The JSON-RPC id of a request, which an error ending its stream answers.
 fn request_id(message: &ClientJsonRpcMessage) -> Value {

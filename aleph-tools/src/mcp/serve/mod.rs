@@ -2,6 +2,7 @@
 //! the handler of one connection, which answers its requests.
 
 mod decode;
+mod listen;
 mod listing;
 mod malformed;
 mod resources;
@@ -24,11 +25,12 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use self::listen::{ListenStart, next_change};
 use self::listing::Listing;
-use self::resources::{ResourceEvent, pass_on_resource_events};
+use self::resources::ResourceEvent;
 pub use self::server::McpServer;
 use super::ask::{Round, RoundCall, Waiting, ask_the_peer};
 use super::convert::{OutputShape, message_to_mcp, prompt_to_mcp, result_to_mcp};
@@ -105,29 +107,10 @@ pub(super) struct Session {
     _closed_on_drop: DropGuard,
 }
 
-/// What a `subscriptions/listen` stream hears from: the tool-change count when it was
-/// accepted, and the resource events from then on.
-struct ListenStart {
-    tools_at: u64,
-    resources: broadcast::Receiver<ResourceEvent>,
-}
-
-/// The most accepted subscriptions waiting for their stream: more only come when
-/// acknowledgments fail to send, and the oldest of those are dropped.
-const MOST_LISTEN_STARTS: usize = 16;
-
 impl Session {
     /// What the client set in this session.
     fn remembered(&self) -> &Remembered {
         self.remembered.get_or_init(|| Arc::new(Remembered::new()))
-    }
-
-    /// Where a subscription accepted now starts.
-    fn listen_start(&self) -> ListenStart {
-        ListenStart {
-            tools_at: *self.served.tools.watch_tools().borrow(),
-            resources: self.served.resource_events.subscribe(),
-        }
     }
 
     /// Every prompt, sorted by name; of two with the same name, the first source's.
@@ -243,62 +226,6 @@ impl Session {
             .tasks
             .run(entry, call, answered, finish, running)
             .into())
-    }
-
-    /// `subscriptions/listen`: the change notifications a client without a handshake
-    /// subscribes to, until it or the server closes.
-    async fn listened(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        // Clients without a handshake (2026-07-28) subscribe instead.
-        let ended = self.closed.child_token();
-        let accepted = context.accepted();
-        // rmcp calls `listen` as soon as the acknowledgment is sent: the oldest waiting
-        // start is this stream's own, unless two streams of one session open at once.
-        let start = lock(&self.listen_starts).pop_front();
-        let ListenStart {
-            tools_at,
-            resources: resource_events,
-        } = start.unwrap_or_else(|| self.listen_start());
-        let resources = async {
-            let uris = accepted
-                .resource_subscriptions
-                .as_deref()
-                .unwrap_or_default();
-            let list = accepted.resources_list_changed == Some(true);
-            if uris.is_empty() && !list {
-                return;
-            }
-            let wanted = |event: &ResourceEvent| match event {
-                ResourceEvent::Updated(uri) => uris.contains(uri),
-                ResourceEvent::ListChanged => list,
-            };
-            let sink = context.sink();
-            let send = |event| async move {
-                match event {
-                    ResourceEvent::Updated(uri) => sink.notify_resource_updated(uri).await,
-                    ResourceEvent::ListChanged => sink.notify_resource_list_changed().await,
-                }
-                .is_ok()
-            };
-            pass_on_resource_events(resource_events, &ended, wanted, send).await;
-        };
-        let tools = async {
-            let mut changes = self.served.tools.watch_tools();
-            if *changes.borrow_and_update() != tools_at
-                && context.sink().notify_tool_list_changed().await.is_err()
-            {
-                return;
-            }
-            while next_change(&mut changes, &ended).await {
-                if context.sink().notify_tool_list_changed().await.is_err() {
-                    return;
-                }
-            }
-        };
-        tokio::select! {
-            () = context.cancelled() => {}
-            ((), ()) = async { tokio::join!(tools, resources) } => {}
-        }
-        Ok(())
     }
 }
 
@@ -569,24 +496,7 @@ impl ServerHandler for Session {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // Called before the subscription is acknowledged: changes from here on are the
-        // client's to hear, even those made before `listen` starts watching.
-        let start = self.listen_start();
-        let mut starts = lock(&self.listen_starts);
-        if starts.len() == MOST_LISTEN_STARTS {
-            starts.pop_front();
-        }
-        starts.push_back(start);
-        drop(starts);
-        let mut accepted = SubscriptionFilter::new();
-        accepted.tools_list_changed = requested.tools_list_changed;
-        if !self.served.resources.is_empty() {
-            accepted.resources_list_changed = requested.resources_list_changed;
-            accepted
-                .resource_subscriptions
-                .clone_from(&requested.resource_subscriptions);
-        }
-        Some(accepted)
+        Some(self.accept_subscription(requested))
     }
 
     fn listen(
@@ -608,12 +518,4 @@ fn identity_of(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
         .extensions
         .get::<Arc<Identity>>()
         .cloned()
-}
-
-/// Waits for the next change to the tool set; false when the connection ended first.
-async fn next_change(changes: &mut watch::Receiver<u64>, closed: &CancellationToken) -> bool {
-    tokio::select! {
-        () = closed.cancelled() => false,
-        outcome = changes.changed() => outcome.is_ok(),
-    }
 }
