@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use aleph_tools::builtin::{CodeExec, SearxNg, Skills};
+use aleph_tools::builtin::{CodeExec, FileOps, MetaTools, SearxNg, Skills, WebFetch, WebSearch};
 use aleph_tools::mcp::{McpConnection, McpEndpoint};
 use aleph_tools::plugin::{PluginInfo, PluginManager, PluginManifest};
 use aleph_tools::sandbox::Sandbox;
@@ -76,13 +76,13 @@ fn with_builtin(
     sandbox: &Sandbox,
 ) -> ToolServerBuilder {
     let mut builder = builder
-        .with_file_ops()
+        .with_builtin(FileOps::default())
         .with_builtin(CodeExec::new().bash_only().sandbox(sandbox.clone()))
         .with_builtin(CodeExec::new().sandbox(sandbox.clone()))
-        .with_web_fetch()
-        .with_meta_tools();
+        .with_builtin(WebFetch::default())
+        .with_builtin(MetaTools::default());
     if let Some(url) = &builtin.searxng {
-        builder = builder.with_search(SearxNg::new(url.clone()));
+        builder = builder.with_builtin(WebSearch::new(SearxNg::new(url.clone())));
     }
     builder
 }

@@ -150,7 +150,7 @@ async fn serve_http(
     let addr = http.local_addr();
     eprintln!(
         "aleph-tools: serving {} tools over MCP at {}, plugin routes under http://{addr}/plugins/, metrics at http://{addr}{}, the management API at http://{addr}{ADMIN_PATH}{guarded}",
-        host.server.tool_names().len(),
+        host.server.tools().names().len(),
         http.url(),
         crate::metrics::PATH,
     );

@@ -17,19 +17,19 @@ pub async fn list(config: &Config, provider: Option<Provider>, json: bool) -> an
     if let Some(provider) = provider {
         println!(
             "{}",
-            serde_json::to_string_pretty(&host.server.tools_for(provider))?
+            serde_json::to_string_pretty(&host.server.tools().for_provider(provider))?
         );
         return Ok(());
     }
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&host.server.list_tools())?
+            serde_json::to_string_pretty(&host.server.tools().definitions())?
         );
         return Ok(());
     }
     let mut table = Table::new(["NAME", "CATEGORY", "DESCRIPTION"]);
-    for tool in host.server.list_tools() {
+    for tool in host.server.tools().definitions() {
         let summary = tool
             .description
             .lines()
@@ -71,7 +71,8 @@ pub async fn call(
         let needs_approval = config.tools.requires_confirmation(called)
             || host
                 .server
-                .list_tools()
+                .tools()
+                .definitions()
                 .iter()
                 .any(|tool| tool.name == called && tool.requires_confirmation);
         if !yes && result.error_kind == Some(ToolErrorKind::PermissionDenied) && needs_approval {

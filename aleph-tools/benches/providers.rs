@@ -106,6 +106,7 @@ fn round_trip(c: &mut Criterion) {
             b.iter(|| {
                 let round = server
                     .run_tool_calls(provider, black_box(&response))
+                    .into_future()
                     .now_or_never()
                     .unwrap()
                     .unwrap();
@@ -125,7 +126,7 @@ fn tool_lists(c: &mut Criterion) {
     let mut group = c.benchmark_group("tools_for");
     for provider in Provider::ALL {
         group.bench_function(provider.name(), |b| {
-            b.iter(|| black_box(server.tools_for(provider)));
+            b.iter(|| black_box(server.tools().for_provider(provider)));
         });
     }
     group.finish();
@@ -136,7 +137,7 @@ fn thousand_tools(c: &mut Criterion) {
         .with_tool(SearchTool)
         .build()
         .unwrap();
-    let schema = server.definition("search").unwrap().parameters.clone();
+    let schema = server.tools().get("search").unwrap().parameters.clone();
     for i in 0..1_000 {
         let definition = ToolDefinition::new(
             format!("search_{i}"),
@@ -152,11 +153,11 @@ fn thousand_tools(c: &mut Criterion) {
     group.bench_function("built", |b| {
         b.iter(|| {
             server.set_filter(ToolFilter::new()).unwrap();
-            black_box(server.tools_for(Provider::OpenAiChat))
+            black_box(server.tools().for_provider(Provider::OpenAiChat))
         });
     });
     group.bench_function("again", |b| {
-        b.iter(|| black_box(server.tools_for(Provider::OpenAiChat)));
+        b.iter(|| black_box(server.tools().for_provider(Provider::OpenAiChat)));
     });
     group.finish();
 }

@@ -166,7 +166,7 @@ pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
     IncompatibleTools, RegistryError, ReplaceInfo, ToolCallFuture, ToolCallRequest, ToolFilter,
-    ToolProgressHandler, ToolServerBuilder, set_tool_progress_handler,
+    ToolList, ToolProgressHandler, ToolRoundRequest, ToolServerBuilder, set_tool_progress_handler,
 };
 pub use tool::{
     AlephTool, AlephToolDyn, BoxFuture, Icon, IconTheme, RuntimeTool, ToolAnnotations,

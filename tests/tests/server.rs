@@ -72,7 +72,7 @@ fn constant(name: &str, value: Value) -> Constant {
 #[tokio::test]
 async fn from_registry_serves_every_registered_tool_and_only_those() {
     let server = AlephToolServer::from_registry().unwrap();
-    assert_eq!(server.tool_names(), ["echo", "reverse"]);
+    assert_eq!(server.tools().names(), ["echo", "reverse"]);
     assert!(!server.contains("hidden"));
     let result = server.call("echo", json!({ "text": "hi" })).await;
     assert_eq!(result.output, json!("hi"));
@@ -94,13 +94,18 @@ async fn definitions_carry_every_key_and_list_in_name_order() {
         .with_tool(HiddenTool)
         .build()
         .unwrap();
-    let names: Vec<String> = server.list_tools().iter().map(|d| d.name.clone()).collect();
+    let names: Vec<String> = server
+        .tools()
+        .definitions()
+        .iter()
+        .map(|d| d.name.clone())
+        .collect();
     assert_eq!(names, ["echo", "hidden", "reverse"]);
-    let reverse = server.definition("reverse").unwrap();
+    let reverse = server.tools().get("reverse").unwrap();
     assert_eq!(reverse.category, ToolCategory::Skill);
     assert!(reverse.requires_confirmation);
     assert_eq!(reverse.examples, [r#"{"text": "abc"}"#]);
-    assert!(server.definition("missing").is_none());
+    assert!(server.tools().get("missing").is_none());
 }
 
 #[tokio::test]
@@ -123,7 +128,7 @@ async fn add_remove_and_replace() {
         json!("replaced")
     );
     assert_eq!(
-        server.definition("echo").unwrap().category,
+        server.tools().get("echo").unwrap().category,
         ToolCategory::Plugin
     );
 
@@ -134,7 +139,7 @@ async fn add_remove_and_replace() {
     assert!(!server.remove("echo"));
     let gone = server.call("echo", json!({ "text": "x" })).await;
     assert!(!gone.success);
-    assert_eq!(server.tool_names(), ["fresh"]);
+    assert_eq!(server.tools().names(), ["fresh"]);
 }
 
 #[tokio::test]
@@ -308,7 +313,7 @@ async fn calls_race_hot_swaps_without_losing_one() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let swaps = swapper.await.unwrap();
     assert!(swaps > 0, "the table changed while calls ran");
-    assert_eq!(server.tool_names(), ["echo", "hidden"]);
+    assert_eq!(server.tools().names(), ["echo", "hidden"]);
 }
 
 #[tokio::test]

@@ -308,7 +308,7 @@ async fn tools_list_for_a_provider_prints_the_exact_tools_array() {
             plugins.to_str().unwrap(),
         ]));
         let printed: Value = serde_json::from_str(&printed).unwrap();
-        assert_eq!(printed, *server.tools_for(provider), "{flag}");
+        assert_eq!(printed, *server.tools().for_provider(provider), "{flag}");
     }
     let table = succeeded(&world.run(&["tools", "list", "--plugins", plugins.to_str().unwrap()]));
     assert!(table.starts_with("NAME "), "{table}");
@@ -325,7 +325,10 @@ async fn tools_list_for_a_provider_prints_the_exact_tools_array() {
         plugins.to_str().unwrap(),
     ]));
     let json: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(json, serde_json::to_value(server.list_tools()).unwrap());
+    assert_eq!(
+        json,
+        serde_json::to_value(server.tools().definitions()).unwrap()
+    );
     assert!(
         json.as_array()
             .unwrap()

@@ -315,7 +315,7 @@ async fn admin_tools_over_stdio_are_called_by_an_mcp_client() {
     assert!(
         client.contains("plugins_install"),
         "{:?}",
-        client.tool_names()
+        client.tools().names()
     );
     let installed = client
         .call("plugins_install", json!({ "source": dir }))
@@ -344,6 +344,6 @@ async fn admin_tools_over_stdio_are_called_by_an_mcp_client() {
     assert!(
         !plain.contains("plugins_install"),
         "{:?}",
-        plain.tool_names()
+        plain.tools().names()
     );
 }

@@ -57,7 +57,7 @@ pub struct ModelRequest<'a> {
     /// The conversation so far.
     pub conversation: &'a Conversation,
     /// The `tools` array, in the provider's format
-    /// ([`tools_for`](crate::AlephToolServer::tools_for)); empty when there are none.
+    /// ([`ToolList::for_provider`](crate::ToolList::for_provider)); empty when there are none.
     pub tools: &'a Value,
     /// Where a streaming model sends pieces of its turn as they arrive; `None` when
     /// nobody listens.

@@ -238,7 +238,7 @@ impl Agent {
     /// The context each tool call gets a copy of: caller, identity, state, allowed
     /// directories, and the cancellation token, which also stops the loop between and
     /// during rounds. The model is offered only the tools this context is
-    /// ([`tools_for_context`](AlephToolServer::tools_for_context)).
+    /// ([`ToolList::context`](crate::ToolList::context)).
     pub fn with_context(mut self, ctx: ToolContext) -> Self {
         self.context = Some(ctx);
         self
@@ -344,19 +344,4 @@ fn references(result: &ToolResult) -> impl Iterator<Item = String> + '_ {
             Content::ToolReference(reference) => Some(reference.tool_name.clone()),
             _ => None,
         })
-}
-
-impl AlephToolServer {
-    /// Runs the agent loop with the default settings: see [`Agent`].
-    ///
-    /// # Errors
-    ///
-    /// See [`AgentError`].
-    pub async fn run_agent(
-        &self,
-        model: &dyn ChatModel,
-        conversation: &mut Conversation,
-    ) -> Result<AgentOutcome, AgentError> {
-        Agent::new().run(self, model, conversation).await
-    }
 }

@@ -49,9 +49,9 @@ impl Language {
     }
 }
 
-/// The code-execution tools and their limits; [`with_code_exec`](ToolServerBuilder::with_code_exec)
-/// serves `code_exec` and [`with_bash`](ToolServerBuilder::with_bash) serves `bash`, with the
-/// defaults.
+/// The code-execution tools and their limits, served by
+/// [`with_builtin`](ToolServerBuilder::with_builtin): `CodeExec::new()` serves `code_exec`,
+/// and `CodeExec::new().bash_only()` serves `bash`.
 ///
 /// Each run gets a new empty directory inside the working directory (or the first allowed
 /// directory), removed afterwards; standard input is closed; the environment holds only the

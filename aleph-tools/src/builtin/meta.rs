@@ -13,8 +13,8 @@ use crate::server::{AlephToolServer, ToolServerBuilder};
 use crate::tool;
 use crate::tool::ToolCategory;
 
-/// `list_tools` and `get_tool_schema`; [`with_meta_tools`](ToolServerBuilder::with_meta_tools)
-/// serves them with the defaults.
+/// `list_tools` and `get_tool_schema`, served by
+/// [`with_builtin`](ToolServerBuilder::with_builtin).
 ///
 /// `get_tool_schema` answers in the format of the provider set here, else of the first
 /// provider given to [`with_providers`](ToolServerBuilder::with_providers), else as an MCP
@@ -88,7 +88,9 @@ pub(crate) fn list_tools(
 ) -> Result<ToolList, ToolError> {
     let server = server(ctx)?;
     let tools = server
-        .list_tools_for_context(ctx)
+        .tools()
+        .context(ctx)
+        .definitions()
         .iter()
         .filter(|d| category.is_none_or(|c| d.category == c))
         .filter(|d| {
@@ -119,11 +121,8 @@ pub(crate) fn get_tool_schema(
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
     let server = server(ctx)?;
-    let Some(definition) = server
-        .definition(&name)
-        .filter(|_| server.offers(&name, ctx))
-    else {
-        let offered = server.list_tools_for_context(ctx);
+    let Some(definition) = server.tools().context(ctx).get(&name) else {
+        let offered = server.tools().context(ctx).definitions();
         let names = offered.iter().map(|definition| definition.name.as_str());
         let closest = crate::util::names::closest(&name, names, 1);
         let hint = closest

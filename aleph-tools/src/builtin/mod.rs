@@ -1,19 +1,20 @@
 //! Tools that come with the library: files, code execution, code mode, web fetch, web
 //! search and tools about the server's tools.
 //!
-//! Each is an ordinary `#[tool]`, served by naming it on the builder:
+//! Each is an ordinary `#[tool]`, served by giving its settings to the builder's
+//! [`with_builtin`](crate::ToolServerBuilder::with_builtin):
 //!
 //! ```no_run
 //! use aleph_tools::prelude::*;
-//! use aleph_tools::builtin::SearxNg;
+//! use aleph_tools::builtin::{CodeExec, FileOps, MetaTools, SearxNg, WebFetch, WebSearch};
 //!
 //! let server = AlephToolServer::builder()
-//!     .with_file_ops()     // file_list, file_read, file_write, file_edit, file_move, …
-//!     .with_bash()         // bash
-//!     .with_code_exec()    // code_exec: Python, JavaScript, shell
-//!     .with_web_fetch()    // web_fetch
-//!     .with_search(SearxNg::new("http://127.0.0.1:8888"))  // web_search
-//!     .with_meta_tools()   // list_tools, get_tool_schema
+//!     .with_builtin(FileOps::default())          // file_list, file_read, file_write, …
+//!     .with_builtin(CodeExec::new().bash_only()) // bash
+//!     .with_builtin(CodeExec::new())             // code_exec: Python, JavaScript, shell
+//!     .with_builtin(WebFetch::default())         // web_fetch
+//!     .with_builtin(WebSearch::new(SearxNg::new("http://127.0.0.1:8888"))) // web_search
+//!     .with_builtin(MetaTools::default())        // list_tools, get_tool_schema
 //!     .with_allowed_paths(["/srv/workspace"])
 //!     .build()?;
 //! # Ok::<(), aleph_tools::RegistryError>(())
@@ -24,8 +25,7 @@
 //! fetch by host rules and size and time limits (30 seconds), every search by the backend's
 //! time limit (15 seconds for [`SearxNg`]), every process by a time limit (30 seconds unless
 //! the call asks for more, up to 10 minutes) and output caps. The meta tools answer from
-//! memory. Settings are on [`FileOps`], [`CodeExec`], [`WebFetch`] and [`SearxNg`], given with
-//! [`with_builtin`](crate::ToolServerBuilder::with_builtin); a server-wide
+//! memory. Settings are on [`FileOps`], [`CodeExec`], [`WebFetch`] and [`SearxNg`]; a server-wide
 //! [`with_default_timeout`](crate::ToolServerBuilder::with_default_timeout) shorter than a
 //! tool's own limit applies too.
 //!
@@ -53,7 +53,7 @@ pub use exec::{CodeExec, Language};
 pub use fetch::WebFetch;
 pub use files::FileOps;
 pub use meta::MetaTools;
-pub use search::{SearchBackend, SearchHit, SearchQuery, SearxNg};
+pub use search::{SearchBackend, SearchHit, SearchQuery, SearxNg, WebSearch};
 pub use skills::{Skill, SkillArgument, SkillError, SkillScan, Skills};
 pub use tool_search::{EmbedError, Embedder, ToolSearch};
 #[cfg(feature = "embeddings")]
@@ -69,46 +69,11 @@ pub trait Builtin {
 }
 
 impl ToolServerBuilder {
-    /// Serves a set of built-in tools with its settings: [`FileOps`], [`CodeExec`],
-    /// [`WebFetch`], [`SearxNg`] (or any [`SearchBackend`] through [`with_search`](Self::with_search)),
-    /// [`MetaTools`].
+    /// Serves a set of built-in tools with its settings: [`FileOps`], [`CodeExec`] (or
+    /// `CodeExec::new().bash_only()` for `bash`), [`WebFetch`], [`WebSearch`], [`MetaTools`],
+    /// [`Skills`], [`CodeMode`], [`ToolSearch`], and with the feature `browser`,
+    /// `Browser`. Each is the one way its tools join a server.
     pub fn with_builtin(self, tools: impl Builtin) -> Self {
         tools.add_to(self)
-    }
-
-    /// Serves the file tools with their default limits: `file_list`, `file_read`,
-    /// `file_search`, `file_write`, `file_edit`, `file_move`, `file_copy`, `file_delete`,
-    /// `file_mkdir`. See [`FileOps`].
-    pub fn with_file_ops(self) -> Self {
-        self.with_builtin(FileOps::default())
-    }
-
-    /// Serves `bash`: a shell command run in a fresh directory, with a time limit and output
-    /// caps. See [`CodeExec`]; not a sandbox.
-    pub fn with_bash(self) -> Self {
-        self.with_builtin(CodeExec::default().bash_only())
-    }
-
-    /// Serves `code_exec`: Python, JavaScript (Node.js) or shell code run in a fresh
-    /// directory, with a time limit and output caps. See [`CodeExec`]; not a sandbox.
-    pub fn with_code_exec(self) -> Self {
-        self.with_builtin(CodeExec::default())
-    }
-
-    /// Serves `web_fetch` with its defaults: any public host, no private or loopback
-    /// addresses, 5 MiB and 30 seconds per fetch. See [`WebFetch`].
-    pub fn with_web_fetch(self) -> Self {
-        self.with_builtin(WebFetch::default())
-    }
-
-    /// Serves `web_search`, answered by `backend` (such as [`SearxNg`]).
-    pub fn with_search(self, backend: impl SearchBackend) -> Self {
-        search::add_to(self, backend)
-    }
-
-    /// Serves `list_tools` and `get_tool_schema`: the model can look up the server's tools
-    /// (as the filter offers them) and any tool's schema. See [`MetaTools`].
-    pub fn with_meta_tools(self) -> Self {
-        self.with_builtin(MetaTools::default())
     }
 }

@@ -7,6 +7,7 @@ use reqwest::Url;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::Builtin;
 use crate::context::State;
 use crate::error::ToolError;
 use crate::server::RegistryError;
@@ -87,17 +88,47 @@ pub trait SearchBackend: Send + Sync + 'static {
 /// The backend `web_search` runs with.
 pub(crate) struct Searcher(Arc<dyn SearchBackend>);
 
-/// Serves `web_search` answered by `backend`.
-pub(super) fn add_to(builder: ToolServerBuilder, backend: impl SearchBackend) -> ToolServerBuilder {
-    if let Err(reason) = backend.check() {
-        return builder.with_problem(RegistryError::InvalidSetting {
-            setting: "the search backend".to_owned(),
-            reason,
-        });
+/// `web_search`, answered by a [`SearchBackend`] (such as [`SearxNg`]): give it to
+/// [`with_builtin`](ToolServerBuilder::with_builtin).
+///
+/// ```no_run
+/// use aleph_tools::builtin::{SearxNg, WebSearch};
+/// use aleph_tools::prelude::*;
+///
+/// let server = AlephToolServer::builder()
+///     .with_builtin(WebSearch::new(SearxNg::new("http://127.0.0.1:8888")))
+///     .build()?;
+/// # Ok::<(), aleph_tools::RegistryError>(())
+/// ```
+pub struct WebSearch<B> {
+    backend: B,
+}
+
+impl<B: SearchBackend> WebSearch<B> {
+    /// `web_search` answered by `backend`.
+    pub fn new(backend: B) -> Self {
+        Self { backend }
     }
-    builder
-        .with_state(Searcher(Arc::new(backend)))
-        .with_tool(WebSearchTool)
+}
+
+impl<B> std::fmt::Debug for WebSearch<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebSearch").finish_non_exhaustive()
+    }
+}
+
+impl<B: SearchBackend> Builtin for WebSearch<B> {
+    fn add_to(self, builder: ToolServerBuilder) -> ToolServerBuilder {
+        if let Err(reason) = self.backend.check() {
+            return builder.with_problem(RegistryError::InvalidSetting {
+                setting: "the search backend".to_owned(),
+                reason,
+            });
+        }
+        builder
+            .with_state(Searcher(Arc::new(self.backend)))
+            .with_tool(WebSearchTool)
+    }
 }
 
 /// What `web_search` found.

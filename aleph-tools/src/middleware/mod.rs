@@ -155,7 +155,7 @@ pub trait Middleware: Send + Sync + 'static {
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
 
     /// Whether a caller with `context` is offered `tool` where tools are listed: MCP
-    /// `tools/list`, [`tools_for_context`](crate::AlephToolServer::tools_for_context), the
+    /// `tools/list`, [`ToolList::context`](crate::ToolList::context), the
     /// agent loop's tools array and the `list_tools` meta tool. Every tool, unless a layer
     /// says otherwise.
     ///

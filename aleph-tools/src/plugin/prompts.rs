@@ -23,7 +23,7 @@ pub struct PluginPrompt {
 
 impl PluginManager {
     /// The prompts to add to the model's instructions when `offered` are the tools offered to
-    /// it (pass `server.tool_names()` for every tool the filter offers): every running
+    /// it (pass `server.tools().names()` for every tool the filter offers): every running
     /// plugin's `system` prompt, and the `tool` prompt of each plugin one of whose tools is
     /// offered. `standalone` prompts come only from [`prompt`](Self::prompt); `disabled` ones
     /// never. Sorted by plugin id.

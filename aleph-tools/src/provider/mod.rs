@@ -3,7 +3,8 @@
 //!
 //! One loop step with any provider is three calls:
 //!
-//! 1. [`AlephToolServer::tools_for`] gives the `tools` array for the request.
+//! 1. [`ToolList::for_provider`] (`server.tools().for_provider(p)`) gives the `tools` array
+//!    for the request.
 //! 2. [`AlephToolServer::run_tool_calls`] reads the tool calls out of the response and
 //!    runs them through the server, all of them concurrently, each with the server's name
 //!    repair, filter, validation, confirmation, middleware and limits.
@@ -23,7 +24,7 @@
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let server = AlephToolServer::builder().with_tool(AddTool).build().unwrap();
-//! let tools = server.tools_for(Provider::Anthropic);
+//! let tools = server.tools().for_provider(Provider::Anthropic);
 //! assert_eq!(tools[0]["name"], "add");
 //!
 //! // What the model answered:
@@ -38,7 +39,7 @@
 //! # }).unwrap();
 //! ```
 //!
-//! [`AlephToolServer::tools_for`]: crate::AlephToolServer::tools_for
+//! [`ToolList::for_provider`]: crate::ToolList::for_provider
 //! [`AlephToolServer::run_tool_calls`]: crate::AlephToolServer::run_tool_calls
 
 mod calls;

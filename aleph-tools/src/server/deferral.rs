@@ -47,15 +47,17 @@ impl AlephToolServer {
         found: &BTreeSet<String>,
     ) -> Arc<Value> {
         if found.is_empty() || provider == Provider::Anthropic {
+            let tools = self.tools();
             return match context {
-                Some(context) => self.tools_for_context(provider, context),
-                None => self.tools_for(provider),
+                Some(context) => tools.context(context).for_provider(provider),
+                None => tools.for_provider(provider),
             };
         }
         let mut tools = match context {
-            Some(context) => self.list_tools_for_context(context),
-            None => self.list_tools(),
-        };
+            Some(context) => self.tools().context(context),
+            None => self.tools(),
+        }
+        .definitions();
         tools.retain(|definition| !definition.defer_loading || found.contains(&definition.name));
         Arc::new(self.build_tools_for(provider, &tools))
     }

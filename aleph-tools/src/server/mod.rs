@@ -5,9 +5,9 @@
 //! [`ArcSwap`]; a write copies it, changes the copy and swaps it in. A call takes the tool out
 //! of the snapshot and holds no lock while the tool runs.
 //!
-//! The methods that speak a model provider's format (`tools_for`, `run_tool_calls`,
-//! `tool_list_sizes`, `incompatible_tools`) are in `providers`; the formats themselves in
-//! [`provider`](crate::provider).
+//! What a server offers is read through one value, [`ToolList`] (`listing`); running a
+//! model's tool calls and the quarantine of tools a provider cannot take are in
+//! `providers`; the formats themselves in [`provider`](crate::provider).
 
 mod builder;
 mod call;
@@ -19,7 +19,7 @@ mod execute;
 mod filter;
 mod gated;
 mod hooks;
-mod offered;
+mod listing;
 mod prepared;
 mod progress;
 mod providers;
@@ -46,15 +46,15 @@ pub use self::error::RegistryError;
 use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 use self::gated::Gated;
+pub use self::listing::ToolList;
 pub use self::prepared::Prepared;
 pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
-pub use self::providers::IncompatibleTools;
+pub use self::providers::{IncompatibleTools, ToolRoundRequest};
 use self::providers::{Quarantine, ToolLists};
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
 use crate::context::{ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::middleware::{Chain, HookSet};
-use crate::tool::ToolDefinition;
 use crate::util::patterns::{PatternError, Patterns};
 use crate::util::sync::lock;
 
@@ -322,38 +322,6 @@ impl AlephToolServer {
         self.shared.filter.load().source.clone()
     }
 
-    /// The definitions of the tools the filter offers, sorted by name. A tool the filter
-    /// requires confirmation for is listed with `requires_confirmation` set.
-    pub fn list_tools(&self) -> Vec<Arc<ToolDefinition>> {
-        let table = self.shared.tools.load();
-        let filter = self.shared.filter.load();
-        let mut all: Vec<_> = table
-            .values()
-            .filter_map(|e| offered_definition(e, &filter.compiled))
-            .collect();
-        all.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        all
-    }
-
-    /// The names of the tools the filter offers, sorted.
-    pub fn tool_names(&self) -> Vec<String> {
-        let table = self.shared.tools.load();
-        let filter = self.shared.filter.load();
-        let mut names: Vec<String> = table
-            .keys()
-            .filter(|name| filter.compiled.offers(name))
-            .map(ToString::to_string)
-            .collect();
-        names.sort_unstable();
-        names
-    }
-
-    /// The definition of the tool called `name`, if the filter offers it.
-    pub fn definition(&self, name: &str) -> Option<Arc<ToolDefinition>> {
-        let table = self.shared.tools.load();
-        offered_definition(table.get(name)?, &self.shared.filter.load().compiled)
-    }
-
     /// Whether a tool called `name` is served (whether or not the filter offers it).
     pub fn contains(&self, name: &str) -> bool {
         self.shared.tools.load().contains_key(name)
@@ -406,16 +374,4 @@ impl fmt::Debug for AlephToolServer {
             .field("tools", &names)
             .finish_non_exhaustive()
     }
-}
-
-/// The definition as the filter presents it, or `None` when the filter hides the tool.
-fn offered_definition(entry: &Entry, filter: &CompiledFilter) -> Option<Arc<ToolDefinition>> {
-    if !filter.offers(&entry.name) {
-        return None;
-    }
-    if filter.needs_confirmation(&entry.name) && !entry.definition.requires_confirmation {
-        let definition = ToolDefinition::clone(&entry.definition).with_confirmation(true);
-        return Some(Arc::new(definition));
-    }
-    Some(Arc::clone(&entry.definition))
 }

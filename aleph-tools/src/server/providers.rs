@@ -1,9 +1,10 @@
-//! The server in each model provider's terms: the tools array a request sends
-//! ([`tools_for`](AlephToolServer::tools_for)), a response's tool calls run and answered
-//! ([`run_tool_calls`](AlephToolServer::run_tool_calls)), the size of each provider's list,
-//! and the quarantine of tools a configured provider cannot take. The formats themselves
+//! The server in each model provider's terms: the tools array a request sends (built for
+//! [`ToolList::for_provider`](super::ToolList::for_provider)), a response's tool calls run
+//! and answered ([`run_tool_calls`](AlephToolServer::run_tool_calls)), and the quarantine of tools a configured provider cannot take. The formats themselves
 //! are in [`provider`](crate::provider).
 
+use std::fmt;
+use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,13 +16,11 @@ use super::{AlephToolServer, CallArgs};
 use crate::context::ToolContext;
 use crate::error::{ArgumentProblem, ToolError};
 use crate::provider::{
-    Provider, ProviderCall, ProviderError, RoundLimits, SizeReport, ToolListError, ToolRound,
-    output_is_wrapped,
+    Provider, ProviderCall, ProviderError, RoundLimits, ToolRound, output_is_wrapped,
 };
 use crate::result::ToolResult;
 use crate::server::RegistryError;
-use crate::tool::ToolDefinition;
-use crate::util::sync::lock;
+use crate::tool::{BoxFuture, ToolDefinition};
 
 /// The tools arrays built for one version of the tools and filter, per provider.
 #[derive(Default)]
@@ -31,7 +30,7 @@ pub(super) struct ToolLists {
 }
 
 impl ToolLists {
-    fn get(&self, version: u64, provider: Provider) -> Option<Arc<Value>> {
+    pub(super) fn get(&self, version: u64, provider: Provider) -> Option<Arc<Value>> {
         if self.version != version {
             return None;
         }
@@ -41,7 +40,7 @@ impl ToolLists {
             .map(|(_, list)| Arc::clone(list))
     }
 
-    fn put(&mut self, version: u64, provider: Provider, list: Arc<Value>) {
+    pub(super) fn put(&mut self, version: u64, provider: Provider, list: Arc<Value>) {
         if self.version != version {
             if version < self.version {
                 return; // built from an older version than the lists kept
@@ -61,7 +60,7 @@ impl ToolLists {
 #[non_exhaustive]
 pub enum IncompatibleTools {
     /// Serve it, leave it out of that provider's tools array, and report it in
-    /// [`incompatible_tools`](AlephToolServer::incompatible_tools) and in a `tracing`
+    /// [`ToolList::incompatible`](super::ToolList::incompatible) and in a `tracing`
     /// warning: one tool never costs the others. The default.
     #[default]
     Skip,
@@ -112,32 +111,6 @@ impl AlephToolServer {
         &self.shared.settings.quarantine.providers
     }
 
-    /// The `tools` array for a request to `provider`: the tools the filter offers, sorted
-    /// by name, with schemas in the provider's default [`dialect`](Provider::dialect).
-    /// Deferred tools (see [`ToolSearch`](crate::builtin::ToolSearch)) are left out, but for
-    /// Anthropic, whose array marks them `defer_loading`.
-    ///
-    /// The array is built once and shared until the tools or the filter change (the
-    /// changes [`watch_tools`](Self::watch_tools) counts), so asking again each round of a
-    /// conversation costs a lock and a reference count.
-    ///
-    /// A tool whose schema the provider cannot take (a recursive type for Gemini, say) is
-    /// left out, so one tool never fails a request; such tools are listed by
-    /// [`incompatible_tools`](Self::incompatible_tools) for the providers the builder was
-    /// told of, and logged with `tracing` for any other.
-    pub fn tools_for(&self, provider: Provider) -> Arc<Value> {
-        // The count is read before the tools: a list built from tools newer than the count
-        // is rebuilt at the next change, never kept past it.
-        let version = self.tools_version();
-        if let Some(list) = lock(&self.shared.tool_lists).get(version, provider) {
-            return list;
-        }
-        let tools = Self::loaded_for(provider, self.list_tools());
-        let list = Arc::new(self.build_tools_for(provider, &tools));
-        lock(&self.shared.tool_lists).put(version, provider, Arc::clone(&list));
-        list
-    }
-
     /// The `tools` array of `tools` for `provider`.
     pub(super) fn build_tools_for(
         &self,
@@ -165,56 +138,31 @@ impl AlephToolServer {
         provider.tools_array(entries)
     }
 
-    /// The tools some provider given to
-    /// [`with_providers`](crate::ToolServerBuilder::with_providers) cannot take, one entry
-    /// per tool and provider (the tool, the provider, and what does not fit, with its place
-    /// in the schema), sorted by tool. These tools are served, and left out of those
-    /// providers' tools arrays.
-    pub fn incompatible_tools(&self) -> Vec<ToolListError> {
-        let table = self.shared.tools.load();
-        let mut all: Vec<ToolListError> = table
-            .values()
-            .flat_map(|entry| entry.incompatible.iter().cloned())
-            .collect();
-        all.sort_by(|a, b| {
-            a.tool
-                .cmp(&b.tool)
-                .then(a.provider.name().cmp(b.provider.name()))
-        });
-        all
-    }
-
-    /// The size of the tool list [`tools_for`](Self::tools_for) gives each provider, one
-    /// entry per provider in [`Provider::ALL`]'s order.
-    pub fn tool_list_sizes(&self) -> Vec<SizeReport> {
-        Provider::ALL
-            .iter()
-            .map(|&provider| SizeReport::measure(provider, &self.tools_for(provider)))
-            .collect()
-    }
-
     /// Runs every tool call in a provider's response through the server, concurrently,
-    /// and builds the messages that answer them, in call order. At most 32 calls of one
-    /// response run, 8 at once; each call past the 32nd is answered with an error saying the
-    /// limit ([`Agent`](crate::agent::Agent) sets both).
+    /// and builds the messages that answer them, in call order, when awaited. At most 32
+    /// calls of one response run, 8 at once; each call past the 32nd is answered with an
+    /// error saying the limit ([`Agent`](crate::agent::Agent) sets both). Each call runs
+    /// with the server's defaults, or with a copy of the context given to
+    /// [`context`](ToolRoundRequest::context).
     ///
     /// Each call goes the whole way a [`call`](Self::call) goes: name repair, filter,
     /// validation (and argument repair if on), confirmation, middleware, time limits. A
     /// call that fails (unknown tool, arguments that are not JSON, a tool error) is a
     /// failed result the model reads and can fix; it never fails the others.
     ///
-    /// # Errors
-    ///
-    /// [`ProviderError`] only when the response itself cannot be read as `provider`'s.
-    pub async fn run_tool_calls(
-        &self,
+    /// The request's output is an error ([`ProviderError`]) only when the response itself
+    /// cannot be read as `provider`'s.
+    pub fn run_tool_calls<'s>(
+        &'s self,
         provider: Provider,
-        response: &Value,
-    ) -> Result<ToolRound, ProviderError> {
-        let calls = provider.parse_calls(response)?;
-        Ok(self
-            .answer_calls(provider, calls, None, RoundLimits::default())
-            .await)
+        response: &'s Value,
+    ) -> ToolRoundRequest<'s> {
+        ToolRoundRequest {
+            server: self,
+            provider,
+            response,
+            context: None,
+        }
     }
 
     /// Runs `calls`, at most `limits.concurrent` at once, each with its own copy of `ctx` (or
@@ -229,8 +177,13 @@ impl AlephToolServer {
     ) -> ToolRound {
         let total = calls.len();
         let running = calls.len().min(limits.per_round);
-        let mut answered: Vec<(ToolResult, Option<String>)> = stream::iter(&calls[..running])
+        // The futures are made before they are streamed: a stream holding the closure that
+        // makes them would not be `Send` for every lifetime of the calls it borrows.
+        let started: Vec<_> = calls[..running]
+            .iter()
             .map(|call| self.run_one(call, ctx.cloned()))
+            .collect();
+        let mut answered: Vec<(ToolResult, Option<String>)> = stream::iter(started)
             .buffered(limits.concurrent)
             .collect()
             .await;
@@ -253,7 +206,7 @@ impl AlephToolServer {
                 .map(|(result, tool)| {
                     let wrap = tool
                         .as_deref()
-                        .and_then(|name| self.definition(name))
+                        .and_then(|name| self.offered(name))
                         .is_some_and(|definition| output_is_wrapped(&definition));
                     result.to_mcp(wrap)
                 })
@@ -289,5 +242,53 @@ impl AlephToolServer {
                 (ToolResult::err(&error, Duration::ZERO), None)
             }
         }
+    }
+}
+
+/// The tool calls of one model response, made by [`AlephToolServer::run_tool_calls`];
+/// `.await` it to run them.
+#[must_use = "the calls do not run until the request is awaited"]
+pub struct ToolRoundRequest<'s> {
+    server: &'s AlephToolServer,
+    provider: Provider,
+    response: &'s Value,
+    context: Option<ToolContext>,
+}
+
+impl ToolRoundRequest<'_> {
+    /// Runs each call with a copy of `ctx` (caller, identity, cancellation, progress,
+    /// state); what it leaves unset comes from the server's settings.
+    pub fn context(mut self, ctx: ToolContext) -> Self {
+        self.context = Some(ctx);
+        self
+    }
+}
+
+impl fmt::Debug for ToolRoundRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRoundRequest")
+            .field("provider", &self.provider)
+            .field("context", &self.context)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> IntoFuture for ToolRoundRequest<'s> {
+    type Output = Result<ToolRound, ProviderError>;
+    type IntoFuture = BoxFuture<'s, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let calls = self.provider.parse_calls(self.response)?;
+            Ok(self
+                .server
+                .answer_calls(
+                    self.provider,
+                    calls,
+                    self.context.as_ref(),
+                    RoundLimits::default(),
+                )
+                .await)
+        })
     }
 }

@@ -109,7 +109,7 @@ async fn main() -> anyhow::Result<()> {
         "== {} tools, collected at link time, as OpenAI's chat API is told of them ==",
         server.len()
     );
-    if let serde_json::Value::Array(entries) = &*server.tools_for(Provider::OpenAiChat) {
+    if let serde_json::Value::Array(entries) = &*server.tools().for_provider(Provider::OpenAiChat) {
         for entry in entries {
             println!("{entry}");
         }
@@ -146,7 +146,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     println!("\n== the same tools for each model API ==");
-    for size in server.tool_list_sizes() {
+    for size in server.tools().sizes() {
         println!(
             "{:<17} {} tools, {:>5} bytes, ~{} tokens",
             size.provider.name(),

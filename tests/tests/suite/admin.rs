@@ -364,7 +364,7 @@ async fn the_methods_as_tools_check_the_callers_scope() {
     for tool in admin.tools() {
         server.add(tool).unwrap();
     }
-    let mut names = server.tool_names();
+    let mut names = server.tools().names();
     names.sort();
     assert_eq!(
         names,
@@ -382,7 +382,7 @@ async fn the_methods_as_tools_check_the_callers_scope() {
             "services_stop",
         ]
     );
-    let uninstall = server.definition("plugins_uninstall").unwrap();
+    let uninstall = server.tools().get("plugins_uninstall").unwrap();
     assert_eq!(uninstall.annotations.destructive, Some(true));
     assert_eq!(uninstall.parameters["required"], json!(["id"]));
 

@@ -8,7 +8,7 @@ use aleph_tools_tests::chain;
 use std::time::Duration;
 
 use aleph_tools::agent::clients::Anthropic;
-use aleph_tools::agent::{AgentError, Conversation, ModelError};
+use aleph_tools::agent::{Agent, AgentError, Conversation, ModelError};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
 use aleph_tools_tests::model_api::{ModelApi, Reply};
@@ -112,8 +112,8 @@ async fn a_multi_round_task_sends_exactly_the_documented_bodies() {
     .await;
     let server = server();
     let mut conversation = conversation();
-    let outcome = server
-        .run_agent(&model(&api), &mut conversation)
+    let outcome = Agent::new()
+        .run(&server, &model(&api), &mut conversation)
         .await
         .unwrap();
     assert_eq!(outcome.text, "2 + 3 = 5.");
@@ -142,7 +142,7 @@ async fn a_multi_round_task_sends_exactly_the_documented_bodies() {
     let results_2 = json!({ "role": "user", "content": [
         { "type": "tool_result", "tool_use_id": "toolu_3", "content": "5" }
     ] });
-    let tools = server.tools_for(Provider::Anthropic);
+    let tools = server.tools().for_provider(Provider::Anthropic);
     let body = |messages: Value| {
         json!({ "model": "claude-test", "max_tokens": 8192, "system": "Be brief.",
                 "messages": messages, "tools": tools, "stream": true })
@@ -174,8 +174,8 @@ async fn tool_input_cut_short_goes_back_as_an_object_and_an_error() {
         )),
     ])
     .await;
-    let outcome = server()
-        .run_agent(&model(&api), &mut conversation())
+    let outcome = Agent::new()
+        .run(&server(), &model(&api), &mut conversation())
         .await
         .unwrap();
     assert_eq!(outcome.text, "Sorry.");
@@ -198,8 +198,12 @@ async fn overloaded_is_retried_and_stream_failures_are_reported() {
         Reply::ok(done),
     ])
     .await;
-    let outcome = server()
-        .run_agent(&model(&api).streaming(false), &mut conversation())
+    let outcome = Agent::new()
+        .run(
+            &server(),
+            &model(&api).streaming(false),
+            &mut conversation(),
+        )
         .await
         .unwrap();
     assert_eq!(outcome.text, "ok");
@@ -234,8 +238,8 @@ async fn overloaded_is_retried_and_stream_failures_are_reported() {
     ] {
         let api = ModelApi::start(vec![Reply::stream(events)]).await;
         let mut conversation = conversation();
-        let error = server()
-            .run_agent(&model(&api), &mut conversation)
+        let error = Agent::new()
+            .run(&server(), &model(&api), &mut conversation)
             .await
             .unwrap_err();
         assert!(

@@ -8,7 +8,7 @@ use aleph_tools_tests::chain;
 use std::time::Duration;
 
 use aleph_tools::agent::clients::Gemini;
-use aleph_tools::agent::{AgentError, Conversation, ModelError};
+use aleph_tools::agent::{Agent, AgentError, Conversation, ModelError};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
 use aleph_tools_tests::model_api::{ModelApi, Reply};
@@ -75,8 +75,8 @@ async fn a_multi_round_task_sends_exactly_the_documented_bodies() {
     .await;
     let server = server();
     let mut conversation = conversation();
-    let outcome = server
-        .run_agent(&model(&api), &mut conversation)
+    let outcome = Agent::new()
+        .run(&server, &model(&api), &mut conversation)
         .await
         .unwrap();
     assert_eq!(outcome.text, "5 and the second failed.");
@@ -100,7 +100,7 @@ async fn a_multi_round_task_sends_exactly_the_documented_bodies() {
     ] });
     let body = |contents: Value| {
         json!({ "systemInstruction": { "parts": [{ "text": "Be brief." }] },
-                "contents": contents, "tools": server.tools_for(Provider::Gemini) })
+                "contents": contents, "tools": server.tools().for_provider(Provider::Gemini) })
     };
     let bodies = api.bodies();
     assert_eq!(bodies[0], body(json!([user])));
@@ -120,8 +120,12 @@ async fn whole_answers_blocked_prompts_and_broken_streams() {
         "candidates": [{ "content": { "role": "model", "parts": [{ "text": "Hi." }] }, "finishReason": "STOP" }]
     }))])
     .await;
-    let outcome = server()
-        .run_agent(&model(&api).streaming(false), &mut conversation())
+    let outcome = Agent::new()
+        .run(
+            &server(),
+            &model(&api).streaming(false),
+            &mut conversation(),
+        )
         .await
         .unwrap();
     assert_eq!(outcome.text, "Hi.");
@@ -154,8 +158,8 @@ async fn whole_answers_blocked_prompts_and_broken_streams() {
         ),
     ] {
         let api = ModelApi::start(vec![reply]).await;
-        let error = server()
-            .run_agent(&model(&api), &mut conversation())
+        let error = Agent::new()
+            .run(&server(), &model(&api), &mut conversation())
             .await
             .unwrap_err();
         assert!(
@@ -165,8 +169,8 @@ async fn whole_answers_blocked_prompts_and_broken_streams() {
         assert!(chain(&error).contains(expected), "{}", chain(&error));
     }
     let api = ModelApi::start(vec![Reply::stream([json!("not json")])]).await;
-    let error = server()
-        .run_agent(&model(&api), &mut conversation())
+    let error = Agent::new()
+        .run(&server(), &model(&api), &mut conversation())
         .await
         .unwrap_err();
     assert!(

@@ -169,7 +169,7 @@ async fn a_multi_round_task_sends_exactly_the_documented_bodies() {
     assert_eq!(outcome.usage.output_tokens, 48);
     assert_eq!(outcome.stop_reason.as_deref(), Some("stop"));
 
-    let tools = server.tools_for(Provider::OpenAiChat);
+    let tools = server.tools().for_provider(Provider::OpenAiChat);
     let system = json!({ "role": "system", "content": "Be brief." });
     let user = json!({ "role": "user", "content": "Weather in Lisbon, and 2 + 3?" });
     let bad_unit = text_of(
@@ -244,8 +244,8 @@ async fn a_stored_conversation_resumes_where_it_stopped() {
     let stored = serde_json::to_string(&conversation()).unwrap();
     let mut resumed: Conversation = serde_json::from_str(&stored).unwrap();
     assert_eq!(resumed, conversation());
-    let outcome = server()
-        .run_agent(&model(&api).streaming(false), &mut resumed)
+    let outcome = Agent::new()
+        .run(&server(), &model(&api).streaming(false), &mut resumed)
         .await
         .unwrap();
     assert_eq!(outcome.text, "Still 5.");
@@ -279,8 +279,12 @@ async fn busy_and_failing_answers_are_retried() {
     ])
     .await;
     let started = Instant::now();
-    let outcome = server()
-        .run_agent(&model(&api).streaming(false), &mut conversation())
+    let outcome = Agent::new()
+        .run(
+            &server(),
+            &model(&api).streaming(false),
+            &mut conversation(),
+        )
         .await
         .unwrap();
     assert_eq!(outcome.text, "ok");
@@ -301,8 +305,8 @@ async fn busy_and_failing_answers_are_retried() {
         Reply::status(503, json!({ "error": { "message": "still overloaded" } })),
     ])
     .await;
-    let error = server()
-        .run_agent(&model(&api).max_retries(1), &mut conversation())
+    let error = Agent::new()
+        .run(&server(), &model(&api).max_retries(1), &mut conversation())
         .await
         .unwrap_err();
     assert_eq!(
@@ -323,8 +327,8 @@ async fn busy_and_failing_answers_are_retried() {
         body: json!({ "error": { "message": "quota exceeded" } }),
     }])
     .await;
-    let error = server()
-        .run_agent(&model(&api), &mut conversation())
+    let error = Agent::new()
+        .run(&server(), &model(&api), &mut conversation())
         .await
         .unwrap_err();
     assert!(
@@ -342,8 +346,8 @@ async fn provider_errors_are_not_retried_and_keep_their_message() {
         json!({ "error": { "message": "The model `gpt-test` does not exist", "type": "invalid_request_error" } }),
     )])
     .await;
-    let error = server()
-        .run_agent(&model(&api), &mut conversation())
+    let error = Agent::new()
+        .run(&server(), &model(&api), &mut conversation())
         .await
         .unwrap_err();
     // The message names the round; the model's error is its source, said once.
@@ -413,8 +417,12 @@ async fn malformed_answers_fail_the_round_with_what_was_wrong() {
         let api = ModelApi::start(vec![reply.clone()]).await;
         let streaming = matches!(reply, Reply::Stream { .. });
         let mut conversation = conversation();
-        let error = server()
-            .run_agent(&model(&api).streaming(streaming), &mut conversation)
+        let error = Agent::new()
+            .run(
+                &server(),
+                &model(&api).streaming(streaming),
+                &mut conversation,
+            )
             .await
             .unwrap_err();
         assert!(
@@ -440,8 +448,8 @@ async fn arguments_cut_short_are_an_error_the_model_fixes() {
         Reply::stream(streamed_text(&["5"])),
     ])
     .await;
-    let outcome = server()
-        .run_agent(&model(&api), &mut conversation())
+    let outcome = Agent::new()
+        .run(&server(), &model(&api), &mut conversation())
         .await
         .unwrap();
     assert_eq!(outcome.text, "5");
@@ -485,8 +493,8 @@ async fn a_two_megabyte_result_goes_back_shortened_to_the_output_limit() {
         Reply::stream(streamed_text(&["A long log."])),
     ])
     .await;
-    server()
-        .run_agent(&model(&api), &mut conversation())
+    Agent::new()
+        .run(&server(), &model(&api), &mut conversation())
         .await
         .unwrap();
     let sent = api.bodies()[1]["messages"][3]["content"]
@@ -523,8 +531,8 @@ async fn a_model_of_another_format_is_refused() {
     let api = ModelApi::start(Vec::new()).await;
     let mut conversation = Conversation::new(Provider::Anthropic);
     conversation.push_user("hi");
-    let error = server()
-        .run_agent(&model(&api), &mut conversation)
+    let error = Agent::new()
+        .run(&server(), &model(&api), &mut conversation)
         .await
         .unwrap_err();
     assert!(
@@ -546,8 +554,8 @@ async fn an_unreachable_api_is_a_connection_error() {
         .base_url(url)
         .max_retries(1)
         .backoff(Duration::from_millis(10));
-    let error = server()
-        .run_agent(&model, &mut conversation())
+    let error = Agent::new()
+        .run(&server(), &model, &mut conversation())
         .await
         .unwrap_err();
     assert!(

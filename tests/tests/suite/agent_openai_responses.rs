@@ -103,7 +103,7 @@ async fn a_multi_round_task_sends_exactly_the_documented_bodies() {
 
     let user = json!({ "role": "user", "content": "What is 2 + 3?" });
     let result = json!({ "type": "function_call_output", "call_id": "call_1", "output": "5" });
-    let tools = server.tools_for(Provider::OpenAiResponses);
+    let tools = server.tools().for_provider(Provider::OpenAiResponses);
     let body = |input: Value| json!({ "model": "gpt-test", "instructions": "Be brief.", "input": input, "tools": tools, "stream": true });
     let bodies = api.bodies();
     assert_eq!(bodies[0], body(json!([user])));
@@ -162,8 +162,8 @@ async fn failed_and_broken_streams_are_reported() {
         let api = ModelApi::start(vec![Reply::stream(events)]).await;
         let mut conversation = Conversation::new(Provider::OpenAiResponses);
         conversation.push_user("hi");
-        let error = server()
-            .run_agent(&model(&api), &mut conversation)
+        let error = Agent::new()
+            .run(&server(), &model(&api), &mut conversation)
             .await
             .unwrap_err();
         assert!(chain(&error).contains(expected), "{}", chain(&error));

@@ -354,7 +354,7 @@ async fn search_by_glob_and_content_honours_gitignore() {
 async fn writing_and_deleting_need_confirmation_by_default() {
     let s = Tree::new();
     let server = AlephToolServer::builder()
-        .with_file_ops()
+        .with_builtin(FileOps::default())
         .with_working_dir(&s.root)
         .with_allowed_paths([&s.root])
         .build()
@@ -372,7 +372,7 @@ async fn writing_and_deleting_need_confirmation_by_default() {
     }
     assert!(!s.root.join("x.txt").exists());
     assert!(s.root.join("docs/readme.md").exists());
-    let definitions: Vec<_> = server.list_tools();
+    let definitions: Vec<_> = server.tools().definitions();
     let annotations = |name: &str| {
         definitions
             .iter()
@@ -385,7 +385,7 @@ async fn writing_and_deleting_need_confirmation_by_default() {
     assert_eq!(annotations("file_write").destructive, Some(true));
     let read_only = files_server(&s, FileOps::new().read_only());
     assert_eq!(
-        read_only.tool_names(),
+        read_only.tools().names(),
         ["file_list", "file_read", "file_search"]
     );
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use aleph_tools::builtin::{SkillError, Skills};
+use aleph_tools::builtin::{MetaTools, SkillError, Skills};
 use aleph_tools::prelude::*;
 use aleph_tools::{RegistryError, ToolErrorKind};
 use aleph_tools_tests::eventually;
@@ -80,19 +80,20 @@ async fn a_skill_is_a_tool_that_returns_its_text_with_the_arguments_filled_in() 
     write_skill(dir.path(), ".hidden", &skill("Hidden.", "never served"));
 
     let server = AlephToolServer::builder()
-        .with_skills(dir.path())
-        .with_meta_tools()
+        .with_builtin(Skills::new(dir.path()))
+        .with_builtin(MetaTools::default())
         .build()
         .unwrap();
     let skills: Vec<String> = server
-        .list_tools()
+        .tools()
+        .definitions()
         .iter()
         .filter(|t| t.category == ToolCategory::Skill)
         .map(|t| t.name.clone())
         .collect();
     assert_eq!(skills, ["haiku", "release-notes"]);
 
-    let definition = server.definition("release-notes").unwrap();
+    let definition = server.tools().get("release-notes").unwrap();
     assert_eq!(definition.description, "Draft release notes for a version.");
     assert_eq!(definition.tags, ["writing"]);
     assert_eq!(definition.annotations.read_only, Some(true));
@@ -239,7 +240,7 @@ fn bad_skills_are_skipped_naming_the_file_and_the_fix_and_the_others_served() {
 
     let missing = tempfile::tempdir().unwrap().path().join("nowhere");
     let error = AlephToolServer::builder()
-        .with_skills(&missing)
+        .with_builtin(Skills::new(&missing))
         .build()
         .unwrap_err();
     assert!(
@@ -251,7 +252,7 @@ fn bad_skills_are_skipped_naming_the_file_and_the_fix_and_the_others_served() {
     let dir = tempfile::tempdir().unwrap();
     write_skill(dir.path(), "list_tools", &skill("Clash.", "b"));
     let error = AlephToolServer::builder()
-        .with_meta_tools()
+        .with_builtin(MetaTools::default())
         .with_builtin(Skills::new(dir.path()).hot_reload(false))
         .build()
         .unwrap_err();

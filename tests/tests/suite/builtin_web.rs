@@ -6,7 +6,7 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use aleph_tools::builtin::{MetaTools, SearxNg, WebFetch};
+use aleph_tools::builtin::{MetaTools, SearxNg, WebFetch, WebSearch};
 use aleph_tools::prelude::*;
 use aleph_tools::provider::Provider;
 use aleph_tools::{RegistryError, ToolErrorKind};
@@ -323,7 +323,10 @@ async fn redirects_are_followed_and_checked_again() {
 #[tokio::test]
 async fn private_and_loopback_addresses_are_refused_by_default() {
     let port = web().await;
-    let server = AlephToolServer::builder().with_web_fetch().build().unwrap();
+    let server = AlephToolServer::builder()
+        .with_builtin(WebFetch::default())
+        .build()
+        .unwrap();
     for url in [
         format!("http://127.0.0.1:{port}/json"),
         format!("http://localhost:{port}/json"),
@@ -387,7 +390,9 @@ async fn host_rules_are_the_plugin_syntax_and_checked_at_build() {
 async fn search_answers_from_searxng_json() {
     let port = web().await;
     let server = AlephToolServer::builder()
-        .with_search(SearxNg::new(format!("http://127.0.0.1:{port}")))
+        .with_builtin(WebSearch::new(SearxNg::new(format!(
+            "http://127.0.0.1:{port}"
+        ))))
         .build()
         .unwrap();
     let found = server
@@ -425,7 +430,7 @@ async fn search_answers_from_searxng_json() {
         "{:?}",
         garbage.error
     );
-    let definition = server.definition("web_search").unwrap();
+    let definition = server.tools().get("web_search").unwrap();
     let schema = definition.output_schema.as_ref().unwrap();
     let hit = schema
         .pointer("/$defs/SearchHit")
@@ -433,7 +438,7 @@ async fn search_answers_from_searxng_json() {
         .unwrap_or_else(|| panic!("{schema}"));
     assert_eq!(hit["required"], json!(["title", "url", "snippet"]));
     let down = AlephToolServer::builder()
-        .with_search(SearxNg::new("http://127.0.0.1:9"))
+        .with_builtin(WebSearch::new(SearxNg::new("http://127.0.0.1:9")))
         .build()
         .unwrap();
     let unreachable = down.call("web_search", json!({ "query": "x" })).await;
@@ -447,7 +452,7 @@ async fn search_answers_from_searxng_json() {
         unreachable.error
     );
     let bad = AlephToolServer::builder()
-        .with_search(SearxNg::new("not a url"))
+        .with_builtin(WebSearch::new(SearxNg::new("not a url")))
         .build()
         .unwrap_err();
     assert!(bad.to_string().contains("is not a URL"), "{bad}");
@@ -468,7 +473,7 @@ async fn meta_tools_list_what_the_filter_offers_and_give_schemas_per_provider() 
     let server = AlephToolServer::builder()
         .with_tool(AddTool)
         .with_tool(WipeTool)
-        .with_meta_tools()
+        .with_builtin(MetaTools::default())
         .with_providers([Provider::Anthropic])
         .with_filter(ToolFilter::new().block("wipe"))
         .build()
@@ -534,7 +539,7 @@ async fn meta_tools_list_and_describe_only_what_the_caller_may_call() {
     let server = AlephToolServer::builder()
         .with_tool(AddTool)
         .with_tool(WipeTool)
-        .with_meta_tools()
+        .with_builtin(MetaTools::default())
         .with_middleware(
             aleph_tools::middleware::Permission::new().require_for_tag("admin", "danger"),
         )

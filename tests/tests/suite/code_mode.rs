@@ -130,7 +130,7 @@ return {'total': sum(item['price'] for item in items), 'first': first['name']}
 #[tokio::test]
 async fn the_description_declares_the_tools_open_to_code_and_nothing_else() {
     let (server, _) = server(CodeMode::new());
-    let description = server.definition("code").unwrap().description.clone();
+    let description = server.tools().get("code").unwrap().description.clone();
     assert!(
         description.contains("/** Look up an item of the catalogue by its number. */"),
         "{description}"
@@ -156,11 +156,11 @@ async fn the_description_follows_the_tools_and_the_filter() {
     server
         .set_filter(ToolFilter::new().block("get_item"))
         .unwrap();
-    let description = server.definition("code").unwrap().description.clone();
+    let description = server.tools().get("code").unwrap().description.clone();
     assert!(!description.contains("get_item"), "{description}");
     server.set_filter(ToolFilter::new()).unwrap();
     server.remove("whoami");
-    let description = server.definition("code").unwrap().description.clone();
+    let description = server.tools().get("code").unwrap().description.clone();
     assert!(description.contains("get_item"), "{description}");
     assert!(!description.contains("whoami"), "{description}");
 }
@@ -170,17 +170,19 @@ async fn tools_opened_by_the_application_join_the_api() {
     let (server, _) = server(CodeMode::new().open(["sho*"]));
     assert!(
         server
-            .definition("shout")
+            .tools()
+            .get("shout")
             .unwrap()
             .allows_caller(Caller::CodeExecution)
     );
     assert!(
         server
-            .definition("shout")
+            .tools()
+            .get("shout")
             .unwrap()
             .allows_caller(Caller::Human)
     );
-    let description = server.definition("code").unwrap().description.clone();
+    let description = server.tools().get("code").unwrap().description.clone();
     assert!(description.contains("shout(args: {"), "{description}");
     let result = code(
         &server,
@@ -308,13 +310,15 @@ async fn code_is_never_open_to_code_even_when_every_tool_is_opened() {
     let (server, _) = server(CodeMode::new().open(["*"]));
     assert!(
         !server
-            .definition("code")
+            .tools()
+            .get("code")
             .unwrap()
             .allows_caller(Caller::CodeExecution)
     );
     assert!(
         server
-            .definition("shout")
+            .tools()
+            .get("shout")
             .unwrap()
             .allows_caller(Caller::CodeExecution)
     );

@@ -166,12 +166,17 @@ async fn filtered_tools_leave_listings_and_calls_to_them_are_refused() {
         .build()
         .unwrap();
     assert_eq!(
-        s.tool_names(),
+        s.tools().names(),
         ["file_read", "memory_recall", "memory_store"]
     );
-    let listed: Vec<String> = s.list_tools().iter().map(|d| d.name.clone()).collect();
-    assert_eq!(listed, s.tool_names());
-    assert!(s.definition("bash").is_none());
+    let listed: Vec<String> = s
+        .tools()
+        .definitions()
+        .iter()
+        .map(|d| d.name.clone())
+        .collect();
+    assert_eq!(listed, s.tools().names());
+    assert!(s.tools().get("bash").is_none());
     assert!(s.contains("bash"), "still served, only not offered");
 
     let blocked = s.call("file_write", json!({ "path": "x" })).await;
@@ -257,8 +262,8 @@ async fn confirmation_approve_and_deny() {
         Some("permission denied for `wipe`: the user declined: not that one")
     );
     // The filter's list asks too, and listings say so.
-    assert!(s.definition("file_read").unwrap().requires_confirmation);
-    assert!(!s.definition("bash").unwrap().requires_confirmation);
+    assert!(s.tools().get("file_read").unwrap().requires_confirmation);
+    assert!(!s.tools().get("bash").unwrap().requires_confirmation);
     let denied = s.call("file_read", json!({ "path": "/etc/passwd" })).await;
     assert!(!denied.success);
     assert!(

@@ -126,7 +126,7 @@ async fn a_filter_change_is_a_change_of_the_tool_set() {
     // A refused filter changes nothing.
     server.set_filter(ToolFilter::new().block("[")).unwrap_err();
     assert!(!changes.has_changed().unwrap());
-    assert_eq!(server.tool_names(), ["guarded"]);
+    assert_eq!(server.tools().names(), ["guarded"]);
 }
 
 /// Work for `ms` milliseconds without yielding, as sync code does.

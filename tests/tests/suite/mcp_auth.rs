@@ -677,28 +677,32 @@ fn in_process_listings_leave_out_what_the_context_may_not_call() {
     let writer =
         ToolContext::new().with_identity(Identity::new("ann").with_scopes(["notes:write"]));
     assert_eq!(
-        names(tools.list_tools_for_context(&guest)),
+        names(tools.tools().context(&guest).definitions()),
         ["ask_first", "whoami"]
     );
     assert_eq!(
-        names(tools.list_tools_for_context(&writer)),
-        names(tools.list_tools())
+        names(tools.tools().context(&writer).definitions()),
+        names(tools.tools().definitions())
     );
-    assert!(!tools.offers("write_note", &guest));
-    assert!(tools.offers("write_note", &writer));
-    assert!(!tools.offers("no_such_tool", &writer));
+    assert!(!tools.tools().context(&guest).get("write_note").is_some());
+    assert!(tools.tools().context(&writer).get("write_note").is_some());
+    assert!(!tools.tools().context(&writer).get("no_such_tool").is_some());
     for provider in [
         aleph_tools::provider::Provider::Anthropic,
         aleph_tools::provider::Provider::OpenAiChat,
         aleph_tools::provider::Provider::Gemini,
     ] {
-        let everything = tools.tools_for(provider);
+        let everything = tools.tools().for_provider(provider);
         // Nothing left out: the shared array itself.
         assert!(std::sync::Arc::ptr_eq(
             &everything,
-            &tools.tools_for_context(provider, &writer)
+            &tools.tools().context(&writer).for_provider(provider)
         ));
-        let for_guest = tools.tools_for_context(provider, &guest).to_string();
+        let for_guest = tools
+            .tools()
+            .context(&guest)
+            .for_provider(provider)
+            .to_string();
         assert!(everything.to_string().contains("write_note"));
         assert!(!for_guest.contains("write_note"), "{for_guest}");
         assert!(for_guest.contains("whoami"), "{for_guest}");

@@ -243,5 +243,5 @@ async fn malformed_http_requests_leave_the_server_serving() {
         .await;
     assert!(sum.success, "{sum:?}");
     // The wrapping client followed the cursors through every page.
-    assert_eq!(agent.len(), tools.len(), "{:?}", agent.tool_names());
+    assert_eq!(agent.len(), tools.len(), "{:?}", agent.tools().names());
 }

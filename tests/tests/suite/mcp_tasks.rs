@@ -325,10 +325,10 @@ async fn the_server_declares_the_extension_and_marked_tools_say_so_in_their_defi
         .with_tool(QuickAddTool)
         .build()
         .unwrap();
-    assert!(tools.definition("slow_add").unwrap().task);
-    assert!(!tools.definition("quick_add").unwrap().task);
+    assert!(tools.tools().get("slow_add").unwrap().task);
+    assert!(!tools.tools().get("quick_add").unwrap().task);
     assert_eq!(
-        serde_json::to_value(&*tools.definition("slow_add").unwrap()).unwrap()["task"],
+        serde_json::to_value(&*tools.tools().get("slow_add").unwrap()).unwrap()["task"],
         true
     );
 }

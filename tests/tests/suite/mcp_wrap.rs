@@ -79,7 +79,7 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
     );
     assert!(conn.is_connected());
 
-    let sum = server.definition("everything_get-sum").expect("listed");
+    let sum = server.tools().get("everything_get-sum").expect("listed");
     assert_eq!(sum.category, ToolCategory::Mcp);
     assert_eq!(sum.annotations.read_only, Some(true));
     assert!(sum.tags.contains(&"mcp:everything".to_owned()));
@@ -121,7 +121,8 @@ async fn everything_servers_tools_are_served_and_called_through_the_pipeline() {
     drop(conn);
     assert!(
         server
-            .tool_names()
+            .tools()
+            .names()
             .iter()
             .all(|n| !n.starts_with("everything_"))
     );
@@ -269,7 +270,8 @@ fn served_by_stdio_server(prefix: &str) -> Vec<String> {
     let served = mcp_test_server();
     add_echo_tools(&served);
     served
-        .tool_names()
+        .tools()
+        .names()
         .iter()
         .map(|name| format!("{prefix}_{name}"))
         .collect()
@@ -287,7 +289,7 @@ async fn our_own_server_wrapped_over_stdio_refreshes_and_cancels() {
         .expect("connect to our stdio server");
     // Every tool of the server, listed in pages of 100 and followed to the end.
     assert_eq!(conn.tools(), served_by_stdio_server("ours"));
-    let weather = server.definition("ours_get_weather").expect("listed");
+    let weather = server.tools().get("ours_get_weather").expect("listed");
     assert_eq!(weather.annotations.open_world, Some(true));
     assert!(weather.output_schema.is_some());
 
@@ -492,12 +494,13 @@ async fn a_burst_of_list_changes_is_coalesced() {
         }
     }
     let expected: Vec<String> = remote
-        .tool_names()
+        .tools()
+        .names()
         .iter()
         .map(|n| format!("web_{n}"))
         .collect();
     eventually("the last list is served", || {
-        server.tool_names() == expected
+        server.tools().names() == expected
     })
     .await;
     assert!(

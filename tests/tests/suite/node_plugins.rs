@@ -136,20 +136,20 @@ async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
     assert!(sandbox.contains("; Node.js "), "{sandbox}");
 
     // Schemas: from the manifest, from the SDK's `inputSchema`, or open.
-    let add = server.definition("add").unwrap();
+    let add = server.tools().get("add").unwrap();
     assert_eq!(add.category, ToolCategory::Plugin);
     assert_eq!(add.parameters["required"], json!(["a", "b"]));
     assert!(add.tags.contains(&"plugin:calc".to_owned()));
     assert_eq!(
-        server.definition("divide").unwrap().parameters["required"],
+        server.tools().get("divide").unwrap().parameters["required"],
         json!(["a", "b"])
     );
     assert_eq!(
-        server.definition("wait").unwrap().timeout,
+        server.tools().get("wait").unwrap().timeout,
         Some(Duration::from_millis(300))
     );
     assert_eq!(
-        server.definition("probe").unwrap().timeout,
+        server.tools().get("probe").unwrap().timeout,
         Some(Duration::from_secs(30)),
         "the runtime's timeout when the manifest sets none"
     );
@@ -198,7 +198,7 @@ async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
 
     // Unloading stops the process and withdraws the tools.
     manager.unload("calc").unwrap();
-    assert!(server.tool_names().is_empty());
+    assert!(server.tools().names().is_empty());
     eventually("the process is gone", || node_processes(&dir) == 0).await;
 }
 
@@ -379,7 +379,7 @@ async fn a_missing_or_refused_node_is_a_clear_load_error() {
     let manager = PluginManager::new(&server, config);
     let message = manager.load_all().failed[0].1.to_string();
     assert!(message.contains("enabled = false"), "{message}");
-    assert!(server.tool_names().is_empty());
+    assert!(server.tools().names().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -410,7 +410,7 @@ async fn a_handler_the_plugin_lacks_or_a_start_that_fails_is_refused_with_its_ou
     let throws = report.failed[1].1.to_string();
     assert!(throws.contains("exited with code 1"), "{throws}");
     assert!(throws.contains("the config file is missing"), "{throws}");
-    assert!(server.tool_names().is_empty());
+    assert!(server.tools().names().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -286,7 +286,7 @@ async fn a_failing_or_wrong_interceptor_refuses_only_its_call_and_bad_combinatio
         "{}",
         errors[2]
     );
-    assert!(server.definition("echo_args").is_some());
+    assert!(server.tools().get("echo_args").is_some());
 
     // A thrown error blocks the call with its message.
     let thrown = server.call("echo_args", json!({ "mode": "throw" })).await;

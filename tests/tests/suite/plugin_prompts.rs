@@ -63,14 +63,14 @@ fn prompts_follow_their_scope_and_the_tools_offered() {
         prompts.into_iter().map(|p| p.plugin).collect::<Vec<_>>()
     };
     // Everything the filter offers: text-tools' tools are among them.
-    let all = manager.prompts(&server.tool_names());
+    let all = manager.prompts(&server.tools().names());
     assert_eq!(ids(all.clone()), ["style", "text-tools"]);
     assert_eq!(&*all[0].text, "Write short sentences.");
     assert_eq!(all[1].scope, PromptScope::Tool);
     assert_eq!(&*all[1].text, "Count with word_count, never by hand.\n");
     // Filtered away, its tools are not offered, and its prompt goes with them.
     server.set_filter(ToolFilter::new().block("*")).unwrap();
-    assert_eq!(ids(manager.prompts(&server.tool_names())), ["style"]);
+    assert_eq!(ids(manager.prompts(&server.tools().names())), ["style"]);
     server.set_filter(ToolFilter::new()).unwrap();
     assert_eq!(ids(manager.prompts(&["slugify"])), ["style", "text-tools"]);
     assert_eq!(ids(manager.prompts(&[] as &[&str])), ["style"]);
@@ -86,7 +86,10 @@ fn prompts_follow_their_scope_and_the_tools_offered() {
 
     // A disabled plugin contributes nothing.
     manager.disable("style").unwrap();
-    assert_eq!(ids(manager.prompts(&server.tool_names())), ["text-tools"]);
+    assert_eq!(
+        ids(manager.prompts(&server.tools().names())),
+        ["text-tools"]
+    );
     assert!(manager.prompt("style").is_none());
 }
 

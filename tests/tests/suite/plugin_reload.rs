@@ -106,7 +106,8 @@ async fn plugins_reload_from_disk_while_calls_run() {
     .unwrap();
     wait_until("the new description is served", || {
         server
-            .definition("echo")
+            .tools()
+            .get("echo")
             .is_some_and(|d| d.description == "Echo, version two.")
     })
     .await;
@@ -128,7 +129,8 @@ async fn plugins_reload_from_disk_while_calls_run() {
     wait_until("the fixed plugin runs", || {
         status(&manager) == Some(PluginStatus::Running)
             && server
-                .definition("echo")
+                .tools()
+                .get("echo")
                 .is_some_and(|d| d.description == "Return the arguments unchanged.")
     })
     .await;
@@ -165,7 +167,7 @@ async fn plugins_reload_from_disk_while_calls_run() {
         !server.contains("echo") && manager.get("text-tools").is_none()
     })
     .await;
-    assert_eq!(server.tool_names(), ["add", "fetch"]);
+    assert_eq!(server.tools().names(), ["add", "fetch"]);
 
     stop.store(true, Ordering::SeqCst);
     caller.await.unwrap();

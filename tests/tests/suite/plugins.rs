@@ -48,7 +48,7 @@ fn serve(names: &[&str]) -> (tempfile::TempDir, AlephToolServer, PluginManager) 
 
 /// Schemas: inline in the manifest (with the instruction file), from `describe`, open.
 fn check_plugin_schemas(server: &AlephToolServer) {
-    let word_count = server.definition("word_count").unwrap();
+    let word_count = server.tools().get("word_count").unwrap();
     assert_eq!(word_count.category, ToolCategory::Plugin);
     assert!(word_count.description.contains("Unicode scalar values"));
     assert_eq!(word_count.parameters["required"], json!(["text"]));
@@ -66,14 +66,14 @@ fn check_plugin_schemas(server: &AlephToolServer) {
     );
     assert_eq!(word_count.annotations.read_only, Some(true));
     assert!(word_count.tags.contains(&"plugin:text-tools".to_owned()));
-    let slugify = server.definition("slugify").unwrap();
+    let slugify = server.tools().get("slugify").unwrap();
     assert_eq!(
         slugify.parameters["properties"]["separator"]["maxLength"],
         3
     );
-    let echo = server.definition("echo").unwrap();
+    let echo = server.tools().get("echo").unwrap();
     assert_eq!(echo.parameters["additionalProperties"], true);
-    let fetch = server.definition("fetch").unwrap();
+    let fetch = server.tools().get("fetch").unwrap();
     assert_eq!(fetch.parameters["required"], json!(["url"]));
     assert_eq!(fetch.annotations.open_world, Some(true));
 }
@@ -93,7 +93,7 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     assert_eq!(report.loaded, ["http-fetch", "text-tools"]);
     assert_eq!(
-        server.tool_names(),
+        server.tools().names(),
         ["add", "echo", "fetch", "slugify", "word_count"]
     );
 
@@ -169,7 +169,7 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
     assert!(server.contains("word_count"));
     manager.unload("text-tools").unwrap();
     assert!(manager.get("text-tools").is_none());
-    assert_eq!(server.tool_names(), ["add", "fetch"]);
+    assert_eq!(server.tools().names(), ["add", "fetch"]);
     assert!(changes.has_changed().unwrap());
     assert_eq!(
         server.call("add", json!({ "a": 1, "b": 2 })).await.output,
@@ -321,7 +321,7 @@ async fn a_plugin_tool_cannot_take_a_served_name() {
         PluginStatus::Error(_)
     ));
     // Nothing of the plugin was served.
-    assert_eq!(server.tool_names(), ["echo"]);
+    assert_eq!(server.tools().names(), ["echo"]);
 }
 
 /// A static tool that holds the name `echo`.
@@ -364,6 +364,6 @@ fn a_manifest_marks_a_tool_as_an_mcp_task() {
     let server = AlephToolServer::new();
     let report = manager(&server, root.path()).load_all();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
-    assert!(server.definition("slugify").unwrap().task);
-    assert!(!server.definition("word_count").unwrap().task);
+    assert!(server.tools().get("slugify").unwrap().task);
+    assert!(!server.tools().get("word_count").unwrap().task);
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use aleph_tools::Identity;
 use aleph_tools::agent::clients::Anthropic;
-use aleph_tools::agent::{ChatModel, Conversation, ModelError, ModelRequest, ModelTurn};
+use aleph_tools::agent::{Agent, ChatModel, Conversation, ModelError, ModelRequest, ModelTurn};
 use aleph_tools::builtin::{EmbedError, ToolSearch};
 use aleph_tools::middleware::Permission;
 use aleph_tools::prelude::*;
@@ -98,8 +98,11 @@ fn found_names(result: &ToolResult) -> Vec<String> {
 async fn deferred_tools_wait_for_a_search_in_every_tools_array() {
     let server = server();
     let loaded = ["add", "call_tool", "tool_search"];
-    assert_eq!(names(&server.tools_for(Provider::OpenAiChat)), loaded);
-    let gemini = server.tools_for(Provider::Gemini);
+    assert_eq!(
+        names(&server.tools().for_provider(Provider::OpenAiChat)),
+        loaded
+    );
+    let gemini = server.tools().for_provider(Provider::Gemini);
     let declared: Vec<&str> = gemini[0]["functionDeclarations"]
         .as_array()
         .unwrap()
@@ -107,11 +110,11 @@ async fn deferred_tools_wait_for_a_search_in_every_tools_array() {
         .map(|d| d["name"].as_str().unwrap())
         .collect();
     assert_eq!(declared, loaded);
-    let mcp = server.tools_for(Provider::Mcp);
+    let mcp = server.tools().for_provider(Provider::Mcp);
     assert_eq!(mcp.as_array().unwrap().len(), 3);
 
     // Anthropic's array holds them all, the deferred ones marked: its API hides them.
-    let anthropic = server.tools_for(Provider::Anthropic);
+    let anthropic = server.tools().for_provider(Provider::Anthropic);
     let marked: Vec<&str> = anthropic
         .as_array()
         .unwrap()
@@ -123,7 +126,8 @@ async fn deferred_tools_wait_for_a_search_in_every_tools_array() {
 
     // The server still serves them all, and says which wait.
     let deferred: Vec<String> = server
-        .list_tools()
+        .tools()
+        .definitions()
         .iter()
         .filter(|d| d.defer_loading)
         .map(|d| d.name.clone())
@@ -145,10 +149,16 @@ async fn without_a_tool_search_nothing_is_deferred() {
         .build()
         .unwrap();
     assert_eq!(
-        names(&server.tools_for(Provider::OpenAiChat)),
+        names(&server.tools().for_provider(Provider::OpenAiChat)),
         ["get_current_time"]
     );
-    assert!(!server.definition("get_current_time").unwrap().defer_loading);
+    assert!(
+        !server
+            .tools()
+            .get("get_current_time")
+            .unwrap()
+            .defer_loading
+    );
 }
 
 #[tokio::test]
@@ -290,7 +300,9 @@ async fn tools_added_later_are_deferred_and_found() {
             |_args: Value, _ctx: ToolContext| async { Ok(ToolOutput::text("faxed")) },
         ))
         .unwrap();
-    assert!(!names(&server.tools_for(Provider::OpenAiChat)).contains(&"send_fax".to_owned()));
+    assert!(
+        !names(&server.tools().for_provider(Provider::OpenAiChat)).contains(&"send_fax".to_owned())
+    );
     let result = search(&server, json!({ "query": "fax" })).await;
     assert_eq!(found_names(&result), ["send_fax"]);
     server.remove("send_fax");
@@ -363,7 +375,10 @@ async fn the_agent_loop_adds_found_tools_to_the_next_round() {
     ]);
     let mut conversation = Conversation::new(Provider::OpenAiChat);
     conversation.push_user("What time is it in Tokyo?");
-    let outcome = server.run_agent(&model, &mut conversation).await.unwrap();
+    let outcome = Agent::new()
+        .run(&server, &model, &mut conversation)
+        .await
+        .unwrap();
     assert_eq!(outcome.text, "It is noon in Tokyo.");
     let offered = model.offered.lock().unwrap().clone();
     assert_eq!(offered[0], ["add", "call_tool", "tool_search"]);
@@ -406,11 +421,14 @@ async fn anthropic_loads_deferred_tools_from_tool_references() {
     let server = server();
     let mut conversation = Conversation::new(Provider::Anthropic);
     conversation.push_user("What time is it in Tokyo?");
-    let outcome = server.run_agent(&model, &mut conversation).await.unwrap();
+    let outcome = Agent::new()
+        .run(&server, &model, &mut conversation)
+        .await
+        .unwrap();
     assert_eq!(outcome.text, "Noon.");
 
     let bodies = api.bodies();
-    let tools = server.tools_for(Provider::Anthropic);
+    let tools = server.tools().for_provider(Provider::Anthropic);
     for body in &bodies {
         assert_eq!(
             body["tools"], *tools,
@@ -509,12 +527,14 @@ async fn a_thousand_deferred_tools_cost_the_model_two() {
     let deferred = build(Some(ToolSearch::new().defer(["tool_*"])));
     for provider in [Provider::OpenAiChat, Provider::Gemini, Provider::Mcp] {
         let before = all
-            .tool_list_sizes()
+            .tools()
+            .sizes()
             .into_iter()
             .find(|s| s.provider == provider)
             .unwrap();
         let after = deferred
-            .tool_list_sizes()
+            .tools()
+            .sizes()
             .into_iter()
             .find(|s| s.provider == provider)
             .unwrap();
@@ -557,7 +577,7 @@ async fn a_wrapped_mcp_server_is_deferred_whole() {
         .expect("connect to server-everything");
     assert!(connection.tools().len() > 5);
     assert_eq!(
-        names(&server.tools_for(Provider::OpenAiChat)),
+        names(&server.tools().for_provider(Provider::OpenAiChat)),
         ["add", "call_tool", "tool_search"]
     );
     let found = search(&server, json!({ "query": "sum of two numbers" })).await;
@@ -607,7 +627,7 @@ createServer({
         .unwrap();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     assert_eq!(
-        names(&server.tools_for(Provider::OpenAiChat)),
+        names(&server.tools().for_provider(Provider::OpenAiChat)),
         ["call_tool", "loud_shout", "tool_search"]
     );
     let found = search(&server, json!({ "query": "whisper" })).await;
@@ -636,7 +656,7 @@ async fn code_mode_does_not_declare_deferred_tools() {
         .with_builtin(CodeMode::new().open(["send_message", "create_issue"]))
         .build()
         .unwrap();
-    let code = server.definition("code").unwrap();
+    let code = server.tools().get("code").unwrap();
     assert!(
         !code.description.contains("send_message("),
         "{}",
@@ -646,7 +666,7 @@ async fn code_mode_does_not_declare_deferred_tools() {
         .with_builtin(CodeMode::new().open(["send_message"]))
         .build()
         .unwrap();
-    let code = undeferred.definition("code").unwrap();
+    let code = undeferred.tools().get("code").unwrap();
     assert!(
         code.description.contains("send_message("),
         "{}",
@@ -670,7 +690,7 @@ async fn a_tool_anthropic_cannot_take_is_found_but_not_referenced() {
             |_args: Value, _ctx: ToolContext| async { Ok(ToolOutput::text("sent")) },
         ))
         .unwrap();
-    let anthropic = server.tools_for(Provider::Anthropic);
+    let anthropic = server.tools().for_provider(Provider::Anthropic);
     let listed = anthropic
         .as_array()
         .unwrap()

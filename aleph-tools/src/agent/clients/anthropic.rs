@@ -43,14 +43,14 @@ const DEFAULT_MAX_TOKENS: u64 = 8192;
 ///
 /// ```no_run
 /// use aleph_tools::agent::clients::Anthropic;
-/// use aleph_tools::agent::{ChatModel, Conversation};
+/// use aleph_tools::agent::{Agent, ChatModel, Conversation};
 /// use aleph_tools::prelude::*;
 ///
 /// # async fn run(server: AlephToolServer) -> Result<(), Box<dyn std::error::Error>> {
 /// let model = Anthropic::new("claude-sonnet-4-5").param("max_tokens", 2048);
 /// let mut conversation = Conversation::new(model.provider());
 /// conversation.push_user("What is in notes.md?");
-/// let outcome = server.run_agent(&model, &mut conversation).await?;
+/// let outcome = Agent::new().run(&server, &model, &mut conversation).await?;
 /// # Ok(())
 /// # }
 /// ```

@@ -24,7 +24,7 @@ const PROVIDER: Provider = Provider::OpenAiChat;
 ///
 /// ```no_run
 /// use aleph_tools::agent::clients::OpenAiChat;
-/// use aleph_tools::agent::{ChatModel, Conversation};
+/// use aleph_tools::agent::{Agent, ChatModel, Conversation};
 /// use aleph_tools::prelude::*;
 ///
 /// # async fn run(server: AlephToolServer) -> Result<(), Box<dyn std::error::Error>> {
@@ -33,7 +33,7 @@ const PROVIDER: Provider = Provider::OpenAiChat;
 ///     .param("temperature", 0.2);
 /// let mut conversation = Conversation::new(model.provider());
 /// conversation.push_user("What is in notes.md?");
-/// let outcome = server.run_agent(&model, &mut conversation).await?;
+/// let outcome = Agent::new().run(&server, &model, &mut conversation).await?;
 /// println!("{}", outcome.text);
 /// # Ok(())
 /// # }

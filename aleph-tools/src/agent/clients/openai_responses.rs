@@ -24,14 +24,14 @@ const PROVIDER: Provider = Provider::OpenAiResponses;
 ///
 /// ```no_run
 /// use aleph_tools::agent::clients::OpenAiResponses;
-/// use aleph_tools::agent::{ChatModel, Conversation};
+/// use aleph_tools::agent::{Agent, ChatModel, Conversation};
 /// use aleph_tools::prelude::*;
 ///
 /// # async fn run(server: AlephToolServer) -> Result<(), Box<dyn std::error::Error>> {
 /// let model = OpenAiResponses::new("gpt-5-mini");
 /// let mut conversation = Conversation::new(model.provider());
 /// conversation.push_user("What is in notes.md?");
-/// let outcome = server.run_agent(&model, &mut conversation).await?;
+/// let outcome = Agent::new().run(&server, &model, &mut conversation).await?;
 /// # Ok(())
 /// # }
 /// ```

@@ -27,8 +27,8 @@ use crate::util::hosts::HostRule;
 use rules::Rules;
 use tabs::Running;
 
-/// The browser tools and their settings; [`with_browser`](ToolServerBuilder::with_browser)
-/// serves them with the defaults.
+/// The browser tools and their settings, served by
+/// [`with_builtin`](ToolServerBuilder::with_builtin).
 ///
 /// The tools drive a headless Chromium (Debian's `chromium`, or any Chrome or Chromium named
 /// with [`program`](Self::program)), started at the first call and again if it dies, and
@@ -204,16 +204,6 @@ impl Builtin for Browser {
             Ok(browsers) => pdf::add_to(tools::add_to(builder.with_state(browsers))),
             Err(problem) => builder.with_problem(problem),
         }
-    }
-}
-
-impl ToolServerBuilder {
-    /// Serves the browser tools (`browser_navigate`, `browser_snapshot`, `browser_click`,
-    /// `browser_type`, `browser_select`, `browser_screenshot`, `browser_tabs`,
-    /// `browser_wait_for`) and `pdf_generate` with their defaults: any public host,
-    /// sandboxed. See [`Browser`].
-    pub fn with_browser(self) -> Self {
-        self.with_builtin(Browser::default())
     }
 }
 

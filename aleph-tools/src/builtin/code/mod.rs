@@ -93,7 +93,7 @@ impl ScriptLanguage {
 ///     .with_tool(PriceTool)
 ///     .with_builtin(CodeMode::new().max_tool_calls(50))
 ///     .build()?;
-/// let code = server.definition("code").unwrap();
+/// let code = server.tools().get("code").unwrap();
 /// assert!(code.description.contains("price(args: {"));
 /// # Ok::<(), aleph_tools::RegistryError>(())
 /// ```

@@ -77,7 +77,7 @@ pub(super) async fn run(
         .clone()
         .with_caller(Caller::CodeExecution)
         .without_progress();
-    let open: Vec<String> = super::open_tools(&server.list_tools_for_context(&child_ctx))
+    let open: Vec<String> = super::open_tools(&server.tools().context(&child_ctx).definitions())
         .map(|definition| definition.name.clone())
         .collect();
     let dir = tempfile::Builder::new()

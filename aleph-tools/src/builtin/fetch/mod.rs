@@ -22,8 +22,8 @@ use crate::server::ToolServerBuilder;
 use crate::tool;
 use crate::util::hosts::{GuardedResolver, HostRule, why_failed};
 
-/// `web_fetch` and its rules; [`with_web_fetch`](ToolServerBuilder::with_web_fetch) serves it
-/// with the defaults.
+/// `web_fetch` and its rules, served by
+/// [`with_builtin`](ToolServerBuilder::with_builtin).
 ///
 /// Hosts are allowed with the rules plugins are granted the network with
 /// (`connect:*.example.com`, `connect:https://api.example.com`, `connect:*`, the default),

@@ -19,8 +19,8 @@ use super::Builtin;
 use super::workspace::Place;
 use crate::server::ToolServerBuilder;
 
-/// The file tools and their limits; [`with_file_ops`](ToolServerBuilder::with_file_ops)
-/// serves them with the defaults.
+/// The file tools and their limits, served by
+/// [`with_builtin`](ToolServerBuilder::with_builtin).
 ///
 /// Every path goes through the call's allowed directories
 /// ([`with_allowed_paths`](ToolServerBuilder::with_allowed_paths)), or its working directory

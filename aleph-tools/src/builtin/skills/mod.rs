@@ -79,7 +79,6 @@ pub enum SkillError {
 }
 
 /// The Markdown skills in a directory, served by
-/// [`with_skills`](ToolServerBuilder::with_skills) or
 /// [`with_builtin`](ToolServerBuilder::with_builtin).
 ///
 /// Each directory directly under `dir` that holds a `SKILL.md` is a [`Skill`], served as a
@@ -115,7 +114,7 @@ pub enum SkillError {
 /// let server = AlephToolServer::builder()
 ///     .with_builtin(Skills::new(dir.path()).hot_reload(false))
 ///     .build()?;
-/// assert_eq!(server.definition("haiku").unwrap().category, ToolCategory::Skill);
+/// assert_eq!(server.tools().get("haiku").unwrap().category, ToolCategory::Skill);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -291,14 +290,6 @@ impl Builtin for Skills {
             rescan(server, &state, &root);
             Ok(())
         })
-    }
-}
-
-impl ToolServerBuilder {
-    /// Serves the Markdown skills in `dir` as tools, reloaded as they change. See
-    /// [`Skills`].
-    pub fn with_skills(self, dir: impl Into<PathBuf>) -> Self {
-        self.with_builtin(Skills::new(dir))
     }
 }
 

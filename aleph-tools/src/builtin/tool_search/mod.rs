@@ -76,7 +76,7 @@ const REGEX_SIZE_LIMIT: usize = 256 << 10;
 ///     .with_tool(CreatePullRequestTool)
 ///     .with_builtin(ToolSearch::new().defer(["create_*"]))
 ///     .build()?;
-/// let tools = server.tools_for(Provider::OpenAiChat);
+/// let tools = server.shared_tools_array(Provider::OpenAiChat);
 /// let names: Vec<&str> = tools.as_array().unwrap().iter()
 ///     .map(|tool| tool["function"]["name"].as_str().unwrap())
 ///     .collect();
@@ -269,7 +269,7 @@ fn fresh(slot: &Slot, version: u64) -> Option<Arc<Index>> {
 /// The deferred tools `server` serves, as the search reads them.
 fn deferred_documents(server: &AlephToolServer) -> Vec<Document> {
     server
-        .list_tools()
+        .offered_definitions()
         .into_iter()
         .filter(|definition| definition.defer_loading)
         .map(Document::new)
@@ -379,7 +379,8 @@ pub(crate) async fn tool_search(
         .into_iter()
         .map(|i| &index.documents[i].definition)
         .filter(|definition| {
-            definition.allows_caller(caller) && server.offers(&definition.name, ctx)
+            definition.allows_caller(caller)
+                && server.tools().context(ctx).get(&definition.name).is_some()
         })
         .take(limit)
         .map(|definition| FoundTool {
@@ -398,7 +399,7 @@ pub(crate) async fn tool_search(
     for tool in &found.tools {
         // Anthropic loads a referenced tool from the array it was sent, which leaves out a
         // tool whose schema it cannot take: such a tool is not referenced.
-        let definition = server.definition(&tool.name);
+        let definition = server.offered(&tool.name);
         let anthropic = Provider::Anthropic;
         if definition.is_some_and(|d| anthropic.tool_entry(&d, anthropic.dialect()).is_ok()) {
             output = output.with(Content::ToolReference(ToolReference::new(&tool.name)));

@@ -76,7 +76,7 @@ impl Session {
         let tools: Arc<[Tool]> = self
             .served
             .tools
-            .list_tools()
+            .offered_definitions()
             .iter()
             // Deferred tools wait for `tool_search`, and are called through `call_tool`.
             .filter(|definition| !definition.defer_loading)

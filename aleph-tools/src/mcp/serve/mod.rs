@@ -169,7 +169,7 @@ impl Session {
         // The tool first: most are not tasks, and reading the capabilities copies them.
         self.served
             .tools
-            .definition(tool)
+            .offered(tool)
             .is_some_and(|definition| definition.task)
             && context
                 .client_capabilities()
@@ -244,7 +244,7 @@ fn answer(
             Some(serde_json::json!({ "name": tool })),
         ));
     }
-    let definition = tools.definition(result.tool_that_ran(tool));
+    let definition = tools.offered(result.tool_that_ran(tool));
     Ok(result_to_mcp(result, definition.as_deref(), shape))
 }
 

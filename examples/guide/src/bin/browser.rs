@@ -108,7 +108,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A Markdown report printed to a PDF file inside the allowed directory.
     let reports = tempfile::tempdir()?;
     let server = AlephToolServer::builder()
-        .with_browser()
+        .with_builtin(Browser::default())
         .with_allowed_paths([reports.path()])
         .with_working_dir(reports.path())
         .build()?;

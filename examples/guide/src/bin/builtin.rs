@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use aleph_tools::builtin::{CodeExec, FileOps, Skills};
+use aleph_tools::builtin::{CodeExec, FileOps, MetaTools, Skills, WebFetch};
 use aleph_tools::prelude::*;
 use aleph_tools::{Confirmation, ConfirmationRequest};
 use serde_json::{Value, json};
@@ -21,10 +21,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let server = AlephToolServer::builder()
         .with_builtin(FileOps::new().max_read_bytes(64 * 1024))
-        .with_bash()
+        .with_builtin(CodeExec::new().bash_only())
         .with_builtin(CodeExec::new().output_limit(8 * 1024))
-        .with_web_fetch()
-        .with_meta_tools()
+        .with_builtin(WebFetch::default())
+        .with_builtin(MetaTools::default())
         .with_builtin(Skills::new(&skills).debounce(Duration::from_millis(100)))
         .with_working_dir(&workspace)
         .with_allowed_paths([&workspace])

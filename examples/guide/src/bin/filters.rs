@@ -51,7 +51,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .build()
         .unwrap();
-    println!("offered: {:?}", server.tool_names());
+    println!("offered: {:?}", server.tools().names());
     let blocked = server.call("bash", json!({ "command": "ls" })).await;
     println!("bash: {}", blocked.model_text());
     let approved = server

@@ -103,10 +103,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let who = host.call("notes_whoami", serde_json::json!({})).await;
         println!(
             "as {token}: listed {:?}; whoami -> {}",
-            host.tool_names(),
+            host.tools().names(),
             who.model_text()
         );
-        assert_eq!(host.tool_names(), listed);
+        assert_eq!(host.tools().names(), listed);
         if host.contains("notes_delete_note") {
             let deleted = host
                 .call("notes_delete_note", serde_json::json!({ "title": "draft" }))

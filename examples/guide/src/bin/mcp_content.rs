@@ -124,7 +124,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .prefix("shop")
         .connect(&agent)
         .await?;
-    let definition = agent.definition("shop_sales_chart").ok_or("not listed")?;
+    let definition = agent.tools().get("shop_sales_chart").ok_or("not listed")?;
     println!("listed: {} ({:?})", definition.name, definition.title);
     let chart = agent
         .call("shop_sales_chart", json!({ "quarter": "Q3" }))

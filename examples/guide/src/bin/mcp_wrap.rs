@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .prefix("calc")
         .connect(&server)
         .await?;
-    println!("served: {}", server.tool_names().join(", "));
+    println!("served: {}", server.tools().names().join(", "));
     show(&server, "calc_add", json!({ "a": 2, "b": 40 })).await;
     show(&server, "CalcAdd", json!({ "a": 1, "b": 2 })).await;
     show(&server, "calc_add", json!({ "a": "two", "b": 40 })).await;
@@ -62,7 +62,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     show(&server, "calc_add", json!({ "a": 1, "b": 1 })).await;
 
     calc.close().await;
-    println!("after close: {}", server.tool_names().join(", "));
+    println!("after close: {}", server.tools().names().join(", "));
     Ok(())
 }
 

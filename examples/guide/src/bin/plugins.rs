@@ -60,8 +60,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("  sandbox: {sandbox}");
         }
     }
-    println!("served: {}", server.tool_names().join(", "));
-    let tools = server.tools_for(Provider::Anthropic);
+    println!("served: {}", server.tools().names().join(", "));
+    let tools = server.tools().for_provider(Provider::Anthropic);
     let word_count = tools
         .as_array()
         .and_then(|tools| tools.iter().find(|t| t["name"] == "word_count"))
@@ -113,7 +113,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     hot_reload(&server, &manager, &plugins).await?;
 
     manager.unload("text-tools")?;
-    println!("after unload: {}", server.tool_names().join(", "));
+    println!("after unload: {}", server.tools().names().join(", "));
     std::fs::remove_dir_all(&plugins)?;
     Ok(())
 }
@@ -226,7 +226,8 @@ async fn hot_reload(
     )?;
     let start = Instant::now();
     while server
-        .definition("slugify")
+        .tools()
+        .get("slugify")
         .is_none_or(|d| !d.description.contains("reloaded"))
     {
         if start.elapsed() > Duration::from_secs(20) {
@@ -237,7 +238,8 @@ async fn hot_reload(
     println!(
         "reloaded: slugify is now \"{}\"",
         server
-            .definition("slugify")
+            .tools()
+            .get("slugify")
             .map(|d| d.description.clone())
             .unwrap_or_default()
     );

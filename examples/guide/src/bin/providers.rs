@@ -176,7 +176,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()
         .unwrap();
 
-    for size in server.tool_list_sizes() {
+    for size in server.tools().sizes() {
         println!(
             "{:<17} {} tools, {:>4} bytes, ~{} tokens",
             size.provider.name(),
@@ -193,7 +193,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Provider::Gemini,
     ] {
         println!("\n== {}", provider.name());
-        let tools = server.tools_for(provider);
+        let tools = server.tools().for_provider(provider);
         let model = Scripted {
             provider,
             turns: AtomicUsize::new(0),

@@ -81,7 +81,7 @@ async fn main() {
     let all = server(None);
     let deferred = server(Some(ToolSearch::new()));
     println!("tools arrays for {TOOLS} tools (bytes, estimated tokens):");
-    for (before, after) in all.tool_list_sizes().iter().zip(deferred.tool_list_sizes()) {
+    for (before, after) in all.tools().sizes().iter().zip(deferred.tools().sizes()) {
         println!(
             "  {:<17} all listed: {:>4} tools {:>9} B {:>7} tokens | deferred: {:>4} tools {:>6} B {:>5} tokens",
             before.provider.name(),

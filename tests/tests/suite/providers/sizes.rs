@@ -5,12 +5,12 @@ use super::*;
 #[test]
 fn size_report_covers_every_provider() {
     let server = server();
-    let sizes = server.tool_list_sizes();
+    let sizes = server.tools().sizes();
     assert_eq!(sizes.len(), Provider::ALL.len());
     for (size, provider) in sizes.iter().zip(Provider::ALL) {
         assert_eq!(size.provider, provider);
         assert_eq!(size.tools, 3);
-        let list = server.tools_for(provider);
+        let list = server.tools().for_provider(provider);
         assert_eq!(size.bytes, list.to_string().len());
         assert!(
             size.tokens > size.bytes / 8 && size.tokens < size.bytes,

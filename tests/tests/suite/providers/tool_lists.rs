@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn openai_chat_tools_are_function_entries_strict_where_possible() {
-    let tools = server().tools_for(Provider::OpenAiChat);
+    let tools = server().tools().for_provider(Provider::OpenAiChat);
     let names: Vec<&str> = tools
         .as_array()
         .unwrap()
@@ -40,7 +40,7 @@ fn openai_chat_tools_are_function_entries_strict_where_possible() {
 
 #[test]
 fn openai_responses_tools_are_flat_function_entries() {
-    let tools = server().tools_for(Provider::OpenAiResponses);
+    let tools = server().tools().for_provider(Provider::OpenAiResponses);
     let add = &tools[0];
     assert_eq!(add["type"], "function");
     assert_eq!(add["name"], "add");
@@ -51,7 +51,7 @@ fn openai_responses_tools_are_flat_function_entries() {
 
 #[test]
 fn anthropic_tools_carry_input_schema() {
-    let tools = server().tools_for(Provider::Anthropic);
+    let tools = server().tools().for_provider(Provider::Anthropic);
     let weather = &tools[1];
     assert_eq!(
         weather.as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -69,7 +69,7 @@ fn anthropic_tools_carry_input_schema() {
 #[test]
 fn gemini_tools_are_one_entry_of_function_declarations() {
     let server = builder().with_tool(NoArgsTool).build().unwrap();
-    let tools = server.tools_for(Provider::Gemini);
+    let tools = server.tools().for_provider(Provider::Gemini);
     let tools = tools.as_array().unwrap();
     assert_eq!(tools.len(), 1);
     let declarations = tools[0]["functionDeclarations"].as_array().unwrap();
@@ -99,7 +99,7 @@ fn no_args() -> &'static str {
 
 #[test]
 fn mcp_tools_carry_output_schemas_and_annotations() {
-    let tools = server().tools_for(Provider::Mcp);
+    let tools = server().tools().for_provider(Provider::Mcp);
     let weather = &tools[1];
     assert_eq!(weather["inputSchema"]["type"], "object");
     assert!(
@@ -132,7 +132,7 @@ fn filtered_tools_are_left_out_of_every_list() {
         .build()
         .unwrap();
     for provider in Provider::ALL {
-        let tools = server.tools_for(provider);
+        let tools = server.tools().for_provider(provider);
         assert!(
             !tools.to_string().contains("\"label\""),
             "{provider:?}: {tools}"
@@ -191,7 +191,7 @@ async fn a_tool_a_provider_cannot_take_is_quarantined_not_fatal() {
         .build()
         .unwrap();
     // Reported once, with the tool, the provider and the rule.
-    let misfits = server.incompatible_tools();
+    let misfits = server.tools().incompatible();
     assert_eq!(misfits.len(), 1, "{misfits:?}");
     assert_eq!(misfits[0].tool, "store_tree");
     assert_eq!(misfits[0].provider, Provider::Gemini);
@@ -201,12 +201,12 @@ async fn a_tool_a_provider_cannot_take_is_quarantined_not_fatal() {
         misfits[0]
     );
     // Gemini gets every other tool; the others get all of them.
-    let gemini = server.tools_for(Provider::Gemini);
+    let gemini = server.tools().for_provider(Provider::Gemini);
     let declared = &gemini[0]["functionDeclarations"];
     assert_eq!(declared.as_array().unwrap().len(), 1);
     assert_eq!(declared[0]["name"], "add");
     for provider in [Provider::OpenAiChat, Provider::Anthropic, Provider::Mcp] {
-        let tools = server.tools_for(provider);
+        let tools = server.tools().for_provider(provider);
         assert!(
             tools.to_string().contains("#/$defs/Node"),
             "{provider:?} keeps the recursion as a $ref"
@@ -222,9 +222,9 @@ async fn a_tool_a_provider_cannot_take_is_quarantined_not_fatal() {
     assert_eq!(stored.output, json!(1));
     // A tool added later is checked the same way, and removing it clears the report.
     server.remove("store_tree");
-    assert!(server.incompatible_tools().is_empty());
+    assert!(server.tools().incompatible().is_empty());
     server.add(StoreTreeTool).unwrap();
-    assert_eq!(server.incompatible_tools().len(), 1);
+    assert_eq!(server.tools().incompatible().len(), 1);
 }
 
 #[test]
@@ -234,10 +234,10 @@ fn without_configured_providers_a_misfit_is_only_left_out() {
         .with_tool(AddTool)
         .build()
         .unwrap();
-    assert!(server.incompatible_tools().is_empty());
-    let gemini = server.tools_for(Provider::Gemini);
+    assert!(server.tools().incompatible().is_empty());
+    let gemini = server.tools().for_provider(Provider::Gemini);
     assert_eq!(gemini[0]["functionDeclarations"][0]["name"], "add");
-    let sizes = server.tool_list_sizes();
+    let sizes = server.tools().sizes();
     let gemini_size = sizes
         .iter()
         .find(|s| s.provider == Provider::Gemini)
@@ -281,16 +281,17 @@ fn the_error_policy_refuses_a_misfit() {
 fn a_tools_array_is_built_once_until_the_tools_or_the_filter_change() {
     let server = server();
     for provider in Provider::ALL {
-        let first = server.tools_for(provider);
+        let first = server.tools().for_provider(provider);
         assert!(
-            Arc::ptr_eq(&first, &server.tools_for(provider)),
+            Arc::ptr_eq(&first, &server.tools().for_provider(provider)),
             "{}: asked again, the same array",
             provider.name()
         );
     }
     let names = |server: &AlephToolServer| -> Vec<String> {
         server
-            .tools_for(Provider::Anthropic)
+            .tools()
+            .for_provider(Provider::Anthropic)
             .as_array()
             .unwrap()
             .iter()
@@ -298,7 +299,7 @@ fn a_tools_array_is_built_once_until_the_tools_or_the_filter_change() {
             .collect()
     };
     assert_eq!(names(&server), ["add", "get_weather", "label"]);
-    let before = server.tools_for(Provider::Anthropic);
+    let before = server.tools().for_provider(Provider::Anthropic);
 
     server.remove("label");
     assert_eq!(names(&server), ["add", "get_weather"]);
@@ -325,7 +326,7 @@ fn a_tools_array_is_built_once_until_the_tools_or_the_filter_change() {
         |_: Value, _: ToolContext| async { Ok::<_, ToolError>(ToolOutput::text("HEY!")) },
     );
     server.replace(replaced).unwrap();
-    let list = server.tools_for(Provider::Anthropic);
+    let list = server.tools().for_provider(Provider::Anthropic);
     assert_eq!(list[2]["description"], "Shout louder.");
     // The array handed out before the changes is the array as it was.
     assert_eq!(before.as_array().unwrap().len(), 3);
@@ -355,17 +356,18 @@ fn arrays_asked_for_while_tools_change_are_never_stale() {
         for _ in 0..4 {
             scope.spawn(|| {
                 for _ in 0..300 {
-                    let _ = server.tools_for(Provider::OpenAiChat);
+                    let _ = server.tools().for_provider(Provider::OpenAiChat);
                 }
             });
         }
         writer.join().unwrap();
     });
     let listed = server
-        .tools_for(Provider::OpenAiChat)
+        .tools()
+        .for_provider(Provider::OpenAiChat)
         .as_array()
         .unwrap()
         .len();
-    assert_eq!(listed, server.tool_names().len());
+    assert_eq!(listed, server.tools().names().len());
     assert_eq!(listed, 3 + 100);
 }

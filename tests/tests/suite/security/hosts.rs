@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use aleph_tools::builtin::WebFetch;
 use aleph_tools::plugin::{PluginManager, PluginsConfig};
 use aleph_tools::prelude::*;
 use aleph_tools::{AlephToolServer, ToolErrorKind};
@@ -386,7 +387,10 @@ fn web_fetch_refuses_every_ipv6_form_of_a_private_ipv4() {
         return;
     }
     runtime().block_on(async {
-        let server = AlephToolServer::builder().with_web_fetch().build().unwrap();
+        let server = AlephToolServer::builder()
+            .with_builtin(WebFetch::default())
+            .build()
+            .unwrap();
         let fetch = |url: &str| server.call("web_fetch", json!({ "url": url }));
         for (url, why) in [
             ("http://[::7f00:1]/", "carries 127.0.0.1 (IPv4-compatible)"),
@@ -488,7 +492,7 @@ fn web_fetch_follows_the_plugins_host_rule() {
         };
         let serving = |rules: &[&str]| {
             AlephToolServer::builder()
-                .with_builtin(aleph_tools::builtin::WebFetch::new().allow_hosts(rules.to_vec()))
+                .with_builtin(WebFetch::new().allow_hosts(rules.to_vec()))
                 .build()
                 .unwrap()
         };

@@ -484,7 +484,7 @@ async fn skills_linked_out_or_broken_are_skipped_and_every_other_skill_is_served
         .with_builtin(Skills::new(skills.path()).hot_reload(false))
         .build()
         .expect("bad skills do not stop the server");
-    assert_eq!(server.tool_names(), ["alias", "good"]);
+    assert_eq!(server.tools().names(), ["alias", "good"]);
     let alias = server.call("alias", json!({})).await;
     assert_eq!(alias.output, json!("Alias.\n"));
 

@@ -152,7 +152,8 @@ async fn a_server_that_never_lists_is_left_out_and_the_rest_are_served() {
         .unwrap();
     assert!(
         server
-            .tool_names()
+            .tools()
+            .names()
             .iter()
             .all(|name| !name.starts_with("hang_"))
     );
@@ -247,11 +248,12 @@ async fn answers_over_the_size_or_depth_limit_fail_with_the_reason() {
     }
     assert!(
         server
-            .tool_names()
+            .tools()
+            .names()
             .iter()
             .all(|name| name.starts_with("py_")),
         "{:?}",
-        server.tool_names()
+        server.tools().names()
     );
 }
 
