@@ -246,7 +246,7 @@ pub async fn check(config: &Config, remote: Option<&Remote>, dir: &Path) -> anyh
     if let Some(sandbox) = &info.sandbox {
         println!("sandbox: {sandbox}");
     }
-    host.manager.unload(&info.id)?;
+    host.manager.plugin(&info.id).unload()?;
     Ok(())
 }
 

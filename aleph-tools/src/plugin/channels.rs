@@ -205,7 +205,7 @@ impl PluginManager {
     ///
     /// [`PluginError::NotFound`] for a plugin that is not running; [`PluginError::Unknown`]
     /// naming the channels there are when it declares no such channel.
-    pub fn channel(&self, id: &str, name: &str) -> Result<PluginChannel, PluginError> {
+    pub(crate) fn channel(&self, id: &str, name: &str) -> Result<PluginChannel, PluginError> {
         self.check_declared(id, "channel", name, |m| {
             m.channels.iter().map(|c| c.name.clone()).collect()
         })?;

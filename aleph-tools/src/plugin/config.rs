@@ -61,7 +61,7 @@ pub struct PluginsConfig {
     /// whose files change.
     pub hot_reload: bool,
     /// Ids of plugins that are found but not run until enabled
-    /// ([`PluginManager::enable`](super::PluginManager::enable)).
+    /// ([`Plugin::enable`](super::Plugin::enable)).
     pub disabled: Vec<String>,
     /// Settings per runtime.
     pub runtimes: RuntimesConfig,

@@ -103,7 +103,7 @@ impl PluginManager {
     ///
     /// [`PluginError::NotFound`] when no plugin has this id; [`PluginError::Uninstall`] when
     /// its directory is outside the search paths or cannot be removed.
-    pub fn uninstall(&self, id: &str) -> Result<PathBuf, PluginError> {
+    pub(crate) fn uninstall(&self, id: &str) -> Result<PathBuf, PluginError> {
         let dir = match self.get(id) {
             Some(info) => info.dir,
             None => self

@@ -139,7 +139,7 @@ impl PluginManager {
     /// Loads every plugin [`discover`](Self::discover) finds. A plugin that fails is
     /// reported and skipped; the others load. A plugin the config lists as `disabled` is
     /// listed as [`Stopped`](PluginStatus::Stopped) without running until
-    /// [`enable`](Self::enable). Nothing loads when `enabled` is off.
+    /// [`Plugin::enable`](super::Plugin::enable). Nothing loads when `enabled` is off.
     pub fn load_all(&self) -> LoadReport {
         let mut report = LoadReport::default();
         if !self.inner.config.enabled {
@@ -252,7 +252,7 @@ impl PluginManager {
     ///
     /// [`PluginError::NotFound`], or why the new version cannot load (the previous one keeps
     /// serving).
-    pub fn reload(&self, id: &str) -> Result<PluginInfo, PluginError> {
+    pub(crate) fn reload(&self, id: &str) -> Result<PluginInfo, PluginError> {
         let dir = self.dir_of(id)?;
         self.load(&dir)
     }
@@ -262,7 +262,7 @@ impl PluginManager {
     /// # Errors
     ///
     /// [`PluginError::NotFound`].
-    pub fn unload(&self, id: &str) -> Result<(), PluginError> {
+    pub(crate) fn unload(&self, id: &str) -> Result<(), PluginError> {
         let dir = self.dir_of(id)?;
         self.unload_dir(&dir);
         Ok(())
@@ -274,7 +274,7 @@ impl PluginManager {
     /// # Errors
     ///
     /// [`PluginError::NotFound`].
-    pub fn disable(&self, id: &str) -> Result<PluginInfo, PluginError> {
+    pub(crate) fn disable(&self, id: &str) -> Result<PluginInfo, PluginError> {
         let dir = self.dir_of(id)?;
         let mut slots = self.slots();
         let slot = slots
@@ -294,7 +294,7 @@ impl PluginManager {
     /// # Errors
     ///
     /// As [`reload`](Self::reload).
-    pub fn enable(&self, id: &str) -> Result<PluginInfo, PluginError> {
+    pub(crate) fn enable(&self, id: &str) -> Result<PluginInfo, PluginError> {
         if !self.inner.config.enabled {
             return Err(PluginError::Load {
                 plugin: id.to_owned(),
@@ -318,7 +318,7 @@ impl PluginManager {
     }
 
     /// The plugin `id`.
-    pub fn get(&self, id: &str) -> Option<PluginInfo> {
+    pub(crate) fn get(&self, id: &str) -> Option<PluginInfo> {
         self.list().into_iter().find(|info| info.id == id)
     }
 
@@ -338,7 +338,7 @@ impl PluginManager {
             reason = "awaits the plugin with a runtime feature"
         )
     )]
-    pub async fn execute_command(
+    pub(crate) async fn execute_command(
         &self,
         id: &str,
         command: &str,

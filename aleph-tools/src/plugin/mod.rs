@@ -23,6 +23,7 @@ mod archive;
 mod channels;
 mod config;
 mod error;
+mod handle;
 mod install;
 mod manager;
 mod manifest;
@@ -59,6 +60,7 @@ pub use config::{
     ByteSize, NodeConfig, PluginsConfig, RestartPolicy, RoutesConfig, RuntimesConfig, WasmConfig,
 };
 pub use error::PluginError;
+pub use handle::Plugin;
 pub use manager::{LoadReport, PluginInfo, PluginManager, PluginStatus};
 pub use manifest::{
     ChannelSection, CommandSection, HookEvent, HookKind, HookSection, HttpRouteSection,

@@ -25,8 +25,8 @@ impl PluginManager {
     /// The prompts to add to the model's instructions when `offered` are the tools offered to
     /// it (pass `server.tools().names()` for every tool the filter offers): every running
     /// plugin's `system` prompt, and the `tool` prompt of each plugin one of whose tools is
-    /// offered. `standalone` prompts come only from [`prompt`](Self::prompt); `disabled` ones
-    /// never. Sorted by plugin id.
+    /// offered. `standalone` prompts come only from
+    /// [`Plugin::prompt`](super::Plugin::prompt); `disabled` ones never. Sorted by plugin id.
     pub fn prompts(&self, offered: &[impl AsRef<str>]) -> Vec<PluginPrompt> {
         let offered: Vec<&str> = offered.iter().map(AsRef::as_ref).collect();
         let mut prompts: Vec<PluginPrompt> = self
@@ -59,7 +59,7 @@ impl PluginManager {
 
     /// The prompt of plugin `id` asked for by name (a user typing `/id`), whatever its scope
     /// but `disabled`; `None` when the plugin is not running or has no prompt.
-    pub fn prompt(&self, id: &str) -> Option<PluginPrompt> {
+    pub(crate) fn prompt(&self, id: &str) -> Option<PluginPrompt> {
         self.serving_prompts()
             .into_iter()
             .map(|(prompt, _)| prompt)

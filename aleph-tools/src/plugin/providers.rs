@@ -256,7 +256,7 @@ impl PluginManager {
     ///
     /// [`PluginError::NotFound`] for a plugin that is not running; [`PluginError::Unknown`]
     /// naming the providers there are when it declares no such provider.
-    pub fn provider(&self, id: &str, name: &str) -> Result<PluginProvider, PluginError> {
+    pub(crate) fn provider(&self, id: &str, name: &str) -> Result<PluginProvider, PluginError> {
         self.check_declared(id, "provider", name, |m| {
             m.providers.iter().map(|p| p.name.clone()).collect()
         })?;

@@ -250,7 +250,11 @@ impl PluginManager {
     /// [`PluginError::NotFound`] for a plugin that is not running, [`PluginError::Service`]
     /// for an unknown service or a start handler that failed (the service is then
     /// [`Failed`](ServiceState::Failed)).
-    pub async fn start_service(&self, id: &str, name: &str) -> Result<ServiceInfo, PluginError> {
+    pub(crate) async fn start_service(
+        &self,
+        id: &str,
+        name: &str,
+    ) -> Result<ServiceInfo, PluginError> {
         self.change_service(id, name, true).await
     }
 
@@ -260,7 +264,11 @@ impl PluginManager {
     /// # Errors
     ///
     /// As [`start_service`](Self::start_service).
-    pub async fn stop_service(&self, id: &str, name: &str) -> Result<ServiceInfo, PluginError> {
+    pub(crate) async fn stop_service(
+        &self,
+        id: &str,
+        name: &str,
+    ) -> Result<ServiceInfo, PluginError> {
         self.change_service(id, name, false).await
     }
 

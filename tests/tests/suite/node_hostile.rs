@@ -129,7 +129,7 @@ impl Host {
     }
 
     fn status(&self) -> PluginStatus {
-        self.manager.get("hostile").unwrap().status
+        self.manager.plugin("hostile").info().unwrap().status
     }
 }
 
@@ -165,7 +165,7 @@ async fn a_plugin_that_keeps_crashing_is_given_up_on_until_reloaded() {
     assert!(message.contains("reload it"), "{message}");
     host.neighbour_answers().await;
     let manager = host.manager.clone();
-    tokio::task::spawn_blocking(move || manager.reload("hostile"))
+    tokio::task::spawn_blocking(move || manager.plugin("hostile").reload())
         .await
         .unwrap()
         .unwrap();
@@ -252,7 +252,7 @@ async fn a_plugin_ignoring_shutdown_is_killed_with_its_children_after_the_grace_
     assert!(processes_mentioning(&mention) > 0);
 
     let started = Instant::now();
-    manager.unload("hostile").unwrap();
+    manager.plugin("hostile").unload().unwrap();
     eventually("the plugin and its child are gone", || {
         processes_mentioning(&mention) == 0 && processes_running(&["sleep", "86421"]) == 0
     })

@@ -126,7 +126,7 @@ async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
     let report = manager.load_all();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
 
-    let info = manager.get("calc").unwrap();
+    let info = manager.plugin("calc").info().unwrap();
     assert_eq!(info.status, PluginStatus::Running);
     assert_eq!(info.kind, Some(PluginKind::Nodejs));
     assert_eq!(info.tools, ["add", "divide", "probe", "read_file", "wait"]);
@@ -189,7 +189,8 @@ async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
 
     // Direct commands.
     let version = manager
-        .execute_command("calc", "version", &json!({}))
+        .plugin("calc")
+        .execute_command("version", &json!({}))
         .await
         .unwrap();
     assert_eq!(version["version"], "1.0.0");
@@ -197,7 +198,7 @@ async fn a_node_plugin_is_started_served_through_the_pipeline_and_unloaded() {
     assert_eq!(node_processes(&dir), 1);
 
     // Unloading stops the process and withdraws the tools.
-    manager.unload("calc").unwrap();
+    manager.plugin("calc").unload().unwrap();
     assert!(server.tools().names().is_empty());
     eventually("the process is gone", || node_processes(&dir) == 0).await;
 }
@@ -316,7 +317,8 @@ async fn a_reload_replaces_the_process_and_calls_in_flight_finish_on_the_old_one
     let manager = manager(&server, root.path());
     assert!(manager.load_all().failed.is_empty());
     let old_pid = manager
-        .execute_command("calc", "version", &json!({}))
+        .plugin("calc")
+        .execute_command("version", &json!({}))
         .await
         .unwrap()["instance"]
         .clone();
@@ -329,14 +331,15 @@ async fn a_reload_replaces_the_process_and_calls_in_flight_finish_on_the_old_one
     std::fs::write(dir.join("index.js"), source("new")).unwrap();
     let reloaded = tokio::task::spawn_blocking({
         let manager = manager.clone();
-        move || manager.reload("calc")
+        move || manager.plugin("calc").reload()
     })
     .await
     .unwrap()
     .unwrap();
     assert_eq!(reloaded.status, PluginStatus::Running);
     let new_pid = manager
-        .execute_command("calc", "version", &json!({}))
+        .plugin("calc")
+        .execute_command("version", &json!({}))
         .await
         .unwrap()["instance"]
         .clone();
@@ -364,7 +367,7 @@ async fn a_missing_or_refused_node_is_a_clear_load_error() {
     assert!(message.contains("/nonexistent/bin/node"), "{message}");
     assert!(message.contains("node = "), "{message}");
     assert!(matches!(
-        manager.get("calc").unwrap().status,
+        manager.plugin("calc").info().unwrap().status,
         PluginStatus::Error(_)
     ));
 
@@ -425,7 +428,8 @@ async fn the_watcher_reloads_on_code_changes_but_not_on_the_plugins_own_data() {
         let manager = manager.clone();
         async move {
             manager
-                .execute_command("calc", "version", &json!({}))
+                .plugin("calc")
+                .execute_command("version", &json!({}))
                 .await
                 .unwrap()["instance"]
                 .clone()
@@ -472,12 +476,16 @@ async fn a_command_that_never_answers_times_out() {
     let manager = PluginManager::new(&server, config);
     assert!(manager.load_all().failed.is_empty());
     let error = manager
-        .execute_command("calc", "hang", &json!({}))
+        .plugin("calc")
+        .execute_command("hang", &json!({}))
         .await
         .unwrap_err()
         .to_string();
     assert!(error.contains("within 300ms"), "{error}");
-    let version = manager.execute_command("calc", "version", &json!({})).await;
+    let version = manager
+        .plugin("calc")
+        .execute_command("version", &json!({}))
+        .await;
     assert_eq!(version.unwrap()["version"], "1.0.0");
 }
 
@@ -551,7 +559,7 @@ async fn reaches_granted_hosts_through_the_proxy(node: &Path) {
     let manager = PluginManager::new(&server, config);
     let report = manager.load_all();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
-    let sandbox = manager.get("fetcher").unwrap().sandbox.unwrap();
+    let sandbox = manager.plugin("fetcher").info().unwrap().sandbox.unwrap();
     assert!(
         sandbox.contains("the network through a proxy to 127.0.0.1"),
         "{sandbox}"
@@ -586,7 +594,7 @@ async fn reaches_granted_hosts_through_the_proxy(node: &Path) {
         2,
         "only the granted requests reach the server"
     );
-    manager.unload("fetcher").unwrap();
+    manager.plugin("fetcher").unload().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]

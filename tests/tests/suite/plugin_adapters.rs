@@ -105,7 +105,7 @@ async fn a_node_channel_connects_sends_and_receives_at_any_time() {
             "A chat room that echoes".into()
         )]
     );
-    let chat: Arc<dyn Channel> = Arc::new(manager.channel("bridge", "chat").unwrap());
+    let chat: Arc<dyn Channel> = Arc::new(manager.plugin("bridge").channel("chat").unwrap());
     let mut inbound = chat.inbound();
     assert_eq!(
         chat.connect(json!({ "room": "lobby" })).await.unwrap(),
@@ -129,19 +129,19 @@ async fn a_node_channel_connects_sends_and_receives_at_any_time() {
     );
     chat.disconnect().await.unwrap();
 
-    let unknown = manager.channel("bridge", "mail").unwrap_err();
+    let unknown = manager.plugin("bridge").channel("mail").unwrap_err();
     assert!(matches!(unknown, PluginError::Unknown { .. }));
     assert_eq!(
         unknown.to_string(),
         "plugin `bridge` has no channel `mail`; it has: chat"
     );
     assert!(matches!(
-        manager.channel("ghost", "chat"),
+        manager.plugin("ghost").channel("chat"),
         Err(PluginError::NotFound(_))
     ));
 
     // Unloaded, the stream ends and calls say why.
-    manager.unload("bridge").unwrap();
+    manager.plugin("bridge").unload().unwrap();
     let ended = tokio::time::timeout(Duration::from_secs(5), inbound.next())
         .await
         .unwrap();
@@ -171,7 +171,7 @@ async fn a_node_provider_lists_chats_and_streams_as_it_goes() {
         ]
     );
     let llama: Arc<dyn ModelProvider> =
-        Arc::new(manager.provider("bridge", "local-llama").unwrap());
+        Arc::new(manager.plugin("bridge").provider("local-llama").unwrap());
     assert_eq!(
         llama.list_models().await.unwrap(),
         [json!({ "id": "tiny" }), json!({ "id": "small" })]
@@ -203,7 +203,7 @@ async fn a_node_provider_lists_chats_and_streams_as_it_goes() {
     );
 
     // A stream that fails ends with the error, after what it sent.
-    let broken = manager.provider("bridge", "broken").unwrap();
+    let broken = manager.plugin("bridge").provider("broken").unwrap();
     let items: Vec<_> = broken.stream(json!({})).await.unwrap().collect().await;
     assert_eq!(items.len(), 2, "{items:?}");
     assert_eq!(items[0], Ok(json!({ "delta": "half" })));
@@ -265,7 +265,7 @@ async fn a_webassembly_provider_answers_through_its_exports() {
     )
     .unwrap();
     let manager = load(root.path()).await;
-    let tiny = manager.provider("model", "tiny").unwrap();
+    let tiny = manager.plugin("model").provider("tiny").unwrap();
     assert_eq!(
         tiny.list_models().await.unwrap(),
         [json!({ "id": "wasm-tiny" })]
@@ -280,7 +280,7 @@ async fn a_webassembly_provider_answers_through_its_exports() {
         tiny.embed(json!(["x"])).await.unwrap(),
         json!([[0.5, 0.25]])
     );
-    let broken = manager.provider("model", "broken").unwrap();
+    let broken = manager.plugin("model").provider("broken").unwrap();
     let error = broken.chat(json!({})).await.unwrap_err().to_string();
     assert!(
         error.starts_with("provider `broken`: plugin `model`: "),

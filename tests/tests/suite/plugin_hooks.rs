@@ -205,7 +205,7 @@ async fn a_node_plugins_hooks_block_change_answer_and_observe_calls() {
     assert_eq!(failure["arguments"], json!({ "why": "test" }));
 
     // Unloading the plugin takes its hooks away.
-    manager.unload("guard").unwrap();
+    manager.plugin("guard").unload().unwrap();
     assert_eq!(
         server.call("dangerous_delete", json!({})).await.output,
         json!("deleted")
@@ -417,7 +417,14 @@ async fn a_webassembly_plugins_hooks_block_and_redact() {
     let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
     let report = manager.load_all();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
-    assert!(manager.get("call-guard").unwrap().tools.is_empty());
+    assert!(
+        manager
+            .plugin("call-guard")
+            .info()
+            .unwrap()
+            .tools
+            .is_empty()
+    );
 
     let blocked = server.call("dangerous_delete", json!({})).await;
     assert_eq!(blocked.error_kind, Some(ToolErrorKind::PermissionDenied));
@@ -448,7 +455,11 @@ async fn a_webassembly_plugins_hooks_block_and_redact() {
         text.replace("handler = \"redact\"", "handler = \"redcat\""),
     )
     .unwrap();
-    let error = manager.reload("call-guard").unwrap_err().to_string();
+    let error = manager
+        .plugin("call-guard")
+        .reload()
+        .unwrap_err()
+        .to_string();
     assert!(
         error.contains("`hooks[1].handler` names `redcat`"),
         "{error}"

@@ -267,7 +267,7 @@ async fn an_endless_start_function_is_stopped_by_fuel() {
     assert!(error.to_string().contains("cannot start"), "{error}");
     assert!(error.to_string().contains("fuel"), "{error}");
     assert!(matches!(
-        manager.get("stuck").unwrap().status,
+        manager.plugin("stuck").info().unwrap().status,
         PluginStatus::Error(_)
     ));
     assert!(!server.contains("run"));

@@ -55,13 +55,13 @@ async fn a_node_plugin_installs_from_its_directory_and_uninstalls() {
     assert!(matches!(again, PluginError::Install { .. }));
     assert!(again.to_string().contains("uninstall it first"), "{again}");
 
-    let removed = manager.uninstall("greeter").unwrap();
+    let removed = manager.plugin("greeter").uninstall().unwrap();
     assert!(!removed.exists());
     assert!(!server.contains("greet"));
-    assert!(manager.get("greeter").is_none());
+    assert!(manager.plugin("greeter").info().is_none());
     assert!(entries(&installed_to).is_empty());
     assert!(matches!(
-        manager.uninstall("greeter"),
+        manager.plugin("greeter").uninstall(),
         Err(PluginError::NotFound(_))
     ));
 }
@@ -93,7 +93,7 @@ fn archives_install_whether_or_not_they_wrap_the_plugin_in_a_directory() {
     );
     // Installed but not loaded by this manager: found by its manifest and removed.
     let (_server, fresh) = self::manager(search.path());
-    fresh.uninstall("zip-flat").unwrap();
+    fresh.plugin("zip-flat").uninstall().unwrap();
     assert_eq!(
         entries(search.path()),
         ["tar-flat", "tar-wrapped", "zip-wrapped"]
@@ -172,7 +172,7 @@ fn only_plugins_in_a_search_path_are_uninstalled() {
     let dir = static_plugin(elsewhere.path(), "outside", "");
     let (_server, manager) = manager(search.path());
     manager.load(&dir).unwrap();
-    let error = manager.uninstall("outside").unwrap_err();
+    let error = manager.plugin("outside").uninstall().unwrap_err();
     assert!(matches!(error, PluginError::Uninstall { .. }), "{error}");
     assert!(error.to_string().contains("unload the plugin instead"));
     assert!(dir.join("aleph_plugin.toml").is_file());
@@ -189,7 +189,10 @@ fn plugins_the_config_disables_are_listed_stopped_until_enabled() {
     let report = manager.load_all();
     assert_eq!(report.loaded, ["loud"]);
     assert_eq!(report.disabled, ["quiet"]);
-    assert_eq!(manager.get("quiet").unwrap().status, PluginStatus::Stopped);
+    assert_eq!(
+        manager.plugin("quiet").info().unwrap().status,
+        PluginStatus::Stopped
+    );
     assert!(
         manager
             .prompts(&[] as &[&str])
@@ -197,7 +200,7 @@ fn plugins_the_config_disables_are_listed_stopped_until_enabled() {
             .all(|p| p.plugin != "quiet")
     );
     assert_eq!(
-        manager.enable("quiet").unwrap().status,
+        manager.plugin("quiet").enable().unwrap().status,
         PluginStatus::Running
     );
     assert!(

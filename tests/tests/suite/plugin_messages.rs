@@ -151,7 +151,7 @@ async fn messages_are_changed_blocked_answered_and_observed() {
     assert!(!seen.iter().any(|c| c["message"]["text"] == "buy spam"));
 
     // Unloaded, the plugin's hooks are gone.
-    manager.unload("moderator").unwrap();
+    manager.plugin("moderator").unload().unwrap();
     let spam = json!({ "text": "buy spam" });
     assert_eq!(
         manager.on_message(spam.clone()).await,
@@ -195,7 +195,7 @@ async fn hooks_run_by_priority_then_load_order_and_a_failure_blocks() {
             answer: json!({ "by": "g-high" })
         }
     );
-    manager.unload("g-high").unwrap();
+    manager.plugin("g-high").unload().unwrap();
     assert_eq!(
         manager.on_message(json!({ "text": "m" })).await,
         MessageOutcome::Answered {
@@ -203,7 +203,7 @@ async fn hooks_run_by_priority_then_load_order_and_a_failure_blocks() {
             answer: json!({ "by": "f-low" })
         }
     );
-    manager.unload("f-low").unwrap();
+    manager.plugin("f-low").unload().unwrap();
     assert_eq!(
         manager.on_message(json!({ "text": "m" })).await,
         MessageOutcome::Continue(json!({ "text": "m b-system d-high c-normal a-low" }))
@@ -229,7 +229,7 @@ async fn hooks_run_by_priority_then_load_order_and_a_failure_blocks() {
         }
         other => panic!("{other:?}"),
     }
-    manager.unload("h-broken").unwrap();
+    manager.plugin("h-broken").unload().unwrap();
     stamper(root.path(), "i-odd", "system", "interceptor", "() => 42");
     let manager2 = manager.clone();
     let dir = root.path().join("i-odd");

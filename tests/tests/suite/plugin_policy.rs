@@ -73,7 +73,7 @@ fn a_policy_refuses_connect_star_and_write_etc_saying_what_it_allows() {
     // What the policy covers loads, and a refused plugin is listed with why.
     std::fs::create_dir_all(fine.join("data")).unwrap();
     assert_eq!(manager.load(&fine).unwrap().status, PluginStatus::Running);
-    let listed = manager.get("wild").unwrap();
+    let listed = manager.plugin("wild").info().unwrap();
     assert!(matches!(listed.status, PluginStatus::Error(ref m) if m.contains("connect:*")));
     assert!(!server.contains("wild_env"));
 }

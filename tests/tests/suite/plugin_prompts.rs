@@ -55,7 +55,7 @@ fn prompts_follow_their_scope_and_the_tools_offered() {
     let manager = PluginManager::new(&server, PluginsConfig::with_search_paths([root.path()]));
     let report = manager.load_all();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
-    let style = manager.get("style").unwrap();
+    let style = manager.plugin("style").info().unwrap();
     assert_eq!(style.kind, Some(PluginKind::Static));
     assert_eq!(style.status, PluginStatus::Running);
 
@@ -77,20 +77,20 @@ fn prompts_follow_their_scope_and_the_tools_offered() {
 
     // By name: standalone and others, never disabled.
     assert_eq!(
-        &*manager.prompt("review").unwrap().text,
+        &*manager.plugin("review").prompt().unwrap().text,
         "Review the diff line by line."
     );
-    assert!(manager.prompt("style").is_some());
-    assert!(manager.prompt("off").is_none());
-    assert!(manager.prompt("nobody").is_none());
+    assert!(manager.plugin("style").prompt().is_some());
+    assert!(manager.plugin("off").prompt().is_none());
+    assert!(manager.plugin("nobody").prompt().is_none());
 
     // A disabled plugin contributes nothing.
-    manager.disable("style").unwrap();
+    manager.plugin("style").disable().unwrap();
     assert_eq!(
         ids(manager.prompts(&server.tools().names())),
         ["text-tools"]
     );
-    assert!(manager.prompt("style").is_none());
+    assert!(manager.plugin("style").prompt().is_none());
 }
 
 #[test]

@@ -94,7 +94,7 @@ async fn plugins_reload_from_disk_while_calls_run() {
         Arc::clone(&echo_may_vanish),
         Arc::clone(&tally),
     );
-    let status = |manager: &PluginManager| manager.get("text-tools").map(|p| p.status);
+    let status = |manager: &PluginManager| manager.plugin("text-tools").info().map(|p| p.status);
 
     // Modify: a new description reaches the tool list.
     let manifest = dir.join("aleph_plugin.toml");
@@ -164,7 +164,7 @@ async fn plugins_reload_from_disk_while_calls_run() {
     echo_may_vanish.store(true, Ordering::SeqCst);
     std::fs::remove_dir_all(&dir).unwrap();
     wait_until("the deleted plugin is gone", || {
-        !server.contains("echo") && manager.get("text-tools").is_none()
+        !server.contains("echo") && manager.plugin("text-tools").info().is_none()
     })
     .await;
     assert_eq!(server.tools().names(), ["add", "fetch"]);

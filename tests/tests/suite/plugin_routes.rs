@@ -124,7 +124,8 @@ async fn a_node_plugin_answers_json_bodies_parameters_and_statuses() {
     // The same notes through the tool: one plugin, two doors.
     let listed = site
         .manager
-        .execute_command("notes-node", "export", &json!({}))
+        .plugin("notes-node")
+        .execute_command("export", &json!({}))
         .await
         .unwrap();
     assert_eq!(listed, json!("- buy milk"));
@@ -200,13 +201,13 @@ async fn requests_that_match_nothing_or_are_too_large_are_refused_with_why() {
     assert_eq!(status, StatusCode::FORBIDDEN);
 
     // Routes follow the plugin: disabled, they are gone; enabled, back.
-    site.manager.disable("notes-node").unwrap();
+    site.manager.plugin("notes-node").disable().unwrap();
     assert_eq!(
         site.get("/plugins/notes-node/notes").await.0,
         StatusCode::NOT_FOUND
     );
     let manager = site.manager.clone();
-    tokio::task::spawn_blocking(move || manager.enable("notes-node").unwrap())
+    tokio::task::spawn_blocking(move || manager.plugin("notes-node").enable().unwrap())
         .await
         .unwrap();
     assert_eq!(

@@ -103,26 +103,46 @@ async fn services_start_stop_fail_alone_and_stop_with_their_plugin() {
     assert!(info.auto_start);
 
     // By hand.
-    let started = manager.start_service("worker", "manual").await.unwrap();
+    let started = manager
+        .plugin("worker")
+        .start_service("manual")
+        .await
+        .unwrap();
     assert_eq!(started.state, ServiceState::Running);
-    let again = manager.start_service("worker", "manual").await.unwrap();
+    let again = manager
+        .plugin("worker")
+        .start_service("manual")
+        .await
+        .unwrap();
     assert_eq!(
         again.state,
         ServiceState::Running,
         "starting twice changes nothing"
     );
-    let stopped = manager.stop_service("worker", "manual").await.unwrap();
+    let stopped = manager
+        .plugin("worker")
+        .stop_service("manual")
+        .await
+        .unwrap();
     assert_eq!(stopped.state, ServiceState::Stopped);
     assert!(events(&dir).contains("manual started\nmanual stopped\n"));
 
-    let broken = manager.start_service("worker", "breaks").await.unwrap_err();
+    let broken = manager
+        .plugin("worker")
+        .start_service("breaks")
+        .await
+        .unwrap_err();
     assert!(matches!(broken, PluginError::Service { .. }));
     assert!(
         broken.to_string().contains("the queue is unreachable"),
         "{broken}"
     );
     assert!(matches!(state(&manager, "breaks"), ServiceState::Failed(_)));
-    let unknown = manager.start_service("worker", "tickr").await.unwrap_err();
+    let unknown = manager
+        .plugin("worker")
+        .start_service("tickr")
+        .await
+        .unwrap_err();
     assert!(
         unknown
             .to_string()
@@ -130,12 +150,12 @@ async fn services_start_stop_fail_alone_and_stop_with_their_plugin() {
         "{unknown}"
     );
     assert!(matches!(
-        manager.start_service("nobody", "ticker").await,
+        manager.plugin("nobody").start_service("ticker").await,
         Err(PluginError::NotFound(_))
     ));
 
     // Unloading stops what runs.
-    manager.unload("worker").unwrap();
+    manager.plugin("worker").unload().unwrap();
     assert!(manager.services().is_empty());
     eventually("the ticker is stopped", || {
         events(&dir).contains("ticker stopped")
@@ -207,9 +227,13 @@ async fn a_webassembly_plugins_services_run_through_its_exports() {
         state(&manager, "good") == ServiceState::Running
     })
     .await;
-    let stopped = manager.stop_service("svc", "good").await.unwrap();
+    let stopped = manager.plugin("svc").stop_service("good").await.unwrap();
     assert_eq!(stopped.state, ServiceState::Stopped);
-    let error = manager.start_service("svc", "bad").await.unwrap_err();
+    let error = manager
+        .plugin("svc")
+        .start_service("bad")
+        .await
+        .unwrap_err();
     assert!(
         error.to_string().contains("cannot bind the port"),
         "{error}"
@@ -220,7 +244,7 @@ async fn a_webassembly_plugins_services_run_through_its_exports() {
         "[plugin]\nid = \"svc\"\nversion = \"1.0.0\"\nkind = \"wasm\"\nentry = \"svc.wat\"\n\n[[services]]\nname = \"good\"\nstart_handler = \"begin\"\nstop_handler = \"ok\"\n",
     )
     .unwrap();
-    let error = manager.reload("svc").unwrap_err().to_string();
+    let error = manager.plugin("svc").reload().unwrap_err().to_string();
     assert!(
         error.contains("`services[0].start_handler` names `begin`"),
         "{error}"

@@ -97,7 +97,7 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
         ["add", "echo", "fetch", "slugify", "word_count"]
     );
 
-    let info = manager.get("text-tools").unwrap();
+    let info = manager.plugin("text-tools").info().unwrap();
     assert_eq!(info.status, PluginStatus::Running);
     assert_eq!(info.kind, Some(PluginKind::Wasm));
     assert_eq!(info.version.unwrap().to_string(), "1.0.0");
@@ -147,28 +147,30 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
 
     // Direct commands run without the model.
     let version = manager
-        .execute_command("text-tools", "version", &json!({}))
+        .plugin("text-tools")
+        .execute_command("version", &json!({}))
         .await
         .unwrap();
     assert_eq!(version["version"], "1.0.0");
     let unknown = manager
-        .execute_command("text-tools", "versoin", &json!({}))
+        .plugin("text-tools")
+        .execute_command("versoin", &json!({}))
         .await
         .unwrap_err();
     assert!(unknown.to_string().contains("it has: version"), "{unknown}");
 
     // Disable, enable, unload.
     let changes = server.watch_tools();
-    manager.disable("text-tools").unwrap();
+    manager.plugin("text-tools").disable().unwrap();
     assert_eq!(
-        manager.get("text-tools").unwrap().status,
+        manager.plugin("text-tools").info().unwrap().status,
         PluginStatus::Stopped
     );
     assert!(!server.contains("word_count"));
-    manager.enable("text-tools").unwrap();
+    manager.plugin("text-tools").enable().unwrap();
     assert!(server.contains("word_count"));
-    manager.unload("text-tools").unwrap();
-    assert!(manager.get("text-tools").is_none());
+    manager.plugin("text-tools").unload().unwrap();
+    assert!(manager.plugin("text-tools").info().is_none());
     assert_eq!(server.tools().names(), ["add", "fetch"]);
     assert!(changes.has_changed().unwrap());
     assert_eq!(
@@ -176,7 +178,7 @@ async fn example_plugins_are_discovered_checked_served_and_unloaded() {
         3
     );
     assert!(matches!(
-        manager.unload("text-tools"),
+        manager.plugin("text-tools").unload(),
         Err(aleph_tools::plugin::PluginError::NotFound(_))
     ));
 }
@@ -258,7 +260,7 @@ async fn network_is_granted_per_host() {
     let manifest = root.path().join("http-fetch/aleph_plugin.json");
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(&manifest, text.replace("\"connect:http://127.0.0.1\"", "")).unwrap();
-    manager.reload("http-fetch").unwrap();
+    manager.plugin("http-fetch").reload().unwrap();
     let (url, _requests) = one_shot_server();
     let refused = server.call("fetch", json!({ "url": url })).await;
     assert!(
@@ -297,7 +299,7 @@ fn granted_environment_variables_reach_the_plugin() {
         let manifest = root.path().join("http-fetch/aleph_plugin.json");
         let text = std::fs::read_to_string(&manifest).unwrap();
         std::fs::write(&manifest, text.replace("\"FETCH_TOKEN\"", "")).unwrap();
-        manager.reload("http-fetch").unwrap();
+        manager.plugin("http-fetch").reload().unwrap();
         let (url, requests) = one_shot_server();
         let fetched = server.call("fetch", json!({ "url": url })).await;
         assert_eq!(fetched.output["sent_token"], false);
@@ -317,7 +319,7 @@ async fn a_plugin_tool_cannot_take_a_served_name() {
     assert!(message.contains("`echo` is already served"), "{message}");
     assert!(message.contains("tools[2].name"), "{message}");
     assert!(matches!(
-        manager.get("text-tools").unwrap().status,
+        manager.plugin("text-tools").info().unwrap().status,
         PluginStatus::Error(_)
     ));
     // Nothing of the plugin was served.
@@ -337,7 +339,7 @@ async fn an_in_flight_call_finishes_on_the_version_it_started_on() {
         tokio::spawn(async move { server.call("word_count", json!({ "text": big })).await })
     };
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    manager.unload("text-tools").unwrap();
+    manager.plugin("text-tools").unload().unwrap();
     let result = slow.await.unwrap();
     assert!(result.success, "{result:?}");
     assert_eq!(result.output["words"], 400_000);

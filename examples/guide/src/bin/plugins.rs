@@ -91,16 +91,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let version = manager
-        .execute_command("text-tools", "version", &json!({}))
+        .plugin("text-tools")
+        .execute_command("version", &json!({}))
         .await?;
     println!("command text-tools/version -> {version}");
     let exported = manager
-        .execute_command("notes-node", "export", &json!({}))
+        .plugin("notes-node")
+        .execute_command("export", &json!({}))
         .await?;
     println!("command notes-node/export -> {exported}");
-    let backup = manager.start_service("notes-node", "backup").await?;
+    let backup = manager.plugin("notes-node").start_service("backup").await?;
     println!("service notes-node/backup: {}", backup.state);
-    let backup = manager.stop_service("notes-node", "backup").await?;
+    let backup = manager.plugin("notes-node").stop_service("backup").await?;
     println!(
         "service notes-node/backup: {} (backup written: {})",
         backup.state,
@@ -112,7 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     hot_reload(&server, &manager, &plugins).await?;
 
-    manager.unload("text-tools")?;
+    manager.plugin("text-tools").unload()?;
     println!("after unload: {}", server.tools().names().join(", "));
     std::fs::remove_dir_all(&plugins)?;
     Ok(())
@@ -121,7 +123,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// A plugin's channel and model provider, used as the host's own `Channel` and
 /// `ModelProvider`.
 async fn channel_and_provider(manager: &PluginManager) -> Result<(), Box<dyn std::error::Error>> {
-    let channel: Arc<dyn Channel> = Arc::new(manager.channel("echo-bridge", "loopback")?);
+    let channel: Arc<dyn Channel> = Arc::new(manager.plugin("echo-bridge").channel("loopback")?);
     let mut inbound = channel.inbound();
     let joined = channel.connect(json!({ "room": "guide" })).await?;
     println!("channel loopback: connect -> {joined}");
@@ -133,7 +135,7 @@ async fn channel_and_provider(manager: &PluginManager) -> Result<(), Box<dyn std
     );
     channel.disconnect().await?;
 
-    let model: Arc<dyn ModelProvider> = Arc::new(manager.provider("echo-bridge", "echo")?);
+    let model: Arc<dyn ModelProvider> = Arc::new(manager.plugin("echo-bridge").provider("echo")?);
     println!(
         "provider echo: models {}",
         json!(model.list_models().await?)
@@ -245,7 +247,9 @@ async fn hot_reload(
     );
     std::fs::write(&manifest, "[plugin")?;
     tokio::time::sleep(Duration::from_millis(600)).await;
-    if let Some(PluginStatus::Error(message)) = manager.get("text-tools").map(|p| p.status) {
+    if let Some(PluginStatus::Error(message)) =
+        manager.plugin("text-tools").info().map(|p| p.status)
+    {
         println!("broken update: {}", message.lines().next().unwrap_or(""));
     }
     let still = server

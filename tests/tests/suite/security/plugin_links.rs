@@ -90,20 +90,20 @@ async fn a_link_added_between_loads_is_caught_at_reload_and_stops_the_running_ve
 
     // A dangling link is judged where a write through it would land: beside the plugin.
     symlink("../../planted", dir.join("data/later")).unwrap();
-    let error = manager.reload("peek").unwrap_err().to_string();
+    let error = manager.plugin("peek").reload().unwrap_err().to_string();
     assert!(error.contains("`data/later` leads to"), "{error}");
     assert!(error.contains("planted"), "{error}");
     // The running version works in the same directory: it stops rather than use the link.
     assert!(!server.contains("peek"));
     assert!(matches!(
-        manager.get("peek").unwrap().status,
+        manager.plugin("peek").info().unwrap().status,
         PluginStatus::Error(_)
     ));
 
     std::fs::remove_file(dir.join("data/later")).unwrap();
-    manager.reload("peek").unwrap();
+    manager.plugin("peek").reload().unwrap();
     symlink("/", dir.join("data/rootlink")).unwrap();
-    let error = manager.reload("peek").unwrap_err().to_string();
+    let error = manager.plugin("peek").reload().unwrap_err().to_string();
     assert!(error.contains("`data/rootlink` leads to `/`"), "{error}");
     assert!(!server.contains("peek"));
 }
