@@ -11,9 +11,9 @@ pub use crate::context::Caller;
 pub use crate::context::{FromToolContext, StateType, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::registry::ToolRegistration;
-pub use crate::server::Prepared;
+pub use crate::server::FastStart;
 pub use crate::tool::{
-    AlephTool, Icon, RawArguments, StartTyped, ToolAnnotations, ToolCategory, TypedArguments,
+    AlephTool, Icon, RawArguments, ToolAnnotations, ToolCategory, TypedArguments,
 };
 pub use ::core::future::Future;
 pub use ::core::option::Option::{self, None, Some};

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::ToolContext;
 use crate::error::ToolError;
 use crate::schema::{Dialect, schema_for};
-use crate::tool::BoxFuture;
+use crate::util::BoxFuture;
 
 /// What a handler answers, or why it could not.
 pub type AskResult<T> = Result<T, Box<dyn Error + Send + Sync>>;

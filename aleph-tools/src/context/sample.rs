@@ -10,7 +10,7 @@ use super::ToolContext;
 use super::elicit::AskResult;
 use crate::error::ToolError;
 use crate::result::Content;
-use crate::tool::BoxFuture;
+use crate::util::BoxFuture;
 
 /// Who speaks a [`SamplingMessage`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! [`RegistryError`]: why a server cannot be built with the tools and settings it was given.
 
 #[cfg(feature = "builtin")]
-use crate::builtin::SkillError;
+use crate::error::SkillError;
 use crate::provider::ToolListError;
 use crate::util::patterns::PatternError;
 

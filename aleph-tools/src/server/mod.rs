@@ -25,6 +25,7 @@ mod progress;
 mod providers;
 mod repair;
 mod table;
+mod typed;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -47,12 +48,14 @@ use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 use self::gated::Gated;
 pub use self::listing::ToolList;
-pub use self::prepared::Prepared;
+pub(crate) use self::prepared::Prepared;
 pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
 pub use self::providers::{IncompatibleTools, ToolRoundRequest};
 use self::providers::{Quarantine, ToolLists};
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
+#[doc(hidden)]
+pub use self::typed::FastStart;
 use crate::context::{ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::middleware::{Chain, HookSet};
 use crate::util::patterns::{PatternError, Patterns};

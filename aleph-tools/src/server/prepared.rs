@@ -14,11 +14,9 @@ use crate::error::ToolError;
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
 use crate::schema::Coercion;
 
-/// A call admitted and prepared. Not public API: it is what the server hands a typed tool
-/// to start itself with (see [`TypedArguments`](crate::tool::TypedArguments)), so that the
-/// whole call lives in one allocation.
-#[doc(hidden)]
-pub struct Prepared<'a> {
+/// A call admitted and prepared: what the typed fast path (`typed`) starts a call with, so
+/// that the whole call lives in one allocation.
+pub(crate) struct Prepared<'a> {
     pub(super) server: &'a AlephToolServer,
     pub(super) entry: Arc<Entry>,
     pub(super) ctx: ToolContext,

@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::AlephToolServer;
+use super::typed::{StartTyped, starter_of};
 use crate::provider::ToolListError;
 use crate::schema::{self, ArgumentValidator};
 use crate::server::RegistryError;
-use crate::tool::{AlephToolDyn, RunInline, StartTyped, ToolDefinition};
+use crate::tool::{AlephToolDyn, RunInline, ToolDefinition};
 use crate::util::names::check_tool_name;
 use crate::util::sync::lock;
 
@@ -28,7 +29,7 @@ pub(super) struct Entry {
 }
 
 /// A typed tool's fast path: it reads its arguments itself and runs the whole call in one
-/// boxed future (see [`TypedArguments`](crate::tool::TypedArguments)).
+/// boxed future (see `typed`).
 #[derive(Clone, Copy)]
 pub(super) struct FastPath {
     pub(super) start: StartTyped,
@@ -82,10 +83,12 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
             *typed.own_schema() == definition.parameters
                 && schema::serde_enforces(&definition.parameters)
         })
-        .map(|typed| FastPath {
-            start: typed.starter(),
-            run_inline: typed.inline_runner(),
-            reads_context: typed.reads_context(),
+        .and_then(|typed| {
+            Some(FastPath {
+                start: starter_of(typed)?,
+                run_inline: typed.inline_runner(),
+                reads_context: typed.reads_context(),
+            })
         });
     Ok(Entry {
         name: Arc::from(name.as_str()),

@@ -6,7 +6,6 @@ mod runtime;
 mod typed;
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,14 +15,14 @@ use serde_json::{Map, Value};
 
 pub use self::definition::{Icon, IconTheme, ToolAnnotations, ToolCategory, ToolDefinition};
 pub use self::runtime::{RuntimeTool, ToolHandler};
-pub use self::typed::{RawArguments, RunInline, StartTyped, TypedArguments};
+pub use self::typed::{RawArguments, RunInline, TypedArguments};
+pub(crate) use self::typed::{another_type, parse, run_inline};
 use crate::context::{Caller, StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::{args, schema};
 
-/// A boxed, sendable future, as [`AlephToolDyn::call`] returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::util::BoxFuture;
 
 /// A tool with typed arguments and output.
 ///

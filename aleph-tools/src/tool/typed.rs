@@ -15,7 +15,6 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::schema;
-use crate::server::{Prepared, ToolCallFuture};
 use crate::util::objects_only::ObjectsOnly;
 
 /// A call's arguments as the caller holds them.
@@ -27,14 +26,6 @@ pub enum RawArguments<'a> {
     /// JSON text.
     Text(&'a str),
 }
-
-/// How a typed tool starts a call on the server's fast path: with its arguments read into
-/// its arguments type, the whole call (tool, time limit, result) in one boxed future, or
-/// run at once for an inline tool; or, when they do not read, the prepared call handed back
-/// for the checked path.
-#[doc(hidden)]
-pub type StartTyped =
-    for<'a, 'b> fn(Prepared<'a>, RawArguments<'b>) -> Result<ToolCallFuture<'a>, Prepared<'a>>;
 
 /// How an [inline](AlephTool::INLINE) typed tool that never reads its context runs a call
 /// in place, on the server's fast path: `tool` is the tool (as [`TypedArguments::as_any`]
@@ -57,9 +48,6 @@ pub trait TypedArguments: Send + Sync {
     /// Whether the tool reads its context (see [`AlephTool::READS_CONTEXT`]).
     fn reads_context(&self) -> bool;
 
-    /// How the tool starts a call on the fast path.
-    fn starter(&self) -> StartTyped;
-
     /// How the tool runs a call in place, when it is inline and never reads its context.
     fn inline_runner(&self) -> Option<RunInline>;
 
@@ -80,10 +68,6 @@ impl<T: AlephTool> TypedArguments for T {
         T::READS_CONTEXT
     }
 
-    fn starter(&self) -> StartTyped {
-        start::<T>
-    }
-
     fn inline_runner(&self) -> Option<RunInline> {
         (T::INLINE && !T::READS_CONTEXT).then_some(run_in_place::<T>)
     }
@@ -91,42 +75,6 @@ impl<T: AlephTool> TypedArguments for T {
     fn as_any(&self) -> &dyn Any {
         self
     }
-}
-
-/// [`StartTyped`] for `T`.
-#[expect(
-    clippy::result_large_err,
-    reason = "a refused call goes back to the checked path as it is, with no allocation"
-)]
-fn start<'a, T: AlephTool>(
-    call: Prepared<'a>,
-    args: RawArguments<'_>,
-) -> Result<ToolCallFuture<'a>, Prepared<'a>> {
-    let parsed = match call.contain(|| parse::<T::Args>(args)) {
-        Ok(Some(parsed)) => parsed,
-        Ok(None) => return Err(call),
-        Err(panicked) => return Ok(ToolCallFuture::ended(call.finish(Err(panicked)))),
-    };
-    if T::INLINE && call.is_plain() {
-        let Some(tool) = call.tool::<T>() else {
-            return Ok(ToolCallFuture::ended(call.finish(Err(another_type::<T>()))));
-        };
-        let outcome = call
-            .contain(|| run_inline(tool, parsed, call.context()))
-            .and_then(|outcome| outcome);
-        return Ok(ToolCallFuture::ended(call.finish(outcome)));
-    }
-    Ok(ToolCallFuture::running(Box::pin(async move {
-        let outcome = match call.tool::<T>() {
-            Some(tool) => {
-                let ctx = call.context();
-                let running = pin!(async move { tool.call(parsed, ctx).await?.into_tool_output() });
-                call.drive(running).await
-            }
-            None => Err(another_type::<T>()),
-        };
-        call.finish(outcome)
-    })))
 }
 
 /// [`RunInline`] for `T`.
@@ -144,7 +92,7 @@ fn run_in_place<T: AlephTool>(
 
 /// The error of a call whose fast path met a tool that is not a `T`. Never seen: the server
 /// takes the fast path from the tool it calls.
-fn another_type<T: AlephTool>() -> ToolError {
+pub(crate) fn another_type<T: AlephTool>() -> ToolError {
     ToolError::execution(format!(
         "`{}` could not start: the server's fast path met a tool of another type (a bug in aleph-tools; please report it)",
         T::NAME
@@ -153,7 +101,7 @@ fn another_type<T: AlephTool>() -> ToolError {
 
 /// Runs an [inline](AlephTool::INLINE) tool's call to its end in place: its future is
 /// polled once, and one that waits fails the call.
-fn run_inline<T: AlephTool>(
+pub(crate) fn run_inline<T: AlephTool>(
     tool: &T,
     args: T::Args,
     ctx: &ToolContext,
@@ -171,7 +119,8 @@ fn run_inline<T: AlephTool>(
 // Arguments are named, so the arguments are an object, and so is every struct in them: serde
 // alone would read a struct from an array, by position.
 
-fn parse<A: DeserializeOwned>(args: RawArguments<'_>) -> Option<A> {
+/// `args` read into `A`, when they are an object serde takes whole.
+pub(crate) fn parse<A: DeserializeOwned>(args: RawArguments<'_>) -> Option<A> {
     match args {
         RawArguments::Json(value) => parse_value(value),
         RawArguments::Text(text) => parse_text(text),

@@ -15,3 +15,8 @@ pub(crate) mod regular_file;
 pub(crate) mod sync;
 #[cfg(any(feature = "plugins", feature = "builtin"))]
 pub(crate) mod watch;
+
+use std::pin::Pin;
+
+/// A boxed, sendable future, as [`AlephToolDyn::call`](crate::AlephToolDyn::call) returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -684,9 +684,9 @@ fn in_process_listings_leave_out_what_the_context_may_not_call() {
         names(tools.tools().context(&writer).definitions()),
         names(tools.tools().definitions())
     );
-    assert!(!tools.tools().context(&guest).get("write_note").is_some());
+    assert!(tools.tools().context(&guest).get("write_note").is_none());
     assert!(tools.tools().context(&writer).get("write_note").is_some());
-    assert!(!tools.tools().context(&writer).get("no_such_tool").is_some());
+    assert!(tools.tools().context(&writer).get("no_such_tool").is_none());
     for provider in [
         aleph_tools::provider::Provider::Anthropic,
         aleph_tools::provider::Provider::OpenAiChat,

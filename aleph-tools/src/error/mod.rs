@@ -6,6 +6,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "builtin")]
+mod skill;
+#[cfg(feature = "builtin")]
+pub use self::skill::SkillError;
+
 /// Why a tool call failed.
 ///
 /// `Display` is written for the model: it says what went wrong and, where it can, what to do
