@@ -76,7 +76,7 @@ const REGEX_SIZE_LIMIT: usize = 256 << 10;
 ///     .with_tool(CreatePullRequestTool)
 ///     .with_builtin(ToolSearch::new().defer(["create_*"]))
 ///     .build()?;
-/// let tools = server.shared_tools_array(Provider::OpenAiChat);
+/// let tools = server.tools().for_provider(Provider::OpenAiChat);
 /// let names: Vec<&str> = tools.as_array().unwrap().iter()
 ///     .map(|tool| tool["function"]["name"].as_str().unwrap())
 ///     .collect();
