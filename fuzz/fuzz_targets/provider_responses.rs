@@ -2,6 +2,8 @@
 //! and the server: each is a round of results or an error, never a panic.
 #![no_main]
 
+use std::future::IntoFuture as _;
+
 use aleph_tools::provider::Provider;
 use aleph_tools_fuzz::{runtime, server};
 use libfuzzer_sys::fuzz_target;
@@ -11,7 +13,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for provider in Provider::ALL {
-        if let Ok(round) = runtime().block_on(server().run_tool_calls(provider, &response)) {
+        let round = server().run_tool_calls(provider, &response).into_future();
+        if let Ok(round) = runtime().block_on(round) {
             assert_eq!(round.results.len(), round.calls.len(), "{provider:?}");
         }
     }
