@@ -8,10 +8,10 @@
 //! - `server`: through `AlephToolServer::call` by name from a `Value` (built outside the
 //!   measurement), then the output to text;
 //! - `layered`: `server` with the `Audit` layer (logging every call to a `tracing`
-//!   subscriber that writes to nowhere) and a `RateLimit` layer (global and per tool, never
-//!   reached).
+//!   subscriber that writes to nowhere) and, with the feature `rate-limit`, a `RateLimit`
+//!   layer (global and per tool, never reached).
 //!
-//! Run with `cargo bench -p aleph-tools --bench call`. The tools never wait, so each future is
+//! Run with `cargo bench -p aleph-tools --features rate-limit --bench call`. The tools never wait, so each future is
 //! polled once, with no executor in the measurement.
 
 #![allow(missing_docs)]
