@@ -360,8 +360,6 @@ fn emit(
     }
 }
 
-/// `READS_CONTEXT = false` for a function with no injected parameter, which never sees its
-/// context; nothing (the trait's `true`) for the rest.
 /// What the expansion hands the linker: the tool's registration (unless `register =
 /// false`), and the server's fast path for it, found by its type wherever it is served from.
 fn submissions(attrs: &ToolAttrs, tool: &Ident, private: &TokenStream) -> TokenStream {
@@ -380,6 +378,8 @@ fn submissions(attrs: &ToolAttrs, tool: &Ident, private: &TokenStream) -> TokenS
     }
 }
 
+/// `READS_CONTEXT = false` for a function with no injected parameter, which never sees its
+/// context; nothing (the trait's `true`) for the rest.
 fn reads_context(analyzed: &Analyzed) -> Option<TokenStream> {
     let context_free = analyzed
         .params

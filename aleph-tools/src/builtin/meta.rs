@@ -71,7 +71,7 @@ pub(crate) struct Listed {
 
 /// What `list_tools` found.
 #[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct ToolList {
+pub(crate) struct ListedTools {
     tools: Vec<Listed>,
 }
 
@@ -85,7 +85,7 @@ pub(crate) fn list_tools(
     /// Only tools with this tag
     tag: Option<String>,
     ctx: &ToolContext,
-) -> Result<ToolList, ToolError> {
+) -> Result<ListedTools, ToolError> {
     let server = server(ctx)?;
     let tools = server
         .tools()
@@ -109,7 +109,7 @@ pub(crate) fn list_tools(
             tags: d.tags.clone(),
         })
         .collect();
-    Ok(ToolList { tools })
+    Ok(ListedTools { tools })
 }
 
 /// Get the whole definition of a tool: its description and the JSON Schema of its arguments.

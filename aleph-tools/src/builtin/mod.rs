@@ -25,7 +25,8 @@
 //! fetch by host rules and size and time limits (30 seconds), every search by the backend's
 //! time limit (15 seconds for [`SearxNg`]), every process by a time limit (30 seconds unless
 //! the call asks for more, up to 10 minutes) and output caps. The meta tools answer from
-//! memory. Settings are on [`FileOps`], [`CodeExec`], [`WebFetch`] and [`SearxNg`]; a server-wide
+//! memory. Settings are on [`FileOps`], [`CodeExec`], [`WebFetch`], [`WebSearch`] (with
+//! [`SearxNg`]), [`MetaTools`] and [`Skills`]; a server-wide
 //! [`with_default_timeout`](crate::ToolServerBuilder::with_default_timeout) shorter than a
 //! tool's own limit applies too.
 //!

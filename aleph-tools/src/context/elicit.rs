@@ -201,9 +201,11 @@ impl ToolContext {
             .map_err(|err| self.ask_error(format!("asking the user failed: {err}")))
     }
 
-    /// Who answers this call's questions to the user: its own handler, or the server's.
+    /// Who answers this call's questions to the user: its own handler, or its server's.
     pub(crate) fn elicitation_handler(&self) -> Option<Arc<dyn ElicitationHandler>> {
-        self.elicitation.clone()
+        self.elicitation
+            .clone()
+            .or_else(|| self.server.as_ref()?.elicitation_handler())
     }
 
     /// An error of this call's asking, naming the tool.

@@ -54,6 +54,18 @@ pub enum Caller {
 type StateMap = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 type ProgressFn = dyn Fn(&str, ProgressEvent) + Send + Sync;
 
+/// What a call's context needs of the server that took the call, without depending on it:
+/// the server's handlers, used where the call has none of its own, and the server itself,
+/// for [`ToolContext::server`].
+pub(crate) trait CallHost: Any + Send + Sync {
+    /// The server's handler for questions to the user.
+    fn elicitation_handler(&self) -> Option<Arc<dyn ElicitationHandler>>;
+    /// The server's handler for requests for a completion.
+    fn sampling_handler(&self) -> Option<Arc<dyn SamplingHandler>>;
+    /// The host, to find the server's type again.
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
 /// Everything a running tool may learn about its call.
 ///
 /// The server makes one per call; it is cheap to clone. A `#[tool]` function receives it by
@@ -71,9 +83,9 @@ pub struct ToolContext {
     progress: Option<Arc<ProgressFn>>,
     cancellation: Option<CancellationToken>,
     capabilities: Option<Arc<BTreeSet<String>>>,
-    /// The server that took the call, kept opaque so that the context does not depend on
-    /// the server; [`ToolContext::server`] gives it back.
-    pub(crate) server: Option<Arc<dyn Any + Send + Sync>>,
+    /// The server that took the call, seen through what the context needs of it;
+    /// [`ToolContext::server`] gives the server back.
+    pub(crate) server: Option<Arc<dyn CallHost>>,
     elicitation: Option<Arc<dyn ElicitationHandler>>,
     sampling: Option<Arc<dyn SamplingHandler>>,
 }
@@ -258,21 +270,6 @@ impl ToolContext {
         }
     }
 
-    /// Uses the server's handlers for questions to the user and requests for a completion
-    /// where this context has none of its own.
-    pub(crate) fn default_handlers(
-        &mut self,
-        elicitation: Option<&Arc<dyn ElicitationHandler>>,
-        sampling: Option<&Arc<dyn SamplingHandler>>,
-    ) {
-        if self.elicitation.is_none() {
-            self.elicitation = elicitation.cloned();
-        }
-        if self.sampling.is_none() {
-            self.sampling = sampling.cloned();
-        }
-    }
-
     /// Uses the server's allowed directories when this context has none.
     pub(crate) fn default_allowed_paths(&mut self, dirs: Option<&Arc<[PathBuf]>>) {
         if self.allowed_paths.is_none() {
@@ -295,12 +292,12 @@ impl ToolContext {
     }
 
     /// Gives the context what the server gives every call: its id, the tool's name and the
-    /// server (kept as its shared state).
+    /// server.
     pub(crate) fn for_call(
         mut self,
         call_id: u64,
         tool: Arc<str>,
-        server: Arc<dyn Any + Send + Sync>,
+        server: Arc<dyn CallHost>,
     ) -> Self {
         self.call_id = call_id;
         self.tool = Some(tool);

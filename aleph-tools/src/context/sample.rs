@@ -226,7 +226,9 @@ impl ToolContext {
 
     /// Who answers this call's requests for a completion: its own handler, or its server's.
     pub(crate) fn sampling_handler(&self) -> Option<Arc<dyn SamplingHandler>> {
-        self.sampling.clone()
+        self.sampling
+            .clone()
+            .or_else(|| self.server.as_ref()?.sampling_handler())
     }
 }
 

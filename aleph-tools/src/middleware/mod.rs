@@ -4,9 +4,10 @@
 //!
 //! Built in: [`Permission`] (capabilities a call's context must hold), [`Audit`] (`tracing`
 //! spans and events with secrets redacted), [`ConcurrencyLimit`] (calls at once, per tool
-//! and overall) and, with the feature `rate-limit`, `RateLimit` (calls per time, per tool and
-//! overall), with the feature `metrics`, `Metrics` (calls, errors and latency per tool). Hooks
-//! ([`Interceptor`], [`Observer`], [`Resolver`]) plug into the same chain at run time.
+//! and overall); with the feature `rate-limit`, `RateLimit` (calls per time, per tool and
+//! overall); and with the feature `metrics`, `Metrics` (calls, errors and latency per
+//! tool). Hooks ([`Interceptor`], [`Observer`], [`Resolver`]) plug into the same chain at
+//! run time.
 //!
 //! # Order
 //!

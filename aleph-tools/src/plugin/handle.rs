@@ -27,7 +27,8 @@ impl PluginManager {
     /// let weather = manager.plugin("weather");
     /// println!("{:?}", weather.info().map(|info| info.status));
     /// weather.reload()?;
-    /// let answer = weather.execute_command("forecast", &serde_json::json!({ "city": "Oslo" })).await?;
+    /// let input = serde_json::json!({ "city": "Oslo" });
+    /// let answer = weather.execute_command("forecast", &input).await?;
     /// # Ok(())
     /// # }
     /// ```

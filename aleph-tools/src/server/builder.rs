@@ -222,8 +222,9 @@ impl ToolServerBuilder {
     /// The model providers this server's tools are offered to. Each tool is checked against
     /// each of them when it joins the server (here, and when added later); what a provider
     /// cannot take is handled as [`on_incompatible`](Self::on_incompatible) says. Without
-    /// providers nothing is checked ahead, and [`ToolList::for_provider`](crate::ToolList::for_provider)
-    /// still leaves out what a provider cannot take.
+    /// providers nothing is checked ahead, and
+    /// [`ToolList::for_provider`](crate::ToolList::for_provider) still leaves out what a
+    /// provider cannot take.
     pub fn with_providers(mut self, providers: impl IntoIterator<Item = Provider>) -> Self {
         self.settings.quarantine.providers = providers.into_iter().collect();
         self

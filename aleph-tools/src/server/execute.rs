@@ -105,11 +105,11 @@ impl AlephToolServer {
         if let Some(listeners) = &call.listeners {
             listeners.start(&call.entry.name, &args.summary());
         }
-        if let Some(fast) = fast {
+        if let Some(start) = fast.and_then(|fast| fast.start) {
             if let Err(err) = check_caller(&call.entry, &call.ctx) {
                 return ToolCallFuture::ended(call.finish(Err(err)));
             }
-            match (fast.start)(call, args.raw()) {
+            match start(call, args.raw()) {
                 Ok(running) => return running,
                 // Serde refused the arguments: the checked path says why.
                 Err(refused) => call = refused,

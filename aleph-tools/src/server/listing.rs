@@ -41,10 +41,12 @@ impl AlephToolServer {
     /// assert_eq!(server.tools().names(), ["file_delete"]);
     ///
     /// let guest = ToolContext::new();
-    /// let admin = ToolContext::new().with_identity(Identity::new("root").with_scopes(["fs:write"]));
+    /// let root = Identity::new("root").with_scopes(["fs:write"]);
+    /// let admin = ToolContext::new().with_identity(root);
     /// assert!(server.tools().context(&guest).get("file_delete").is_none());
     /// assert!(server.tools().context(&admin).get("file_delete").is_some());
-    /// assert_eq!(server.tools().context(&guest).for_provider(Provider::OpenAiChat).as_array().map(Vec::len), Some(0));
+    /// let offered = server.tools().context(&guest).for_provider(Provider::OpenAiChat);
+    /// assert_eq!(offered.as_array().map(Vec::len), Some(0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn tools(&self) -> ToolList<'_> {

@@ -27,6 +27,7 @@ mod repair;
 mod table;
 mod typed;
 
+use std::any::Any;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -56,7 +57,7 @@ pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
 #[doc(hidden)]
 pub use self::typed::FastStart;
-use crate::context::{ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
+use crate::context::{CallHost, ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::middleware::{Chain, HookSet};
 use crate::util::patterns::{PatternError, Patterns};
 use crate::util::sync::lock;
@@ -106,7 +107,6 @@ impl Settings {
         ctx.merge_state_from(&self.state);
         ctx.default_working_dir(self.working_dir.as_ref());
         ctx.default_allowed_paths(self.allowed_paths.as_ref());
-        ctx.default_handlers(self.elicitation.as_ref(), self.sampling.as_ref());
     }
 }
 
@@ -173,9 +173,24 @@ impl ToolContext {
     /// other tools; `None` for a context no server has taken a call with.
     pub fn server(&self) -> Option<AlephToolServer> {
         let shared = Arc::clone(self.server.as_ref()?)
+            .into_any()
             .downcast::<Shared>()
             .ok()?;
         Some(AlephToolServer { shared })
+    }
+}
+
+impl CallHost for Shared {
+    fn elicitation_handler(&self) -> Option<Arc<dyn ElicitationHandler>> {
+        self.settings.elicitation.clone()
+    }
+
+    fn sampling_handler(&self) -> Option<Arc<dyn SamplingHandler>> {
+        self.settings.sampling.clone()
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
     }
 }
 

@@ -1,7 +1,8 @@
 //! The server in each model provider's terms: the tools array a request sends (built for
 //! [`ToolList::for_provider`](super::ToolList::for_provider)), a response's tool calls run
-//! and answered ([`run_tool_calls`](AlephToolServer::run_tool_calls)), and the quarantine of tools a configured provider cannot take. The formats themselves
-//! are in [`provider`](crate::provider).
+//! and answered ([`run_tool_calls`](AlephToolServer::run_tool_calls)), and the quarantine
+//! of tools a configured provider cannot take. The formats themselves are in
+//! [`provider`](crate::provider).
 
 use std::fmt;
 use std::future::IntoFuture;

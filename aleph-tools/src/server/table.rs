@@ -32,7 +32,9 @@ pub(super) struct Entry {
 /// boxed future (see `typed`).
 #[derive(Clone, Copy)]
 pub(super) struct FastPath {
-    pub(super) start: StartTyped,
+    /// How a call starts straight from its arguments, when the tool's type has made it
+    /// known (`typed`); without it, a call that cannot run in place takes the checked path.
+    pub(super) start: Option<StartTyped>,
     /// For an inline tool that never reads its context, how a call with nothing around it
     /// (no time limit, cancellation token or progress listener) runs in place, with no
     /// prepared call.
@@ -83,12 +85,10 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
             *typed.own_schema() == definition.parameters
                 && schema::serde_enforces(&definition.parameters)
         })
-        .and_then(|typed| {
-            Some(FastPath {
-                start: starter_of(typed)?,
-                run_inline: typed.inline_runner(),
-                reads_context: typed.reads_context(),
-            })
+        .map(|typed| FastPath {
+            start: starter_of(typed),
+            run_inline: typed.inline_runner(),
+            reads_context: typed.reads_context(),
         });
     Ok(Entry {
         name: Arc::from(name.as_str()),

@@ -72,7 +72,8 @@ pub(super) fn index_of(event: &ServerSseMessage) -> Option<usize> {
 }
 
 /// The kept stream an event id names (`{index}/{stream}`, a stream named as
-/// [`PollingSessions::stream_name`](super::PollingSessions::stream_name) names them); the session's common stream has none.
+/// [`PollingSessions::stream_name`](super::PollingSessions::stream_name) names them); the
+/// session's common stream has none.
 pub(super) fn stream_of_id(event_id: &str) -> Option<(usize, &str)> {
     let (index, stream) = event_id.split_once('/')?;
     let named = (1..=32).contains(&stream.len()) && stream.bytes().all(|b| b.is_ascii_hexdigit());
