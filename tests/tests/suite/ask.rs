@@ -281,6 +281,29 @@ async fn a_calls_own_handler_answers_instead_of_the_servers() {
     assert_eq!(result.output, "Lin: 1 nights, breakfast true");
 }
 
+/// Books a room through the hotel's own server, passing this call's context on.
+#[tool(register = false)]
+async fn book_through(hotel: String, ctx: &ToolContext, desk: State<AlephToolServer>) -> String {
+    let result = desk
+        .call("book", json!({ "hotel": hotel }))
+        .context(ctx.clone())
+        .await;
+    result.model_text().into_owned()
+}
+
+#[tokio::test]
+async fn a_context_passed_to_another_server_is_answered_by_that_servers_handler() {
+    let desk = answering(|_| Elicitation::Accept(fields(json!({ "guest": "Desk", "nights": 3 }))));
+    let front = AlephToolServer::builder()
+        .with_tool(BookThroughTool)
+        .with_state(desk)
+        .with_elicitation_handler(|_: ElicitationRequest| async { Ok(Elicitation::Decline) })
+        .build()
+        .unwrap();
+    let result = front.call("book_through", json!({ "hotel": "x" })).await;
+    assert_eq!(result.output, "Desk: 3 nights, breakfast false");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_each_get_their_own_answer() {
     let server = answering(|request| {
