@@ -213,13 +213,19 @@ impl<'s> ToolList<'s> {
     /// and logged with `tracing` for any other.
     pub fn for_provider(&self, provider: Provider) -> Arc<Value> {
         let server = self.server;
-        let Some(context) = self.context else {
+        let Some(context) = self.layered_context() else {
             return server.shared_tools_array(provider);
         };
-        if server.hidden_from(context).is_none() {
+        let offered = server.offered_definitions();
+        let everything = offered.len();
+        let theirs: Vec<_> = offered
+            .into_iter()
+            .filter(|definition| server.layers_offer(definition, context))
+            .collect();
+        if theirs.len() == everything {
             return server.shared_tools_array(provider);
         }
-        let tools = AlephToolServer::loaded_for(provider, self.definitions());
+        let tools = AlephToolServer::loaded_for(provider, theirs);
         Arc::new(server.build_tools_for(provider, &tools))
     }
 
