@@ -57,7 +57,7 @@
 //! [`#[tool]`](macro@tool) and [`AlephToolServer`] are most of what a program needs; the
 //! server's [`builder`](AlephToolServer::builder) sets everything a server keeps. Runtime
 //! tools are [`RuntimeTool`]s, tool lists and tool calls in each model provider's format are
-//! in [`provider`], middleware and hooks in [`middleware`].
+//! in [`provider`], the stack of layers every call runs through in [`middleware`].
 //!
 //! The guide, the `book/` directory of the
 //! [repository](https://github.com/aleph-tools/aleph-tools/tree/main/book), teaches the whole
@@ -166,7 +166,7 @@ pub use schema::coerce::{Coercion, CoercionKind};
 pub use server::{
     AlephToolServer, Confirmation, ConfirmationHandler, ConfirmationRequest, FilterError,
     IncompatibleTools, RegistryError, ReplaceInfo, ToolCallFuture, ToolCallRequest, ToolFilter,
-    ToolList, ToolProgressHandler, ToolRoundRequest, ToolServerBuilder, set_tool_progress_handler,
+    ToolList, ToolRoundRequest, ToolServerBuilder,
 };
 pub use tool::{
     AlephTool, AlephToolDyn, BoxFuture, Icon, IconTheme, RuntimeTool, ToolAnnotations,

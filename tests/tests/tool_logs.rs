@@ -4,8 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use aleph_tools::middleware::{Listen, ToolProgressHandler};
 use aleph_tools::prelude::*;
-use aleph_tools::{LogLevel, ToolLogLayer, ToolProgressHandler};
+use aleph_tools::{LogLevel, ToolLogLayer};
 use serde_json::{Value, json};
 use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -59,7 +60,7 @@ async fn tool_logs_reach_the_progress_handler_and_nothing_else_does() {
     let server = AlephToolServer::builder()
         .with_tool(NoisyTool)
         .with_tool(PlainTool)
-        .with_progress_handler(Arc::clone(&logs))
+        .with_middleware(Listen::new(Arc::clone(&logs)))
         .build()
         .unwrap();
     tracing::info!("outside any call");

@@ -13,7 +13,7 @@ use super::log::{LogLevel, RUNNING_CALL};
 /// to whoever listens to the call's progress, as [`ProgressEvent::Log`](super::ProgressEvent::Log)
 /// messages: over MCP, the client that made the call hears them as `notifications/message`
 /// at the level it asked for; in process, a
-/// [`ToolProgressHandler`](crate::ToolProgressHandler) hears them.
+/// [`ToolProgressHandler`](crate::middleware::ToolProgressHandler) hears them.
 ///
 /// Add it to the application's subscriber beside its own output:
 ///

@@ -76,7 +76,7 @@ impl Progress {
 
     /// Logs a message for whoever follows the call: over MCP, the client that made it (as
     /// `notifications/message`, when `level` is at or above the level the client asked
-    /// for); in process, the [`ToolProgressHandler`](crate::ToolProgressHandler)s. `data`
+    /// for); in process, the [`ToolProgressHandler`](crate::middleware::ToolProgressHandler)s. `data`
     /// is a string or any JSON.
     ///
     /// ```

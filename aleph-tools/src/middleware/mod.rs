@@ -1,29 +1,49 @@
-//! Middleware: code that wraps every call a server runs, in the style of
-//! `axum::middleware::from_fn` — a layer gets the call and the rest of the chain, and may
+//! Middleware: the one way to step into a server's calls, in the style of
+//! `axum::middleware::from_fn` — a layer gets the call and the rest of the stack, and may
 //! change the call, answer it itself, refuse it, or look at what came back.
 //!
 //! Built in: [`Permission`] (capabilities a call's context must hold), [`Audit`] (`tracing`
 //! spans and events with secrets redacted), [`ConcurrencyLimit`] (calls at once, per tool
-//! and overall); with the feature `rate-limit`, `RateLimit` (calls per time, per tool and
-//! overall); and with the feature `metrics`, `Metrics` (calls, errors and latency per
-//! tool). Hooks ([`Interceptor`], [`Observer`], [`Resolver`]) plug into the same chain at
-//! run time.
+//! and overall), [`Listen`] (a [`ToolProgressHandler`] told of each call's start,
+//! progress and result); with the feature `rate-limit`, `RateLimit` (calls per time, per
+//! tool and overall); and with the feature `metrics`, `Metrics` (calls, errors and latency
+//! per tool). [`Interceptor`], [`Resolver`] and [`Observer`] are the shapes of layer a
+//! plugin's hooks take.
 //!
-//! # Order
+//! # The stack
 //!
-//! A call passes the server's own checks first (name, filter, allowed callers, argument
-//! validation), then the middleware in the order it was added — the first added is the
-//! outermost and sees the call first and the outcome last — then the hooks (interceptors,
-//! then resolvers; observers hear the outcome), then confirmation, then the tool.
+//! Every call runs through one stack of layers. The builder's layers
+//! ([`with_middleware`](crate::ToolServerBuilder::with_middleware)) come first, in the order
+//! given: the first added is the outermost and sees the call first and its outcome last.
+//! Layers added to a running server ([`AlephToolServer::add_layer`](crate::AlephToolServer::add_layer),
+//! and every plugin's hooks) follow: observers, then interceptors and other middleware,
+//! then resolvers, each by [`Priority`] and then in the order added. Calls that start
+//! after a change run the new stack; calls already running keep theirs.
+//!
+//! # Order of a call
+//!
+//! 1. Admission: the name is resolved (and repaired), the filter and the tool's allowed
+//!    callers are checked. A call refused here reaches no layer.
+//! 2. The stack, outermost layer first.
+//! 3. The arguments the last layer passed on are repaired (when the server does), checked
+//!    against the tool's schema and read into the tool's arguments type, once: what a
+//!    layer changed is checked like what the caller sent.
+//! 4. Confirmation, for tools that need it.
+//! 5. The tool, under its time limit, with a panic contained.
+//!
+//! With no layer, no confirmation and no argument repair, a call takes the fast path: its
+//! arguments are read straight into the tool's arguments type, with no JSON value between.
 
 mod audit;
 mod concurrency;
-mod hooks;
+mod layer;
+mod listen;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod permission;
 #[cfg(feature = "rate-limit")]
 mod rate_limit;
+mod stack;
 
 use std::fmt;
 use std::future::Future;
@@ -33,16 +53,18 @@ use serde_json::Value;
 
 pub use self::audit::{Audit, REDACTED};
 pub use self::concurrency::ConcurrencyLimit;
-pub(crate) use self::hooks::HookSet;
-pub use self::hooks::{
-    Hook, HookId, HookPriority, Interceptor, ObservedCall, Observer, ObserverError, Resolver,
+pub use self::layer::{
+    Interceptor, Layer, LayerId, ObservedCall, Observer, ObserverError, Priority, Resolver,
 };
+pub use self::listen::{Listen, ToolProgressHandler};
 #[cfg(feature = "metrics")]
 pub use self::metrics::{CALL_DURATION, CALLS, CALLS_RUNNING, Metrics};
 pub use self::permission::Permission;
 #[cfg(feature = "rate-limit")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rate-limit")))]
 pub use self::rate_limit::{Rate, RateLimit};
+pub use self::stack::Next;
+pub(crate) use self::stack::{Chain, Endpoint, Stack};
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::result::ToolOutput;
@@ -88,13 +110,14 @@ impl ToolCall {
         &self.definition
     }
 
-    /// The arguments, already checked against the tool's schema.
+    /// The arguments as the caller sent them (`null` read as `{}`), or as an earlier layer
+    /// changed them. They are checked against the tool's schema after the last layer.
     pub fn arguments(&self) -> &Value {
         &self.arguments
     }
 
-    /// The arguments, to change before passing the call on. The tool still deserializes
-    /// them, so a change that breaks them fails the call with an argument error.
+    /// The arguments, to change before passing the call on. They are checked after the
+    /// last layer, so a change that breaks them fails the call with an argument error.
     pub fn arguments_mut(&mut self) -> &mut Value {
         &mut self.arguments
     }
@@ -191,63 +214,6 @@ impl<M: Middleware> DynMiddleware for M {
 
     fn offers_dyn(&self, tool: &ToolDefinition, context: &ToolContext) -> bool {
         self.offers(tool, context)
-    }
-}
-
-/// The layers a server runs, outermost first.
-pub(crate) type Chain = Arc<[Arc<dyn DynMiddleware>]>;
-
-/// What runs after the last layer: the hooks, confirmation and the tool.
-pub(crate) trait Endpoint: Send + Sync + 'static {
-    fn call(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
-}
-
-/// The rest of the chain after the current layer.
-pub struct Next {
-    chain: Chain,
-    index: usize,
-    endpoint: Arc<dyn Endpoint>,
-}
-
-impl Next {
-    pub(crate) fn new(chain: Chain, endpoint: Arc<dyn Endpoint>) -> Self {
-        Self {
-            chain,
-            index: 0,
-            endpoint,
-        }
-    }
-
-    /// Runs the rest of the chain, and in the end the tool, on `call`.
-    ///
-    /// # Errors
-    ///
-    /// Whatever a later layer, a hook or the tool fails with.
-    pub async fn run(self, call: ToolCall) -> Result<ToolOutput, ToolError> {
-        let Self {
-            chain,
-            index,
-            endpoint,
-        } = self;
-        match chain.get(index).map(Arc::clone) {
-            Some(layer) => {
-                let next = Self {
-                    chain,
-                    index: index + 1,
-                    endpoint,
-                };
-                layer.handle_boxed(call, next).await
-            }
-            None => endpoint.call(call).await,
-        }
-    }
-}
-
-impl fmt::Debug for Next {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Next")
-            .field("layers_left", &(self.chain.len() - self.index))
-            .finish_non_exhaustive()
     }
 }
 

@@ -20,7 +20,7 @@ use super::manifest::{HookEvent, HookKind, LoadedManifest};
 use super::messages::MessageHook;
 use crate::error::ToolError;
 use crate::middleware::{
-    Hook, Interceptor, ObservedCall, Observer, ObserverError, Resolver, ToolCall,
+    Interceptor, Layer, ObservedCall, Observer, ObserverError, Resolver, ToolCall,
 };
 use crate::result::ToolOutput;
 
@@ -29,7 +29,7 @@ use crate::result::ToolOutput;
 pub(super) fn plugin_hooks(
     loaded: &LoadedManifest,
     code: &Code,
-) -> Result<(Vec<Hook>, Vec<Arc<MessageHook>>), PluginError> {
+) -> Result<(Vec<Layer>, Vec<Arc<MessageHook>>), PluginError> {
     let manifest = &loaded.manifest;
     let mut hooks = Vec::with_capacity(manifest.hooks.len());
     let mut messages = Vec::new();
@@ -43,16 +43,16 @@ pub(super) fn plugin_hooks(
         let priority = section.priority;
         let hook = match (section.event, section.kind) {
             (HookEvent::BeforeToolCall, HookKind::Interceptor) => {
-                Hook::interceptor(priority, Intercept(target))
+                Layer::interceptor(priority, Intercept(target))
             }
             (HookEvent::BeforeToolCall, HookKind::Resolver) => {
-                Hook::resolver(priority, Resolve(target))
+                Layer::resolver(priority, Resolve(target))
             }
             (HookEvent::BeforeToolCall, HookKind::Observer) => {
-                Hook::interceptor(priority, Notify(target))
+                Layer::interceptor(priority, Notify(target))
             }
             (HookEvent::AfterToolCall | HookEvent::OnError, HookKind::Observer) => {
-                Hook::observer(priority, Observe(target))
+                Layer::observer(priority, Observe(target))
             }
             (HookEvent::OnResponse, HookKind::Resolver) => {
                 return Err(PluginError::Load {

@@ -21,7 +21,7 @@ use super::services::Services;
 use super::tree::TreeError;
 #[cfg(feature = "wasm")]
 use super::wasm::WasmRuntime;
-use crate::middleware::HookId;
+use crate::middleware::LayerId;
 use crate::server::AlephToolServer;
 use crate::util::sync::lock;
 
@@ -74,7 +74,7 @@ struct Slot {
 struct Serving {
     manifest: Arc<LoadedManifest>,
     tools: Vec<String>,
-    hooks: Vec<HookId>,
+    hooks: Vec<LayerId>,
     message_hooks: Vec<Arc<MessageHook>>,
     /// When it started serving, among every plugin version: message hooks of equal
     /// priority run in this order.

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::code::{Code, Purpose};
 use super::manager::PluginManager;
 use super::manifest::{HookEvent, HookKind};
-use crate::middleware::HookPriority;
+use crate::middleware::Priority;
 
 /// What the hooks made of a message (or response).
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +44,7 @@ pub enum MessageOutcome {
 pub(super) struct MessageHook {
     pub(super) event: HookEvent,
     pub(super) kind: HookKind,
-    pub(super) priority: HookPriority,
+    pub(super) priority: Priority,
     pub(super) plugin: String,
     pub(super) handler: String,
     pub(super) code: Code,

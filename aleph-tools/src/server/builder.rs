@@ -9,10 +9,10 @@ use std::time::Duration;
 use super::table::{Table, checked_entry};
 use super::{
     ActiveFilter, AlephToolServer, ConfirmationHandler, Deferral, DerivedTool, IncompatibleTools,
-    Settings, ToolFilter, ToolProgressHandler,
+    Settings, Snapshot, ToolFilter,
 };
 use crate::context::{ElicitationHandler, SamplingHandler};
-use crate::middleware::{DynMiddleware, Middleware};
+use crate::middleware::{DynMiddleware, LayerId, Middleware, Stack};
 use crate::provider::Provider;
 use crate::registry::{self, ToolRegistration};
 use crate::server::RegistryError;
@@ -47,6 +47,8 @@ use crate::util::patterns::Patterns;
 pub struct ToolServerBuilder {
     settings: Settings,
     tools: Vec<Arc<dyn AlephToolDyn>>,
+    /// The layers given, outermost first.
+    layers: Vec<Arc<dyn DynMiddleware>>,
     registry: bool,
     filter: ToolFilter,
     /// Settings found unusable before `build`, reported by it.
@@ -90,6 +92,7 @@ impl ToolServerBuilder {
         Self {
             settings: Settings::default(),
             tools: Vec::new(),
+            layers: Vec::new(),
             registry: false,
             filter: ToolFilter::default(),
             problems: Vec::new(),
@@ -201,15 +204,6 @@ impl ToolServerBuilder {
         self
     }
 
-    /// Sets the handler that hears about this server's calls as they run (start, streamed
-    /// chunks, progress, result). The process-wide handler
-    /// ([`set_tool_progress_handler`](crate::set_tool_progress_handler)), if set, hears them
-    /// too.
-    pub fn with_progress_handler(mut self, handler: impl ToolProgressHandler) -> Self {
-        self.settings.progress = Some(Arc::new(handler));
-        self
-    }
-
     /// Repairs arguments a model got nearly right before they are checked: numbers and
     /// booleans sent as strings, objects and arrays sent as JSON text, keys in another case
     /// (`maxResults` for `max_results`). Off by default. Each change is listed in
@@ -238,18 +232,12 @@ impl ToolServerBuilder {
         self
     }
 
-    /// Wraps every call in `layer`. Layers run in the order they are added: the first added
-    /// sees each call first and its outcome last. See [`middleware`](crate::middleware) for
-    /// where the chain sits in a call.
+    /// Wraps every call in `layer`. The builder's layers run in the order they are added,
+    /// before any added to the running server: the first added sees each call first and its
+    /// outcome last. See [`middleware`](crate::middleware) for where the stack sits in a
+    /// call.
     pub fn with_middleware(mut self, layer: impl Middleware) -> Self {
-        let layer: Arc<dyn DynMiddleware> = Arc::new(layer);
-        self.settings.middleware = self
-            .settings
-            .middleware
-            .iter()
-            .cloned()
-            .chain(std::iter::once(layer))
-            .collect();
+        self.layers.push(Arc::new(layer));
         self
     }
 
@@ -320,6 +308,7 @@ impl ToolServerBuilder {
         let Self {
             mut settings,
             mut tools,
+            layers,
             registry,
             filter,
             problems,
@@ -367,7 +356,17 @@ impl ToolServerBuilder {
             source: filter,
             compiled,
         };
-        let server = AlephToolServer::from_parts(settings, table, filter);
+        let mut stack = Stack::default();
+        let mut next_layer_id = 1;
+        for layer in layers {
+            stack.push_built(LayerId(next_layer_id), layer);
+            next_layer_id += 1;
+        }
+        let snapshot = Snapshot {
+            tools: table,
+            stack,
+        };
+        let server = AlephToolServer::from_parts(settings, snapshot, filter, next_layer_id);
         for work in after_build {
             work(&server)?;
         }

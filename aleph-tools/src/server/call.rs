@@ -52,15 +52,6 @@ impl CallArgs<'_> {
             }),
         }
     }
-
-    /// The arguments as compact text, for progress handlers.
-    pub(crate) fn summary(&self) -> String {
-        match self {
-            Self::Value(value) => value.to_string(),
-            Self::Borrowed(value) => value.to_string(),
-            Self::Text(text) => (*text).to_owned(),
-        }
-    }
 }
 
 /// A call to a tool, made by [`AlephToolServer::call`]; `.await` it to run it.

@@ -1,21 +1,19 @@
-//! Running one call, in order: name resolution (with repair), the filter, the caller check,
-//! argument repair and validation, the middleware chain and hooks, confirmation, execution
-//! under a time limit with panics contained, the output limit, and progress reports; the
-//! outcome is a [`ToolResult`].
+//! Running one call, in order: admission (name resolution with repair, the filter, the
+//! caller check), the stack of layers, the arguments repaired, checked and read once,
+//! confirmation, execution under a time limit with panics contained, and the output limit;
+//! the outcome is a [`ToolResult`].
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use arc_swap::Guard;
 use futures_util::FutureExt;
 use futures_util::future::{self, Either};
 use serde_json::{Map, Value};
 
-use super::progress::Listeners;
 use super::repair;
 use super::{
     AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry, Prepared, Table,
@@ -25,10 +23,11 @@ use crate::context::{
     Caller, CancellationToken, EMPTY_CONTEXT, Progress, ToolContext, within_call,
 };
 use crate::error::{ToolError, panic_message};
-use crate::middleware::{Endpoint, HookSet, Next, ToolCall};
+use crate::middleware::{Chain, Endpoint, Next, ToolCall};
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
 use crate::schema::{self, Coercion};
-use crate::tool::{BoxFuture, RunInline};
+use crate::tool::{BoxFuture, RunInline, TypedArguments};
+use crate::util::sync::lock;
 
 /// A call the filter let through, to a tool of the table it borrows from.
 struct Admitted<'t> {
@@ -37,26 +36,35 @@ struct Admitted<'t> {
     needs_confirmation: bool,
 }
 
-/// The future of a tool, or of what runs it (middleware, hooks, confirmation).
+/// The future of a tool, or of what runs it (layers, confirmation).
 pub(crate) type ToolFuture<'a> = dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a;
 
-/// What a call runs once its checks pass.
-enum Work<'a> {
-    /// The tool's own future, to run under its time limit with panics contained.
-    Tool(BoxFuture<'a, Result<ToolOutput, ToolError>>),
-    /// The middleware chain and hooks, or confirmation, boxed with what they own; they run
-    /// the tool through [`AlephToolServer::execute`] themselves.
-    Other(BoxFuture<'a, Result<ToolOutput, ToolError>>),
+/// A call's arguments, checked against the tool's schema.
+enum Checked<'e> {
+    /// Read into the tool's arguments type, as the tool takes them; the JSON kept for
+    /// confirmation.
+    Typed(&'e dyn TypedArguments, Box<dyn Any + Send>, Value),
+    /// As JSON, for a tool that reads its own (a runtime tool, or a typed tool whose
+    /// arguments serde refuses though the schema takes them: the tool says why).
+    Json(Value),
+}
+
+impl Checked<'_> {
+    fn arguments(&self) -> &Value {
+        match self {
+            Self::Typed(_, _, args) | Self::Json(args) => args,
+        }
+    }
 }
 
 impl AlephToolServer {
-    /// The whole call: resolve the name (with repair), filter, confirmation, execution.
+    /// The whole call: admission, the stack, the arguments, confirmation, execution.
     ///
     /// The name is resolved and the call prepared at once; the future runs the rest. A
     /// typed tool whose arguments serde checks in full, called with nothing between it and
-    /// the caller (no middleware, hooks, confirmation or argument repair), reads its
-    /// arguments here and runs the whole call in the one future it boxes, or at once when
-    /// it is `inline`; every other call takes the checked path.
+    /// the caller (no layer, confirmation or argument repair), reads its arguments here and
+    /// runs the whole call in the one future it boxes, or at once when it is `inline`;
+    /// every other call takes the checked path.
     pub(crate) fn run<'a>(
         &'a self,
         name: &str,
@@ -65,23 +73,21 @@ impl AlephToolServer {
     ) -> ToolCallFuture<'a> {
         let clock = &self.shared.clock;
         let started = clock.raw();
-        let table = self.shared.tools.load();
-        let mut admitted = match self.admit(&table, name) {
+        let snapshot = self.shared.snapshot.load();
+        let mut admitted = match self.admit(&snapshot.tools, name) {
             Ok(admitted) => admitted,
             Err(err) => {
                 let result = ToolResult::err(&err, clock.delta(started, clock.raw()));
                 return ToolCallFuture::ended(result);
             }
         };
+        let stack = &snapshot.stack;
         let fast = admitted.entry.fast.filter(|_| {
-            !admitted.needs_confirmation
+            stack.is_empty()
+                && !admitted.needs_confirmation
                 && !self.shared.settings.repair_arguments
-                && self.shared.settings.middleware.is_empty()
-                && !self.shared.hooks.is_active()
         });
-        let listeners = Listeners::current(self.shared.settings.progress.as_ref());
-        if listeners.is_none()
-            && let Some(run_inline) = fast.and_then(|fast| fast.run_inline)
+        if let Some(run_inline) = fast.and_then(|fast| fast.run_inline)
             && let Some(result) =
                 self.run_in_place(&mut admitted, run_inline, &args, ctx.as_ref(), started)
         {
@@ -93,17 +99,11 @@ impl AlephToolServer {
             ctx: ctx.unwrap_or_default(),
             ctx_ready: false,
             started,
-            listeners: listeners.map(Arc::new),
             repair: admitted.repair,
             needs_confirmation: admitted.needs_confirmation,
         };
-        // Progress handlers hear the tool's log messages, which a tool that reads nothing
-        // from its context still emits through `tracing`.
-        if fast.is_none_or(|fast| fast.reads_context) || call.listeners.is_some() {
+        if fast.is_none_or(|fast| fast.reads_context) {
             call.ready_context();
-        }
-        if let Some(listeners) = &call.listeners {
-            listeners.start(&call.entry.name, &args.summary());
         }
         if let Some(start) = fast.and_then(|fast| fast.start) {
             if let Err(err) = check_caller(&call.entry, &call.ctx) {
@@ -115,7 +115,8 @@ impl AlephToolServer {
                 Err(refused) => call = refused,
             }
         }
-        ToolCallFuture::running(Box::pin(self.run_checked(call, args)))
+        let chain = (!stack.is_empty()).then(|| Arc::clone(stack.chain()));
+        ToolCallFuture::running(Box::pin(self.run_checked(call, args, chain)))
     }
 
     /// A call of an inline tool that never reads its context, run in place when nothing
@@ -176,27 +177,57 @@ impl AlephToolServer {
         amended(result, repair, limit)
     }
 
-    /// The checked path: caller, arguments (repaired, validated), middleware, hooks,
-    /// confirmation, the tool.
-    async fn run_checked(&self, mut call: Prepared<'_>, args: CallArgs<'_>) -> ToolResult {
+    /// The checked path: the caller, the stack (when the server has layers), then the end
+    /// of every call ([`end`](Self::end)).
+    async fn run_checked(
+        &self,
+        mut call: Prepared<'_>,
+        args: CallArgs<'_>,
+        chain: Option<Chain>,
+    ) -> ToolResult {
         call.ready_context();
-        let token = call.ctx.cancellation().cloned();
-        let progress = call.ctx.listened_progress();
-        let mut coercions = Vec::new();
-        let outcome = match self.start(
-            &call.entry,
-            args,
-            &mut call.ctx,
-            call.needs_confirmation,
-            &mut coercions,
-        ) {
-            Ok(Work::Tool(mut tool)) => {
-                let limited = self.limited(&call.entry, progress, tool.as_mut());
-                cancellable(&call.entry.name, token.as_ref(), limited).await
-            }
-            Ok(Work::Other(other)) => cancellable(&call.entry.name, token.as_ref(), other).await,
-            Err(err) => Err(err),
+        let admitted = check_caller(&call.entry, &call.ctx)
+            .and_then(|()| admitted_arguments(&call.entry, args));
+        let args = match admitted {
+            Ok(args) => args,
+            Err(err) => return call.finish(Err(err)),
         };
+        let token = call.ctx.cancellation().cloned();
+        let entry = &call.entry;
+        let Some(chain) = chain else {
+            let mut coercions = Vec::new();
+            let ended = self.end(
+                entry,
+                args,
+                &call.ctx,
+                call.needs_confirmation,
+                &mut coercions,
+            );
+            let outcome = cancellable(&entry.name, token.as_ref(), ended).await;
+            return call.finish_repaired(outcome, coercions);
+        };
+        let endpoint = Arc::new(Innermost {
+            server: self.clone(),
+            entry: Arc::clone(entry),
+            needs_confirmation: call.needs_confirmation,
+            coercions: Mutex::default(),
+        });
+        let layered = ToolCall::new(
+            Arc::clone(&entry.name),
+            Arc::clone(&entry.definition),
+            args,
+            std::mem::take(&mut call.ctx),
+        );
+        let chained = Next::new(chain, Arc::clone(&endpoint) as Arc<dyn Endpoint>).run(layered);
+        // A panic in a layer costs its own call, like one in a tool.
+        let contained = async {
+            AssertUnwindSafe(chained)
+                .catch_unwind()
+                .await
+                .map_err(|payload| panicked(entry, &*payload))?
+        };
+        let outcome = cancellable(&entry.name, token.as_ref(), contained).await;
+        let coercions = std::mem::take(&mut *lock(&endpoint.coercions));
         call.finish_repaired(outcome, coercions)
     }
 
@@ -226,77 +257,53 @@ impl AlephToolServer {
         })
     }
 
-    /// Checks the caller and the arguments, and starts what the call runs: the middleware
-    /// chain and hooks around confirmation and the tool, or straight the tool when the
-    /// server has neither. The chain takes `ctx` with it.
-    fn start<'a>(
-        &'a self,
-        entry: &'a Arc<Entry>,
-        args: CallArgs<'_>,
-        ctx: &'a mut ToolContext,
-        needs_confirmation: bool,
-        coercions: &mut Vec<Coercion>,
-    ) -> Result<Work<'a>, ToolError> {
-        check_caller(entry, ctx)?;
-        let chain = &self.shared.settings.middleware;
-        let hooks = self.shared.hooks.load_active();
-        if !chain.is_empty() || hooks.is_some() {
-            let args = self.check(entry, args, coercions)?;
-            let call = ToolCall::new(
-                Arc::clone(&entry.name),
-                Arc::clone(&entry.definition),
-                args,
-                std::mem::take(ctx),
-            );
-            let endpoint = Arc::new(Innermost {
-                server: self.clone(),
-                entry: Arc::clone(entry),
-                needs_confirmation,
-                hooks: hooks.map_or_else(Arc::default, Guard::into_inner),
-            });
-            let chained = Next::new(Arc::clone(chain), endpoint).run(call);
-            // A panic in a layer or hook costs its own call, like one in a tool.
-            return Ok(Work::Other(Box::pin(async move {
-                AssertUnwindSafe(chained)
-                    .catch_unwind()
-                    .await
-                    .map_err(|payload| panicked(entry, &*payload))?
-            })));
-        }
-        let ctx: &'a ToolContext = ctx;
-        let args = self.check(entry, args, coercions)?;
-        if needs_confirmation {
-            return Ok(Work::Other(Box::pin(
-                self.confirm_and_execute(entry, args, ctx, true),
-            )));
-        }
-        // A hand-written tool may panic while building its future, before any poll.
-        contain(entry, || entry.tool.call(args, ctx)).map(Work::Tool)
-    }
-
-    /// Checks the arguments (repairing them first when the server does); gives back the
-    /// arguments to run with. A tool with a [fast path](Entry::fast) asks serde first and
-    /// the schema only when serde refuses.
-    fn check(
+    /// The end of every call on the checked path, after the last layer: the arguments
+    /// repaired (when the server does), checked and read into the tool's arguments type
+    /// once; confirmation, when the call needs it; the tool, under its time limit.
+    async fn end(
         &self,
         entry: &Entry,
-        args: CallArgs<'_>,
+        args: Value,
+        ctx: &ToolContext,
+        needs_confirmation: bool,
         coercions: &mut Vec<Coercion>,
-    ) -> Result<Value, ToolError> {
-        let mut args = args.into_value(&entry.name)?;
-        // Models send `null` for tools without parameters.
-        if args.is_null() {
-            args = Value::Object(Map::new());
+    ) -> Result<ToolOutput, ToolError> {
+        let checked = self.check(entry, args, coercions)?;
+        if needs_confirmation {
+            if let Checked::Json(args) = &checked {
+                entry.tool.validate(args)?;
+            }
+            self.confirm(entry, checked.arguments().clone(), ctx)
+                .await?;
         }
+        // A hand-written tool may panic while building its future, before any poll.
+        let mut future = contain(entry, || match checked {
+            Checked::Typed(typed, args, _) => typed.call_decoded(args, ctx),
+            Checked::Json(args) => entry.tool.call(args, ctx),
+        })?;
+        self.limited(entry, ctx.listened_progress(), future.as_mut())
+            .await
+    }
+
+    /// Checks the arguments (repairing them first when the server does) and reads them
+    /// into the tool's arguments type when it has one. A tool with a
+    /// [fast path](Entry::fast) asks serde first and the schema only when serde refuses.
+    fn check<'e>(
+        &self,
+        entry: &'e Entry,
+        mut args: Value,
+        coercions: &mut Vec<Coercion>,
+    ) -> Result<Checked<'e>, ToolError> {
         let schema = &entry.definition.parameters;
         if self.shared.settings.repair_arguments {
             *coercions = schema::coerce(schema, &mut args);
         }
+        let typed = entry.tool.typed_arguments();
         if entry.fast.is_some()
-            && let Some(typed) = entry.tool.typed_arguments()
-            && contain(entry, || typed.accepts(&args))?
+            && let Some(typed) = typed
+            && let Some(decoded) = contain(entry, || typed.decode(&args))?
         {
-            return Ok(args);
+            return Ok(Checked::Typed(typed, decoded, args));
         }
         let mut checked = entry.validator.check(schema, &args);
         if checked.is_err() {
@@ -308,31 +315,22 @@ impl AlephToolServer {
             }
         }
         checked.map_err(|problems| ToolError::invalid_args(&*entry.name, problems))?;
-        Ok(args)
+        let Some(typed) = typed else {
+            return Ok(Checked::Json(args));
+        };
+        Ok(match contain(entry, || typed.decode(&args))? {
+            Some(decoded) => Checked::Typed(typed, decoded, args),
+            None => Checked::Json(args),
+        })
     }
 
-    /// Asks for confirmation where needed, and runs the tool.
-    async fn confirm_and_execute(
-        &self,
-        entry: &Entry,
-        args: Value,
-        ctx: &ToolContext,
-        needs_confirmation: bool,
-    ) -> Result<ToolOutput, ToolError> {
-        if needs_confirmation {
-            self.confirm(entry, &args, ctx).await?;
-        }
-        self.execute(entry, args, ctx).await
-    }
-
-    /// Validates the arguments, then asks the confirmation handler.
+    /// Asks the confirmation handler whether the call may run with `arguments`.
     async fn confirm(
         &self,
         entry: &Entry,
-        args: &Value,
+        arguments: Value,
         ctx: &ToolContext,
     ) -> Result<(), ToolError> {
-        entry.tool.validate(args)?;
         let Some(handler) = &self.shared.settings.confirmation else {
             return Err(ToolError::permission_denied(
                 &*entry.name,
@@ -341,7 +339,7 @@ impl AlephToolServer {
         };
         let request = ConfirmationRequest {
             tool: entry.name.to_string(),
-            arguments: args.clone(),
+            arguments,
             definition: Arc::clone(&entry.definition),
             caller: ctx.caller(),
             call_id: ctx.call_id(),
@@ -362,18 +360,6 @@ impl AlephToolServer {
         let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed);
         shared.settings.apply_defaults(&mut ctx);
         ctx.for_call(call_id, Arc::clone(&entry.name), self.shared.clone())
-    }
-
-    async fn execute(
-        &self,
-        entry: &Entry,
-        args: Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        // A hand-written tool may panic while building its future, before any poll.
-        let mut future = contain(entry, || entry.tool.call(args, ctx))?;
-        self.limited(entry, ctx.listened_progress(), future.as_mut())
-            .await
     }
 
     /// Runs the tool's future under its time limit, with a panic contained. While someone
@@ -536,26 +522,43 @@ fn warn_if_blocked(tool: &str, limit: Duration, elapsed: Duration) {
     }
 }
 
-/// The end of the middleware chain: the hooks, confirmation and the tool.
+/// Arguments for the stack: the caller's, as a JSON value; `null`, which models send for
+/// tools without parameters, read as `{}`.
+fn admitted_arguments(entry: &Entry, args: CallArgs<'_>) -> Result<Value, ToolError> {
+    let args = args.into_value(&entry.name)?;
+    Ok(if args.is_null() {
+        Value::Object(Map::new())
+    } else {
+        args
+    })
+}
+
+/// What runs after the last layer: [`AlephToolServer::end`], with the changes argument
+/// repair made kept for the call's result.
 struct Innermost {
     server: AlephToolServer,
     entry: Arc<Entry>,
     needs_confirmation: bool,
-    hooks: Arc<HookSet>,
+    coercions: Mutex<Vec<Coercion>>,
 }
 
 impl Endpoint for Innermost {
     fn call(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let this = &*self;
-            this.hooks
-                .run(call, |call| async move {
-                    let (args, ctx) = call.into_parts();
-                    this.server
-                        .confirm_and_execute(&this.entry, args, &ctx, this.needs_confirmation)
-                        .await
-                })
-                .await
+            let (args, ctx) = call.into_parts();
+            let mut coercions = Vec::new();
+            let outcome = self
+                .server
+                .end(
+                    &self.entry,
+                    args,
+                    &ctx,
+                    self.needs_confirmation,
+                    &mut coercions,
+                )
+                .await;
+            *lock(&self.coercions) = coercions;
+            outcome
         })
     }
 }

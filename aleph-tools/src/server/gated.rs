@@ -1,4 +1,4 @@
-//! [`Gated`]: a snapshot that is usually in its neutral state (no filter, no hooks), with a
+//! [`Gated`]: a snapshot that is usually in its neutral state (no filter), with a
 //! flag read first so the common call skips loading it.
 
 use std::sync::Arc;

@@ -59,9 +59,10 @@ impl AlephToolServer {
     /// The definitions of the tools the filter offers, sorted by name. A tool the filter
     /// requires confirmation for is listed with `requires_confirmation` set.
     pub(crate) fn offered_definitions(&self) -> Vec<Arc<ToolDefinition>> {
-        let table = self.shared.tools.load();
+        let snapshot = self.shared.snapshot.load();
         let filter = self.shared.filter.load();
-        let mut all: Vec<_> = table
+        let mut all: Vec<_> = snapshot
+            .tools
             .values()
             .filter_map(|e| offered_definition(e, &filter.compiled))
             .collect();
@@ -71,8 +72,11 @@ impl AlephToolServer {
 
     /// The definition of the tool called `name`, if the filter offers it.
     pub(crate) fn offered(&self, name: &str) -> Option<Arc<ToolDefinition>> {
-        let table = self.shared.tools.load();
-        offered_definition(table.get(name)?, &self.shared.filter.load().compiled)
+        let snapshot = self.shared.snapshot.load();
+        offered_definition(
+            snapshot.tools.get(name)?,
+            &self.shared.filter.load().compiled,
+        )
     }
 
     /// The `tools` array for `provider` of every tool the filter offers, built once and
@@ -91,9 +95,9 @@ impl AlephToolServer {
     }
 
     /// The names of the tools the filter offers that a layer leaves out for a caller with
-    /// `context`; `None` when it is none of them (always, for a server without middleware).
+    /// `context`; `None` when it is none of them (always, for a server without layers).
     pub(crate) fn hidden_from(&self, context: &ToolContext) -> Option<HashSet<String>> {
-        if self.shared.settings.middleware.is_empty() {
+        if self.shared.snapshot.load().stack.is_empty() {
             return None;
         }
         let hidden: HashSet<String> = self
@@ -107,10 +111,10 @@ impl AlephToolServer {
 
     fn layers_offer(&self, definition: &ToolDefinition, context: &ToolContext) -> bool {
         self.shared
-            .settings
-            .middleware
-            .iter()
-            .all(|layer| layer.offers_dyn(definition, context))
+            .snapshot
+            .load()
+            .stack
+            .offers(definition, context)
     }
 }
 
@@ -177,9 +181,10 @@ impl<'s> ToolList<'s> {
                 .map(|definition| definition.name.clone())
                 .collect();
         }
-        let table = self.server.shared.tools.load();
+        let snapshot = self.server.shared.snapshot.load();
         let filter = self.server.shared.filter.load();
-        let mut names: Vec<String> = table
+        let mut names: Vec<String> = snapshot
+            .tools
             .keys()
             .filter(|name| filter.compiled.offers(name))
             .map(ToString::to_string)
@@ -244,8 +249,9 @@ impl<'s> ToolList<'s> {
     /// in the schema), sorted by tool; whatever the context. These tools are served, and
     /// left out of those providers' tools arrays.
     pub fn incompatible(&self) -> Vec<ToolListError> {
-        let table = self.server.shared.tools.load();
-        let mut all: Vec<ToolListError> = table
+        let snapshot = self.server.shared.snapshot.load();
+        let mut all: Vec<ToolListError> = snapshot
+            .tools
             .values()
             .flat_map(|entry| entry.incompatible.iter().cloned())
             .collect();
@@ -260,6 +266,6 @@ impl<'s> ToolList<'s> {
     /// The context, when a layer could leave a tool out for it.
     fn layered_context(&self) -> Option<&'s ToolContext> {
         self.context
-            .filter(|_| !self.server.shared.settings.middleware.is_empty())
+            .filter(|_| !self.server.shared.snapshot.load().stack.is_empty())
     }
 }

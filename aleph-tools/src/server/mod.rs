@@ -18,10 +18,9 @@ mod error;
 mod execute;
 mod filter;
 mod gated;
-mod hooks;
+mod layers;
 mod listing;
 mod prepared;
-mod progress;
 mod providers;
 mod repair;
 mod table;
@@ -50,7 +49,6 @@ pub use self::filter::{FilterError, ToolFilter};
 use self::gated::Gated;
 pub use self::listing::ToolList;
 pub(crate) use self::prepared::Prepared;
-pub use self::progress::{ToolProgressHandler, set_tool_progress_handler};
 pub use self::providers::{IncompatibleTools, ToolRoundRequest};
 use self::providers::{Quarantine, ToolLists};
 pub use self::table::ReplaceInfo;
@@ -58,7 +56,7 @@ use self::table::{Entry, Table};
 #[doc(hidden)]
 pub use self::typed::FastStart;
 use crate::context::{CallHost, ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
-use crate::middleware::{Chain, HookSet};
+use crate::middleware::Stack;
 use crate::util::patterns::{PatternError, Patterns};
 use crate::util::sync::lock;
 
@@ -68,14 +66,12 @@ struct Settings {
     confirmation: Option<Arc<dyn ConfirmationHandler>>,
     elicitation: Option<Arc<dyn ElicitationHandler>>,
     sampling: Option<Arc<dyn SamplingHandler>>,
-    progress: Option<Arc<dyn ToolProgressHandler>>,
     state: StateMapHandle,
     working_dir: Option<Arc<Path>>,
     allowed_paths: Option<Arc<[PathBuf]>>,
     default_timeout: Option<Duration>,
     default_output_limit: Option<usize>,
     repair_arguments: bool,
-    middleware: Chain,
     quarantine: Quarantine,
     /// Tools remade from the others whenever they or the filter change.
     derived: Vec<DerivedTool>,
@@ -117,15 +113,23 @@ struct ActiveFilter {
     compiled: CompiledFilter,
 }
 
+/// What a call reads, swapped whole on every change: the tools, and the layers their calls
+/// run through. A call loads it once and runs to its end with what it loaded.
+#[derive(Clone, Default)]
+struct Snapshot {
+    tools: Table,
+    stack: Stack,
+}
+
 struct Shared {
-    tools: ArcSwap<Table>,
+    snapshot: ArcSwap<Snapshot>,
     filter: Gated<ActiveFilter>,
-    hooks: Gated<HookSet>,
     /// Serializes writers so none loses another's change; readers never take it.
     write: Mutex<()>,
     settings: Settings,
     next_call_id: AtomicU64,
-    next_hook_id: AtomicU64,
+    /// Numbers the layers: their order among equals, and the ids that remove them.
+    next_layer_id: AtomicU64,
     /// Times calls: a read of the CPU's time-stamp counter where the OS's clock agrees with
     /// it (a fraction of the cost of asking the OS), scaled only when a call ends.
     clock: quanta::Clock,
@@ -205,8 +209,9 @@ impl AlephToolServer {
     pub fn new() -> Self {
         Self::from_parts(
             Settings::default(),
-            Table::default(),
+            Snapshot::default(),
             ActiveFilter::default(),
+            1,
         )
     }
 
@@ -227,19 +232,23 @@ impl AlephToolServer {
         Self::builder().with_registry().build()
     }
 
-    fn from_parts(settings: Settings, tools: Table, filter: ActiveFilter) -> Self {
+    fn from_parts(
+        settings: Settings,
+        snapshot: Snapshot,
+        filter: ActiveFilter,
+        next_layer_id: u64,
+    ) -> Self {
         Self {
             shared: Arc::new(Shared {
-                tools: ArcSwap::from_pointee(tools),
+                snapshot: ArcSwap::from_pointee(snapshot),
                 filter: {
                     let active = !filter.compiled.is_open();
                     Gated::new(filter, active)
                 },
-                hooks: Gated::new(HookSet::default(), false),
                 write: Mutex::new(()),
                 settings,
                 next_call_id: AtomicU64::new(1),
-                next_hook_id: AtomicU64::new(1),
+                next_layer_id: AtomicU64::new(next_layer_id),
                 // Calibrates once per process, here rather than in the first call.
                 clock: quanta::Clock::new(),
                 changes: tokio::sync::watch::Sender::new(0),
@@ -319,9 +328,9 @@ impl AlephToolServer {
     pub fn set_filter(&self, filter: ToolFilter) -> Result<(), PatternError> {
         let compiled = filter.compile()?;
         let _writer = lock(&self.shared.write);
-        let mut table = Table::clone(&self.shared.tools.load());
-        if self.refresh_derived(&mut table, &compiled) {
-            self.shared.tools.store(Arc::new(table));
+        let mut snapshot = Snapshot::clone(&self.shared.snapshot.load());
+        if self.refresh_derived(&mut snapshot.tools, &compiled) {
+            self.shared.snapshot.store(Arc::new(snapshot));
         }
         let active = !compiled.is_open();
         self.shared.filter.store(
@@ -342,12 +351,12 @@ impl AlephToolServer {
 
     /// Whether a tool called `name` is served (whether or not the filter offers it).
     pub fn contains(&self, name: &str) -> bool {
-        self.shared.tools.load().contains_key(name)
+        self.shared.snapshot.load().tools.contains_key(name)
     }
 
     /// The number of served tools (whether or not the filter offers them).
     pub fn len(&self) -> usize {
-        self.shared.tools.load().len()
+        self.shared.snapshot.load().tools.len()
     }
 
     /// Whether no tool is served.
@@ -385,8 +394,8 @@ impl AlephToolServer {
 
 impl fmt::Debug for AlephToolServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let table = self.shared.tools.load();
-        let mut names: Vec<&str> = table.keys().map(|k| &**k).collect();
+        let snapshot = self.shared.snapshot.load();
+        let mut names: Vec<&str> = snapshot.tools.keys().map(|k| &**k).collect();
         names.sort_unstable();
         f.debug_struct("AlephToolServer")
             .field("tools", &names)

@@ -1,5 +1,5 @@
 //! [`Prepared`]: a call whose tool is found and admitted, holding what running it needs
-//! besides the tool's own future (the context, the clock, progress listeners); and
+//! besides the tool's own future (the context, the clock); and
 //! [`Prepared::finish`], which turns the outcome into the call's [`ToolResult`].
 
 use std::any::Any;
@@ -7,7 +7,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::execute::{ToolFuture, contain, guarded, until_cancelled};
-use super::progress::Listeners;
 use super::{AlephToolServer, Entry};
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -25,7 +24,6 @@ pub(crate) struct Prepared<'a> {
     pub(super) ctx_ready: bool,
     /// The server clock's raw reading when the call came in.
     pub(super) started: u64,
-    pub(super) listeners: Option<Arc<Listeners>>,
     /// Boxed: rare, and the call's future moves this struct.
     pub(super) repair: Option<Box<RepairInfo>>,
     pub(super) needs_confirmation: bool,
@@ -90,9 +88,6 @@ impl Prepared<'_> {
         self.ctx = self
             .server
             .prepare(&self.entry, std::mem::take(&mut self.ctx));
-        if let Some(listeners) = &self.listeners {
-            listeners.attach(&mut self.ctx);
-        }
     }
 
     /// The call's result, from the outcome.
@@ -111,9 +106,6 @@ impl Prepared<'_> {
             .result_of(&self.entry, self.started, outcome, self.repair);
         if !coercions.is_empty() {
             result.coercions = coercions;
-        }
-        if let Some(listeners) = &self.listeners {
-            listeners.result(&self.entry.name, &result);
         }
         result
     }

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::AlephToolServer;
 use super::typed::{StartTyped, starter_of};
+use super::{AlephToolServer, Snapshot};
 use crate::provider::ToolListError;
 use crate::schema::{self, ArgumentValidator};
 use crate::server::RegistryError;
@@ -166,11 +166,11 @@ impl AlephToolServer {
     /// it changed something.
     fn write<R: TableChange>(&self, change: impl FnOnce(&mut Table) -> R) -> R {
         let _writer = lock(&self.shared.write);
-        let mut table = Table::clone(&self.shared.tools.load());
-        let out = change(&mut table);
+        let mut snapshot = Snapshot::clone(&self.shared.snapshot.load());
+        let out = change(&mut snapshot.tools);
         if out.changed() {
-            self.refresh_derived(&mut table, &self.shared.filter.load().compiled);
-            self.shared.tools.store(Arc::new(table));
+            self.refresh_derived(&mut snapshot.tools, &self.shared.filter.load().compiled);
+            self.shared.snapshot.store(Arc::new(snapshot));
             self.shared.changes.send_modify(|count| *count += 1);
         }
         out
@@ -254,7 +254,7 @@ impl AlephToolServer {
     /// Stops serving the tool called `name`; returns whether there was one. Calls already
     /// running finish.
     pub fn remove(&self, name: &str) -> bool {
-        if !self.shared.tools.load().contains_key(name) {
+        if !self.shared.snapshot.load().tools.contains_key(name) {
             return false;
         }
         self.write(|table| table.remove(name).is_some())

@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::AlephTool;
+use super::{AlephTool, BoxFuture};
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
@@ -42,8 +42,15 @@ pub trait TypedArguments: Send + Sync {
     /// tool whose input schema is this one.
     fn own_schema(&self) -> Arc<Value>;
 
-    /// Whether `args` are an object that deserializes into the arguments type.
-    fn accepts(&self, args: &Value) -> bool;
+    /// `args` read into the arguments type, when they are an object serde takes whole.
+    fn decode(&self, args: &Value) -> Option<Box<dyn Any + Send>>;
+
+    /// Runs the tool on arguments [`decode`](Self::decode) read.
+    fn call_decoded<'a>(
+        &'a self,
+        args: Box<dyn Any + Send>,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 
     /// Whether the tool reads its context (see [`AlephTool::READS_CONTEXT`]).
     fn reads_context(&self) -> bool;
@@ -60,8 +67,19 @@ impl<T: AlephTool> TypedArguments for T {
         schema::arguments_schema_for::<T::Args>()
     }
 
-    fn accepts(&self, args: &Value) -> bool {
-        parse_value::<T::Args>(args).is_some()
+    fn decode(&self, args: &Value) -> Option<Box<dyn Any + Send>> {
+        parse_value::<T::Args>(args).map(|args| Box::new(args) as Box<dyn Any + Send>)
+    }
+
+    fn call_decoded<'a>(
+        &'a self,
+        args: Box<dyn Any + Send>,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        match args.downcast::<T::Args>() {
+            Ok(args) => Box::pin(async move { self.call(*args, ctx).await?.into_tool_output() }),
+            Err(_) => Box::pin(std::future::ready(Err(another_type::<T>()))),
+        }
     }
 
     fn reads_context(&self) -> bool {

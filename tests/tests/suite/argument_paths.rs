@@ -1,15 +1,15 @@
 //! The server reads a call's arguments one of several ways: a `#[tool]` served straight to
 //! the tool deserializes them as they came (JSON text or a value) and consults the schema
-//! only when serde refuses; every other call (middleware, hooks, confirmation, argument
-//! repair, schemas with limits serde does not check) is checked against the schema first.
-//! Whatever the way, a call gets the same answer.
+//! only when serde refuses; every other call (layers, confirmation, argument repair, schemas
+//! with limits serde does not check) is checked after the last layer, and read into the
+//! tool's arguments once. Whatever the way, a call gets the same answer.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use aleph_tools::middleware::{self, Next, ToolCall};
+use aleph_tools::middleware::{self, Listen, Next, ToolCall, ToolProgressHandler};
 use aleph_tools::prelude::*;
-use aleph_tools::{AlephTool, ToolErrorKind, ToolProgressHandler};
+use aleph_tools::{AlephTool, ToolErrorKind};
 use serde_json::{Value, json};
 
 /// Units for a reading.
@@ -493,7 +493,7 @@ async fn progress_handlers_hear_every_call_however_it_runs() {
     let server = AlephToolServer::builder()
         .with_tool(PlainSumTool)
         .with_tool(ProgressOnlyTool)
-        .with_progress_handler(Arc::clone(&heard))
+        .with_middleware(Listen::new(Arc::clone(&heard)))
         .build()
         .unwrap();
     server.call_str("plain_sum", r#"{"a":1,"b":2}"#).await;
@@ -672,4 +672,90 @@ async fn a_call_run_in_place_keeps_every_rule() {
         .unwrap();
     let sum = timed.call_str("plain_sum", r#"{"a":40,"b":2}"#).await;
     assert_eq!(sum.output, json!(42), "{sum:?}");
+}
+
+/// Arguments that count how often serde reads them.
+#[derive(schemars::JsonSchema)]
+struct Counted {
+    n: u32,
+}
+
+static DECODES: AtomicUsize = AtomicUsize::new(0);
+
+impl<'de> serde::Deserialize<'de> for Counted {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Plain {
+            n: u32,
+        }
+        DECODES.fetch_add(1, Ordering::SeqCst);
+        Plain::deserialize(deserializer).map(|plain| Self { n: plain.n })
+    }
+}
+
+/// Doubles `n`; its arguments count their reads.
+struct Double;
+
+impl AlephTool for Double {
+    const NAME: &'static str = "double";
+    const DESCRIPTION: &'static str = "Doubles n.";
+    type Args = Counted;
+    type Output = u32;
+
+    async fn call(&self, args: Counted, _ctx: &ToolContext) -> Result<u32, ToolError> {
+        Ok(args.n * 2)
+    }
+}
+
+/// Whatever a call passes through (layers, confirmation, both, neither), serde reads its
+/// arguments once.
+#[tokio::test]
+async fn every_path_reads_the_arguments_once() {
+    let plain = AlephToolServer::builder()
+        .with_tool(Double)
+        .build()
+        .unwrap();
+    let layered = AlephToolServer::builder()
+        .with_tool(Double)
+        .with_middleware(middleware::from_fn(|call: ToolCall, next: Next| {
+            next.run(call)
+        }))
+        .build()
+        .unwrap();
+    let confirmed = AlephToolServer::builder()
+        .with_tool(Double)
+        .with_filter(ToolFilter::new().confirm("double"))
+        .with_confirmation_handler(|_: ConfirmationRequest| async { Confirmation::Approve })
+        .build()
+        .unwrap();
+    let both = AlephToolServer::builder()
+        .with_tool(Double)
+        .with_filter(ToolFilter::new().confirm("double"))
+        .with_confirmation_handler(|_: ConfirmationRequest| async { Confirmation::Approve })
+        .with_middleware(middleware::from_fn(|call: ToolCall, next: Next| {
+            next.run(call)
+        }))
+        .build()
+        .unwrap();
+    for (name, server) in [
+        ("plain", &plain),
+        ("layered", &layered),
+        ("confirmed", &confirmed),
+        ("both", &both),
+    ] {
+        for text in [false, true] {
+            let before = DECODES.load(Ordering::SeqCst);
+            let result = if text {
+                server.call_str("double", r#"{"n":21}"#).await
+            } else {
+                server.call("double", json!({ "n": 21 })).await
+            };
+            assert_eq!(result.output, json!(42), "{name}: {result:?}");
+            let reads = DECODES.load(Ordering::SeqCst) - before;
+            assert_eq!(
+                reads, 1,
+                "{name} (text: {text}) read the arguments {reads} times"
+            );
+        }
+    }
 }

@@ -1,5 +1,6 @@
-//! The middleware chain and the hooks: order, changing and refusing calls, and the built-in
-//! permission, rate-limit and concurrency layers.
+//! The stack of layers: order (the builder's, then those added at run time), changing and
+//! refusing calls, the argument check after the last layer, and the built-in permission,
+//! rate-limit and concurrency layers.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use aleph_tools::ToolErrorKind;
 use aleph_tools::middleware::{
-    self, ConcurrencyLimit, Hook, HookPriority, Middleware, Next, ObservedCall, Permission, Rate,
+    self, ConcurrencyLimit, Layer, Middleware, Next, ObservedCall, Permission, Priority, Rate,
     RateLimit, ToolCall,
 };
 use aleph_tools::prelude::*;
@@ -72,8 +73,8 @@ async fn layers_run_in_the_order_added_and_unwind_in_reverse() {
         .with_middleware(recorder("c", &log))
         .build()
         .unwrap();
-    s.add_hook(Hook::interceptor(
-        HookPriority::Normal,
+    s.add_layer(Layer::interceptor(
+        Priority::Normal,
         move |call: ToolCall| {
             let log = Arc::clone(&tool_log);
             async move {
@@ -117,7 +118,7 @@ async fn a_layer_can_change_the_arguments_or_answer_itself() {
 }
 
 #[tokio::test]
-async fn calls_with_bad_arguments_never_reach_the_middleware() {
+async fn unknown_tools_reach_no_layer_and_bad_arguments_are_refused_after_the_last() {
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&seen);
     let s = AlephToolServer::builder()
@@ -128,13 +129,132 @@ async fn calls_with_bad_arguments_never_reach_the_middleware() {
         }))
         .build()
         .unwrap();
-    let bad = s.call("echo", json!({ "text": 5 })).await;
-    assert_eq!(bad.error_kind, Some(ToolErrorKind::InvalidArgs));
     let unknown = s.call("nope", json!({})).await;
     assert_eq!(unknown.error_kind, Some(ToolErrorKind::NotFound));
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        0,
+        "not admitted, so no layer ran"
+    );
+    // Text that is not JSON has no arguments for a layer to look at.
+    let garbled = s.call_str("echo", r#"{"text": "#).await;
+    assert_eq!(garbled.error_kind, Some(ToolErrorKind::InvalidArgs));
     assert_eq!(seen.load(Ordering::SeqCst), 0);
-    assert!(s.call("echo", json!({ "text": "ok" })).await.success);
+    // Arguments of the wrong type pass the layers and are refused at the check after them.
+    let bad = s.call("echo", json!({ "text": 5 })).await;
+    assert_eq!(bad.error_kind, Some(ToolErrorKind::InvalidArgs));
+    assert!(bad.error.unwrap().contains("text"));
     assert_eq!(seen.load(Ordering::SeqCst), 1);
+    assert!(s.call("echo", json!({ "text": "ok" })).await.success);
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
+}
+
+/// Take a step of 1 to 10.
+#[tool(register = false)]
+fn step(
+    /// How far.
+    #[schemars(range(min = 1, max = 10))]
+    by: u32,
+) -> u32 {
+    by
+}
+
+#[tokio::test]
+async fn what_a_layer_changes_is_checked_against_the_schema_like_what_the_caller_sent() {
+    let s = AlephToolServer::builder()
+        .with_tool(StepTool)
+        .build()
+        .unwrap();
+    // Serde alone takes 500 for a `u32`; the schema says at most 10.
+    let id = s.add_layer(Layer::interceptor(
+        Priority::Normal,
+        |mut call: ToolCall| async move {
+            call.arguments_mut()["by"] = json!(500);
+            Ok(call)
+        },
+    ));
+    let changed = s.call("step", json!({ "by": 2 })).await;
+    assert_eq!(
+        changed.error_kind,
+        Some(ToolErrorKind::InvalidArgs),
+        "{changed:?}"
+    );
+    assert!(changed.error.unwrap().contains("by"));
+    assert!(s.remove_layer(id));
+    assert_eq!(s.call("step", json!({ "by": 2 })).await.output, json!(2));
+}
+
+#[tokio::test]
+async fn middleware_added_at_run_time_runs_after_the_builders_by_kind_then_priority() {
+    let log = Log::default();
+    let s = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .with_middleware(recorder("built", &log))
+        .build()
+        .unwrap();
+    let resolver_log = Arc::clone(&log);
+    s.add_layer(Layer::resolver(Priority::System, move |_: &ToolCall| {
+        resolver_log.lock().unwrap().push("resolver".to_owned());
+        async { None }
+    }));
+    let low = s.add_layer(Layer::new(Priority::Low, recorder("low", &log)));
+    s.add_layer(Layer::new(Priority::High, recorder("high", &log)));
+    let observer_log = Arc::clone(&log);
+    s.add_layer(Layer::observer(
+        Priority::Low,
+        move |_: Arc<ObservedCall>| {
+            observer_log.lock().unwrap().push("observed".to_owned());
+            async { Ok(()) }
+        },
+    ));
+    assert!(s.call("echo", json!({ "text": "hi" })).await.success);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !entries(&log).contains(&"observed".to_owned()) {
+        assert!(std::time::Instant::now() < deadline, "{:?}", entries(&log));
+        tokio::task::yield_now().await;
+    }
+    // The observer hears the outcome on a task of its own, so at no fixed place.
+    let ran: Vec<String> = entries(&log)
+        .into_iter()
+        .filter(|entry| entry != "observed")
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            "built>", "high>", "low>", "resolver", "<low", "<high", "<built"
+        ]
+    );
+    log.lock().unwrap().clear();
+    assert!(s.remove_layer(low));
+    assert!(!s.remove_layer(low));
+    assert!(s.call("echo", json!({ "text": "hi" })).await.success);
+    assert_eq!(entries(&log)[..4], ["built>", "high>", "resolver", "<high"]);
+}
+
+#[tokio::test]
+async fn a_layer_added_at_run_time_changes_what_callers_are_offered() {
+    let s = AlephToolServer::builder()
+        .with_tool(EchoTool)
+        .with_tool(DeleteFileTool)
+        .build()
+        .unwrap();
+    let changes = s.watch_tools();
+    let guest = ToolContext::new();
+    assert_eq!(s.tools().context(&guest).names(), ["delete_file", "echo"]);
+    let id = s.add_layer(Layer::new(
+        Priority::System,
+        Permission::new().require_for_tag("fs:write", "fs"),
+    ));
+    assert!(
+        changes.has_changed().unwrap(),
+        "listings may differ: watchers hear of it"
+    );
+    assert_eq!(s.tools().context(&guest).names(), ["echo"]);
+    let refused = s.call("delete_file", json!({ "path": "a" })).await;
+    assert_eq!(refused.error_kind, Some(ToolErrorKind::PermissionDenied));
+    s.remove_layer(id);
+    assert_eq!(s.tools().context(&guest).names(), ["delete_file", "echo"]);
+    assert!(s.call("delete_file", json!({ "path": "a" })).await.success);
 }
 
 #[tokio::test]
@@ -363,13 +483,13 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         .build()
         .unwrap();
     for (priority, tag) in [
-        (HookPriority::Low, "low"),
-        (HookPriority::Normal, "normal-1"),
-        (HookPriority::System, "system"),
-        (HookPriority::Normal, "normal-2"),
-        (HookPriority::High, "high"),
+        (Priority::Low, "low"),
+        (Priority::Normal, "normal-1"),
+        (Priority::System, "system"),
+        (Priority::Normal, "normal-2"),
+        (Priority::High, "high"),
     ] {
-        s.add_hook(Hook::interceptor(
+        s.add_layer(Layer::interceptor(
             priority,
             move |mut call: ToolCall| async move {
                 let text = format!("{} {tag}", call.arguments()["text"].as_str().unwrap());
@@ -384,8 +504,8 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         json!("start system high normal-1 normal-2 low")
     );
 
-    let blocker = s.add_hook(Hook::interceptor(
-        HookPriority::System,
+    let blocker = s.add_layer(Layer::interceptor(
+        Priority::System,
         |call: ToolCall| async move {
             if call.arguments()["text"]
                 .as_str()
@@ -405,8 +525,8 @@ async fn interceptors_run_by_priority_then_in_order_added_and_may_refuse() {
         refused.error.as_deref(),
         Some("permission denied for `echo`: a hook refused it")
     );
-    assert!(s.remove_hook(blocker));
-    assert!(!s.remove_hook(blocker));
+    assert!(s.remove_layer(blocker));
+    assert!(!s.remove_layer(blocker));
     assert!(s.call("echo", json!({ "text": "forbidden" })).await.success);
 }
 
@@ -416,15 +536,15 @@ async fn the_first_resolver_with_an_answer_wins_and_the_tool_does_not_run() {
         .with_tool(EchoTool)
         .build()
         .unwrap();
-    s.add_hook(Hook::resolver(HookPriority::Normal, |call: &ToolCall| {
+    s.add_layer(Layer::resolver(Priority::Normal, |call: &ToolCall| {
         let hit = call.arguments()["text"] == "cached";
         async move { hit.then(|| ToolOutput::text("from normal")) }
     }));
-    s.add_hook(Hook::resolver(HookPriority::High, |call: &ToolCall| {
+    s.add_layer(Layer::resolver(Priority::High, |call: &ToolCall| {
         let hit = call.arguments()["text"] == "cached";
         async move { hit.then(|| ToolOutput::text("from high")) }
     }));
-    s.add_hook(Hook::resolver(HookPriority::System, |_: &ToolCall| async {
+    s.add_layer(Layer::resolver(Priority::System, |_: &ToolCall| async {
         None
     }));
     assert_eq!(
@@ -446,8 +566,8 @@ async fn observers_hear_every_outcome_and_their_failures_go_nowhere() {
         .with_tool(DeleteFileTool)
         .build()
         .unwrap();
-    s.add_hook(Hook::observer(
-        HookPriority::Normal,
+    s.add_layer(Layer::observer(
+        Priority::Normal,
         move |call: Arc<ObservedCall>| {
             let sink = Arc::clone(&sink);
             async move {
@@ -458,18 +578,18 @@ async fn observers_hear_every_outcome_and_their_failures_go_nowhere() {
             }
         },
     ));
-    s.add_hook(Hook::observer(
-        HookPriority::Normal,
+    s.add_layer(Layer::observer(
+        Priority::Normal,
         |_: Arc<ObservedCall>| async { Err("the observer's backend is down".into()) },
     ));
-    s.add_hook(Hook::observer(
-        HookPriority::Low,
+    s.add_layer(Layer::observer(
+        Priority::Low,
         |_: Arc<ObservedCall>| async {
             panic!("an observer that panics");
         },
     ));
-    s.add_hook(Hook::interceptor(
-        HookPriority::Normal,
+    s.add_layer(Layer::interceptor(
+        Priority::Normal,
         |call: ToolCall| async move {
             if call.name() == "delete_file" {
                 Err(ToolError::permission_denied(call.name(), "not today"))

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use aleph_tools::middleware::HookPriority;
+use aleph_tools::middleware::Priority;
 use aleph_tools::plugin::{
     HookKind, PluginKind, PluginManager, PluginManifest, PluginStatus, PluginsConfig, PromptScope,
     SchemaSource,
@@ -104,7 +104,7 @@ fn a_complete_manifest_reads_every_section() {
     assert_eq!(mounts[1].guest, Path::new("/output"));
     assert_eq!(m.prompt.as_ref().unwrap().scope, PromptScope::Tool);
     assert_eq!(m.hooks[0].kind, HookKind::Interceptor);
-    assert_eq!(m.hooks[0].priority, HookPriority::High);
+    assert_eq!(m.hooks[0].priority, Priority::High);
     assert!(m.hooks[0].priority.value() < m.hooks[1].priority.value());
     assert_eq!(m.commands[0].name, "ping");
     assert_eq!(m.services[0].stop_handler, "stopSync");

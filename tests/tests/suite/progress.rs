@@ -1,10 +1,9 @@
-//! Progress callbacks, per server and process-wide. One test in its own binary: the
-//! process-wide handler hears every call in the process.
+//! Progress callbacks: `Listen` layers, given to the builder or added to a running server.
 
 use std::sync::{Arc, Mutex};
 
+use aleph_tools::middleware::{Layer, Listen, Priority, ToolProgressHandler};
 use aleph_tools::prelude::*;
-use aleph_tools::{ToolProgressHandler, set_tool_progress_handler};
 use serde_json::json;
 
 #[derive(Default)]
@@ -72,7 +71,7 @@ async fn callbacks_hear_start_chunks_progress_and_result() {
     let server = AlephToolServer::builder()
         .with_tool(CountTool)
         .with_tool(BrokenTool)
-        .with_progress_handler(Arc::clone(&server_log))
+        .with_middleware(Listen::new(Arc::clone(&server_log)))
         .build()
         .unwrap();
 
@@ -93,8 +92,12 @@ async fn callbacks_hear_start_chunks_progress_and_result() {
         ]
     );
 
-    // The process-wide handler too, and the context's own listener still gets its events.
-    set_tool_progress_handler(Some(global_log.clone()));
+    // A second listener added to the running server hears calls too, and the context's own
+    // listener still gets its events.
+    let added = server.add_layer(Layer::new(
+        Priority::Normal,
+        Listen::new(Arc::clone(&global_log)),
+    ));
     let own = Arc::new(Mutex::new(0));
     let seen = Arc::clone(&own);
     let ctx = ToolContext::new().with_progress(move |_, _| *seen.lock().unwrap() += 1);
@@ -105,11 +108,19 @@ async fn callbacks_hear_start_chunks_progress_and_result() {
     assert_eq!(global.first().unwrap(), r#"start count {"to":1}"#);
     assert_eq!(global.last().unwrap(), "result count true 1");
 
-    // Failures are reported with the model's message; unknown tools are not calls.
+    // Failures are reported with the model's message, refused arguments too; unknown tools
+    // are not calls.
     server.call("broken", json!({})).await;
     assert_eq!(
         server_log.take(),
         ["start broken {}", "result broken false it broke"]
+    );
+    server.call("count", json!({ "to": "two" })).await;
+    let refused = server_log.take();
+    assert_eq!(refused[0], r#"start count {"to":"two"}"#);
+    assert!(
+        refused[1].starts_with("result count false invalid arguments"),
+        "{refused:?}"
     );
     server.call("nope", json!({})).await;
     assert!(server_log.take().is_empty());
@@ -121,7 +132,9 @@ async fn callbacks_hear_start_chunks_progress_and_result() {
     let start = &global_log.take()[0];
     assert!(start.chars().count() < 260, "{start}");
 
-    set_tool_progress_handler(None);
+    server_log.take();
+    assert!(server.remove_layer(added));
     server.call("count", json!({ "to": 1 })).await;
-    assert!(global_log.take().is_empty(), "cleared");
+    assert!(global_log.take().is_empty(), "removed");
+    assert_eq!(server_log.take().len(), 4);
 }

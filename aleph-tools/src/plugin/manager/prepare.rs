@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::{Inner, Serving, Slot};
-use crate::middleware::Hook;
+use crate::middleware::Layer;
 use crate::plugin::code::Code;
 use crate::plugin::error::PluginError;
 use crate::plugin::manifest::{LoadedManifest, PluginKind};
@@ -20,7 +20,7 @@ use crate::tool::AlephToolDyn;
 pub(super) struct Prepared {
     manifest: Arc<LoadedManifest>,
     tools: Vec<Arc<dyn AlephToolDyn>>,
-    hooks: Vec<Hook>,
+    hooks: Vec<Layer>,
     message_hooks: Vec<Arc<MessageHook>>,
     code: Option<Code>,
     dropped: Vec<String>,
@@ -203,17 +203,11 @@ impl Inner {
                     message: format!("{error}{key}; rename the plugin's tool"),
                 }
             })?;
-        // The new version's hooks join before the old version's leave, so no call runs
-        // between them unhooked.
-        let hooks = prepared
-            .hooks
-            .into_iter()
-            .map(|hook| self.server.add_hook(hook))
-            .collect();
+        // The old version's hooks leave as the new version's join, in one change, so every
+        // call runs with one version's hooks.
+        let leaving = old.as_ref().map_or(&[][..], |old| &old.hooks[..]);
+        let hooks = self.server.swap_layers(leaving, prepared.hooks);
         if let Some(old) = old {
-            for id in &old.hooks {
-                self.server.remove_hook(*id);
-            }
             old.services.stop_all();
         }
         let services = Services::new(
@@ -238,9 +232,7 @@ impl Inner {
     pub(super) fn withdraw(&self, serving: &Serving) {
         // Only this plugin's own tools: one replaced by hand since is left alone.
         let _ = self.server.swap_tools(&serving.tools, Vec::new());
-        for id in &serving.hooks {
-            self.server.remove_hook(*id);
-        }
+        self.server.swap_layers(&serving.hooks, Vec::new());
         serving.services.stop_all();
     }
 }

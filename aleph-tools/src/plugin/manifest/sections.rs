@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Permissions;
-use crate::middleware::HookPriority;
+use crate::middleware::Priority;
 
 /// A plugin's manifest: the `[plugin]` table and every section a plugin may declare.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -247,7 +247,7 @@ pub struct HookSection {
     pub kind: HookKind,
     /// When it runs among the others.
     #[serde(default)]
-    pub priority: HookPriority,
+    pub priority: Priority,
     /// The function the plugin exports for it.
     pub handler: String,
 }

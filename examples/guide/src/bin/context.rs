@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run -p guide-examples --bin context`.
 
-use aleph_tools::ToolProgressHandler;
+use aleph_tools::middleware::{Listen, ToolProgressHandler};
 use aleph_tools::prelude::*;
 use serde_json::json;
 
@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_tool(CountTool)
         .with_working_dir(&root)
         .with_allowed_paths([&root])
-        .with_progress_handler(Printer)
+        .with_middleware(Listen::new(Printer))
         .with_output_limit(40)
         .build()
         .unwrap();

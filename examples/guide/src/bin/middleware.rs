@@ -1,5 +1,5 @@
-//! Middleware and hooks: audit logging with redaction, rate and concurrency limits, a
-//! capability check, a layer of your own, and hooks added while the server runs.
+//! Middleware: audit logging with redaction, rate and concurrency limits, a capability
+//! check, a layer of your own, and layers added while the server runs.
 //!
 //! Run with `cargo run -p guide-examples --bin middleware`.
 
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use aleph_tools::middleware::{
-    self, Audit, ConcurrencyLimit, Hook, HookPriority, Next, ObservedCall, Permission, Rate,
+    self, Audit, ConcurrencyLimit, Layer, Next, ObservedCall, Permission, Priority, Rate,
     RateLimit, ToolCall,
 };
 use aleph_tools::prelude::*;
@@ -53,13 +53,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ))
         .build()?;
 
-    // A hook added at run time: a resolver that answers some calls from a cache.
-    server.add_hook(Hook::resolver(HookPriority::Normal, |call: &ToolCall| {
+    // Layers added at run time: a resolver that answers some calls from a cache, and an
+    // observer told of every outcome.
+    server.add_layer(Layer::resolver(Priority::Normal, |call: &ToolCall| {
         let cached = call.arguments()["word"] == "hello";
         async move { cached.then(|| ToolOutput::text("hello: a greeting (cached)")) }
     }));
-    server.add_hook(Hook::observer(
-        HookPriority::Low,
+    server.add_layer(Layer::observer(
+        Priority::Low,
         |call: Arc<ObservedCall>| async move {
             println!(
                 "  [observer] {} finished, ok = {}",
