@@ -1,12 +1,12 @@
 //! Deserializing a tool's JSON arguments, with the argument that failed named by JSON pointer.
 //!
-//! Arguments arrive as an owned [`Value`] and are moved field by field into the typed
-//! arguments, exactly as `serde_json::from_value` would, so strings are not copied. The only
-//! addition is that the top-level map remembers which key it was reading when an error
-//! struck; that key is the pointer in the error.
+//! Arguments arrive as an owned [`Value`] and are moved into the typed arguments, exactly as
+//! `serde_json::from_value` would, so strings are not copied; `serde_path_to_error` tracks
+//! where serde was when it failed, which becomes the pointer in the error.
 
-use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use serde_path_to_error::{Path, Segment};
 
 use crate::error::{ArgumentProblem, ToolError};
 
@@ -16,9 +16,9 @@ pub(crate) const ARGUMENTS_OBJECT: &str = "a JSON object of named arguments";
 /// Deserializes `args` into `A`. `null` counts as no arguments: models send it for tools
 /// without parameters.
 pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result<A, ToolError> {
-    let map = match args {
-        Value::Object(map) => map,
-        Value::Null => Map::new(),
+    let args = match args {
+        Value::Object(map) => Value::Object(map),
+        Value::Null => Value::Object(Map::new()),
         other => {
             return Err(ToolError::invalid_args(
                 tool,
@@ -26,15 +26,21 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result
             ));
         }
     };
-    let mut failed_key = None;
-    A::deserialize(Arguments {
-        map,
-        failed_key: &mut failed_key,
+    serde_path_to_error::deserialize(args).map_err(|err| {
+        let pointer = path_pointer(err.path());
+        ToolError::invalid_args(tool, vec![serde_problem(pointer, &err.inner().to_string())])
     })
-    .map_err(|err| {
-        let pointer = failed_key.map_or_else(String::new, |key| pointer(&key));
-        ToolError::invalid_args(tool, vec![serde_problem(pointer, &err.to_string())])
-    })
+}
+
+/// The JSON pointer of the place serde failed at: the keys and indexes it went through.
+fn path_pointer(path: &Path) -> String {
+    path.iter()
+        .filter_map(|segment| match segment {
+            Segment::Map { key } => Some(pointer(key)),
+            Segment::Seq { index } => Some(format!("/{index}")),
+            Segment::Enum { .. } | Segment::Unknown => None,
+        })
+        .collect()
 }
 
 /// The JSON pointer of a top-level argument.
@@ -46,20 +52,13 @@ pub(crate) fn pointer(key: &str) -> String {
 /// variant) into the one argument-error shape.
 fn serde_problem(pointer: String, message: &str) -> ArgumentProblem {
     if let Some(field) = between(message, "missing field `", "`") {
-        let pointer = if pointer.is_empty() {
-            self::pointer(field)
-        } else {
-            pointer
-        };
+        // Serde misses a field at the end of the object that lacks it.
+        let pointer = within(pointer, field);
         return ArgumentProblem::new(pointer, "a value for this required argument")
             .received("nothing");
     }
     if let Some(field) = between(message, "unknown field `", "`") {
-        let pointer = if pointer.is_empty() {
-            self::pointer(field)
-        } else {
-            pointer
-        };
+        let pointer = within(pointer, field);
         let expected = message
             .split_once(", expected ")
             .map_or("only the arguments this tool takes", |(_, expected)| {
@@ -77,6 +76,16 @@ fn serde_problem(pointer: String, message: &str) -> ArgumentProblem {
             ArgumentProblem::new(pointer, expected).received(received)
         }
         None => ArgumentProblem::new(pointer, message),
+    }
+}
+
+/// The pointer of `field` in the object at `object`, unless `object` already ends with it.
+fn within(object: String, field: &str) -> String {
+    let field = pointer(field);
+    if object.ends_with(&field) {
+        object
+    } else {
+        object + &field
     }
 }
 
@@ -102,95 +111,70 @@ pub(crate) fn describe(value: &Value) -> String {
     }
 }
 
-/// The top-level arguments object.
-struct Arguments<'k> {
-    map: Map<String, Value>,
-    failed_key: &'k mut Option<String>,
-}
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+    use serde_json::json;
 
-impl<'de> de::Deserializer<'de> for Arguments<'_> {
-    type Error = serde_json::Error;
+    use super::*;
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        let len = self.map.len();
-        let mut access = Fields {
-            iter: self.map.into_iter(),
-            pending: None,
-            failed_key: self.failed_key,
-        };
-        let value = visitor.visit_map(&mut access)?;
-        if access.iter.len() == 0 {
-            Ok(value)
-        } else {
-            Err(de::Error::invalid_length(len, &"fewer elements in map"))
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Window {
+        #[allow(dead_code)]
+        from: u32,
+        #[allow(dead_code)]
+        to: u32,
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Args {
+        #[allow(dead_code)]
+        id: u8,
+        #[allow(dead_code)]
+        window: Option<Window>,
+        #[allow(dead_code)]
+        #[serde(default)]
+        tags: Vec<String>,
+    }
+
+    fn refusal(args: Value) -> String {
+        parse_args::<Args>("read", args).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_the_argument_wherever_it_is() {
+        let cases = [
+            (
+                json!({}),
+                "`/id`: expected a value for this required argument, received nothing",
+            ),
+            (
+                json!({ "id": "one" }),
+                "`/id`: expected u8, received string \"one\"",
+            ),
+            (
+                json!({ "id": 1, "window": { "from": 1 } }),
+                "`/window/to`: expected a value",
+            ),
+            (
+                json!({ "id": 1, "window": { "from": -1, "to": 2 } }),
+                "`/window/from`: expected u32",
+            ),
+            (
+                json!({ "id": 1, "window": { "from": 1, "to": 2, "by": 3 } }),
+                "`/window/by`: expected",
+            ),
+            (
+                json!({ "id": 1, "tags": ["a", 2] }),
+                "`/tags/1`: expected a string, received integer `2`",
+            ),
+        ];
+        for (args, expected) in cases {
+            let refusal = refusal(args.clone());
+            assert!(refusal.contains(expected), "{args}: {refusal}");
         }
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum identifier ignored_any
-    }
-}
-
-struct Fields<'k> {
-    iter: serde_json::map::IntoIter,
-    pending: Option<(String, Value)>,
-    failed_key: &'k mut Option<String>,
-}
-
-impl<'de> MapAccess<'de> for Fields<'_> {
-    type Error = serde_json::Error;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, Self::Error> {
-        let Some((key, value)) = self.iter.next() else {
-            return Ok(None);
-        };
-        let parsed = seed.deserialize(KeyDeserializer(&key));
-        match parsed {
-            Ok(parsed) => {
-                self.pending = Some((key, value));
-                Ok(Some(parsed))
-            }
-            Err(err) => {
-                *self.failed_key = Some(key);
-                Err(err)
-            }
-        }
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(
-        &mut self,
-        seed: V,
-    ) -> Result<V::Value, Self::Error> {
-        let Some((key, value)) = self.pending.take() else {
-            return Err(de::Error::custom("a value was asked for before its key"));
-        };
-        seed.deserialize(value)
-            .inspect_err(|_| *self.failed_key = Some(key))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.iter.len())
-    }
-}
-
-/// A map key, offered as a string.
-struct KeyDeserializer<'a>(&'a str);
-
-impl<'de> de::Deserializer<'de> for KeyDeserializer<'_> {
-    type Error = serde_json::Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        self.0.into_deserializer().deserialize_any(visitor)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum identifier ignored_any
+        assert!(refusal(json!([1])).contains("expected a JSON object of named arguments"));
+        assert!(parse_args::<Args>("read", json!({ "id": 1 })).is_ok());
     }
 }

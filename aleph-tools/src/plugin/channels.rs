@@ -7,6 +7,7 @@ use std::pin::Pin;
 use futures_util::Stream;
 use serde_json::Value;
 
+use super::adapter::Adapter;
 use super::code::Code;
 use super::error::PluginError;
 use super::manager::PluginManager;
@@ -77,31 +78,26 @@ pub struct ChannelInfo {
 /// current version, so a reload is followed.
 #[derive(Clone)]
 pub struct PluginChannel {
-    manager: PluginManager,
-    plugin: String,
-    name: String,
+    adapter: Adapter,
 }
 
 impl fmt::Debug for PluginChannel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PluginChannel")
-            .field("plugin", &self.plugin)
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        self.adapter.debug(f, "PluginChannel")
     }
 }
 
 impl PluginChannel {
     /// The plugin serving it.
     pub fn plugin(&self) -> &str {
-        &self.plugin
+        self.adapter.plugin()
     }
 
     /// The running code and the channel's section, or why there is none.
     fn current(&self) -> Result<(Code, ChannelSection), ChannelError> {
-        self.manager
-            .serving_section(&self.plugin, "channel", |m| {
-                m.channels.iter().find(|c| c.name == self.name)
+        self.adapter
+            .section("channel", |m| {
+                m.channels.iter().find(|c| c.name == self.adapter.name())
             })
             .map_err(|message| self.error(message))
     }
@@ -113,19 +109,20 @@ impl PluginChannel {
             "disconnect" => &section.disconnect_handler,
             _ => &section.send_handler,
         };
-        code.invoke_adapter("channels/call", &self.name, role, handler, input, None)
+        self.adapter
+            .invoke(&code, "channels/call", role, handler, input, None)
             .await
-            .map_err(|message| self.error(format!("plugin `{}`: {message}", self.plugin)))
+            .map_err(|message| self.error(message))
     }
 
     fn error(&self, message: String) -> ChannelError {
-        ChannelError::new(&self.name, message)
+        ChannelError::new(self.adapter.name(), message)
     }
 }
 
 impl Channel for PluginChannel {
     fn name(&self) -> &str {
-        &self.name
+        self.adapter.name()
     }
 
     fn connect(&self, config: Value) -> BoxFuture<'_, Result<Value, ChannelError>> {
@@ -147,7 +144,7 @@ impl Channel for PluginChannel {
         match code {
             #[cfg(feature = "node")]
             Code::Node(node) => {
-                let name: std::sync::Arc<str> = self.name.as_str().into();
+                let name: std::sync::Arc<str> = self.adapter.name().into();
                 Box::pin(futures_util::stream::unfold(
                     (node.inbound(), name),
                     |(mut receiver, name)| async move {
@@ -177,26 +174,14 @@ impl Channel for PluginChannel {
 impl PluginManager {
     /// Every channel the running plugins declare, by plugin id.
     pub fn channels(&self) -> Vec<ChannelInfo> {
-        let mut all: Vec<ChannelInfo> = self
-            .list()
+        self.serving_sections(|m| m.channels.as_slice(), |c| c.name.as_str())
             .into_iter()
-            .filter_map(|info| self.serving_code(&info.id))
-            .flat_map(|(_, manifest)| {
-                let plugin = manifest.manifest.plugin.id.clone();
-                manifest
-                    .manifest
-                    .channels
-                    .iter()
-                    .map(|c| ChannelInfo {
-                        plugin: plugin.clone(),
-                        name: c.name.clone(),
-                        description: c.description.clone(),
-                    })
-                    .collect::<Vec<_>>()
+            .map(|(plugin, c)| ChannelInfo {
+                plugin,
+                name: c.name,
+                description: c.description,
             })
-            .collect();
-        all.sort_by(|a, b| (&a.plugin, &a.name).cmp(&(&b.plugin, &b.name)));
-        all
+            .collect()
     }
 
     /// The channel `name` of plugin `id`, to use as any [`Channel`].
@@ -206,13 +191,9 @@ impl PluginManager {
     /// [`PluginError::NotFound`] for a plugin that is not running; [`PluginError::Unknown`]
     /// naming the channels there are when it declares no such channel.
     pub(crate) fn channel(&self, id: &str, name: &str) -> Result<PluginChannel, PluginError> {
-        self.check_declared(id, "channel", name, |m| {
+        let adapter = Adapter::declared(self, id, "channel", name, |m| {
             m.channels.iter().map(|c| c.name.clone()).collect()
         })?;
-        Ok(PluginChannel {
-            manager: self.clone(),
-            plugin: id.to_owned(),
-            name: name.to_owned(),
-        })
+        Ok(PluginChannel { adapter })
     }
 }

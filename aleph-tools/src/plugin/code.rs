@@ -39,6 +39,27 @@ pub(super) enum Purpose<'a> {
     Route,
 }
 
+/// A call to a handler of a channel or provider.
+#[cfg_attr(
+    not(feature = "node"),
+    allow(
+        dead_code,
+        reason = "only a Node.js plugin is told the method and the adapter"
+    )
+)]
+pub(super) struct AdapterCall<'a> {
+    /// `channels/call` or `providers/call`.
+    pub(super) method: &'a str,
+    /// The channel's or provider's name.
+    pub(super) adapter: &'a str,
+    /// What the handler runs for (`connect`, `chat`, …).
+    pub(super) role: &'a str,
+    /// The handler the manifest names for the role.
+    pub(super) handler: &'a str,
+    /// What the handler is given.
+    pub(super) input: &'a Value,
+}
+
 impl Code {
     /// The sandbox, in one sentence.
     pub(super) fn sandbox(&self) -> String {
@@ -50,9 +71,8 @@ impl Code {
         }
     }
 
-    /// Runs `handler` of the channel or provider `adapter` in its `role` (`connect`, `chat`,
-    /// …), as [`invoke`](Self::invoke) runs other handlers. `method` is `channels/call` or
-    /// `providers/call`. A Node.js plugin's `chunk`s go to `chunks` as they come; a
+    /// Runs the channel's or provider's handler `call` names, as [`invoke`](Self::invoke)
+    /// runs other handlers. A Node.js plugin's `chunk`s go to `chunks` as they come; a
     /// WebAssembly plugin cannot write while it runs, so it answers a stream with an array.
     #[cfg_attr(
         not(any(feature = "wasm", feature = "node")),
@@ -66,24 +86,23 @@ impl Code {
         not(feature = "node"),
         allow(
             unused_variables,
-            reason = "only a Node.js plugin is told the adapter and role"
+            reason = "only a Node.js plugin sends chunks as it runs"
         )
     )]
     pub(super) async fn invoke_adapter(
         &self,
-        method: &str,
-        adapter: &str,
-        role: &str,
-        handler: &str,
-        input: &Value,
+        call: &AdapterCall<'_>,
         chunks: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
     ) -> Result<Value, String> {
         match *self {
             #[cfg(feature = "wasm")]
-            Self::Wasm(_) => self.invoke(handler, Purpose::Command(role), input).await,
+            Self::Wasm(_) => {
+                self.invoke(call.handler, Purpose::Command(call.role), call.input)
+                    .await
+            }
             #[cfg(feature = "node")]
             Self::Node(ref code) => code
-                .run_adapter(method, adapter, role, handler, input, chunks)
+                .run_adapter(call, chunks)
                 .await
                 .map_err(|e| e.to_string()),
         }

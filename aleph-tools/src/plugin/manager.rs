@@ -430,6 +430,27 @@ impl PluginManager {
         Ok((code, section))
     }
 
+    /// The running plugins' `sections`, each with its plugin's id, by that id and then `name`.
+    pub(super) fn serving_sections<S: Clone>(
+        &self,
+        sections: impl Fn(&PluginManifest) -> &[S],
+        name: impl Fn(&S) -> &str,
+    ) -> Vec<(String, S)> {
+        let mut all: Vec<(String, S)> = self
+            .list()
+            .into_iter()
+            .filter_map(|info| self.serving_code(&info.id))
+            .flat_map(|(_, manifest)| {
+                sections(&manifest.manifest)
+                    .iter()
+                    .map(|section| (manifest.manifest.plugin.id.clone(), section.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        all.sort_by(|(a, x), (b, y)| (a.as_str(), name(x)).cmp(&(b.as_str(), name(y))));
+        all
+    }
+
     /// Checks that the running plugin `id` declares the `what` (`channel`, `provider`)
     /// `name` among `names` of its manifest.
     pub(super) fn check_declared(

@@ -17,6 +17,7 @@
 //! Needs the `plugins` feature; the WebAssembly runtime needs `wasm`, the Node.js runtime
 //! `node`.
 
+mod adapter;
 #[cfg(feature = "admin")]
 mod admin;
 mod archive;

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::adapter::Adapter;
 use super::channels::BoxStream;
 use super::code::Code;
 use super::error::PluginError;
@@ -78,30 +79,26 @@ pub struct ProviderInfo {
 /// current version, so a reload is followed.
 #[derive(Clone)]
 pub struct PluginProvider {
-    manager: PluginManager,
-    plugin: String,
-    name: String,
+    adapter: Adapter,
 }
 
 impl fmt::Debug for PluginProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PluginProvider")
-            .field("plugin", &self.plugin)
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        self.adapter.debug(f, "PluginProvider")
     }
 }
 
 impl PluginProvider {
     /// The plugin serving it.
     pub fn plugin(&self) -> &str {
-        &self.plugin
+        self.adapter.plugin()
     }
 
+    /// The running code and the provider's section, or why there is none.
     fn current(&self) -> Result<(Code, ProviderSection), ProviderError> {
-        self.manager
-            .serving_section(&self.plugin, "provider", |m| {
-                m.providers.iter().find(|p| p.name == self.name)
+        self.adapter
+            .section("provider", |m| {
+                m.providers.iter().find(|p| p.name == self.adapter.name())
             })
             .map_err(|message| self.error(message))
     }
@@ -116,7 +113,7 @@ impl PluginProvider {
         .ok_or_else(|| {
             self.error(format!(
                 "plugin `{}` declares no `{role}_handler` for it",
-                self.plugin
+                self.adapter.plugin()
             ))
         })
     }
@@ -129,19 +126,20 @@ impl PluginProvider {
     ) -> Result<Value, ProviderError> {
         let (code, section) = self.current()?;
         let handler = self.handler(&section, role)?;
-        code.invoke_adapter("providers/call", &self.name, role, &handler, input, chunks)
+        self.adapter
+            .invoke(&code, "providers/call", role, &handler, input, chunks)
             .await
-            .map_err(|message| self.error(format!("plugin `{}`: {message}", self.plugin)))
+            .map_err(|message| self.error(message))
     }
 
     fn error(&self, message: String) -> ProviderError {
-        ProviderError::new(&self.name, message)
+        ProviderError::new(self.adapter.name(), message)
     }
 }
 
 impl ModelProvider for PluginProvider {
     fn name(&self) -> &str {
-        &self.name
+        self.adapter.name()
     }
 
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<Value>, ProviderError>> {
@@ -150,7 +148,7 @@ impl ModelProvider for PluginProvider {
                 Value::Array(models) => Ok(models),
                 other => Err(self.error(format!(
                     "plugin `{}` listed its models as `{other}`, not as an array",
-                    self.plugin
+                    self.adapter.plugin()
                 ))),
             }
         })
@@ -173,16 +171,17 @@ impl ModelProvider for PluginProvider {
             let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
             let this = self.clone();
             let finished = tokio::spawn(async move {
-                code.invoke_adapter(
-                    "providers/call",
-                    &this.name,
-                    "stream",
-                    &handler,
-                    &request,
-                    Some(sender),
-                )
-                .await
-                .map_err(|message| this.error(format!("plugin `{}`: {message}", this.plugin)))
+                this.adapter
+                    .invoke(
+                        &code,
+                        "providers/call",
+                        "stream",
+                        &handler,
+                        &request,
+                        Some(sender),
+                    )
+                    .await
+                    .map_err(|message| this.error(message))
             });
             let error_of = self.clone();
             let stream = futures_util::stream::unfold(
@@ -226,28 +225,16 @@ impl ModelProvider for PluginProvider {
 impl PluginManager {
     /// Every model provider the running plugins declare, by plugin id.
     pub fn providers(&self) -> Vec<ProviderInfo> {
-        let mut all: Vec<ProviderInfo> = self
-            .list()
+        self.serving_sections(|m| m.providers.as_slice(), |p| p.name.as_str())
             .into_iter()
-            .filter_map(|info| self.serving_code(&info.id))
-            .flat_map(|(_, manifest)| {
-                let plugin = manifest.manifest.plugin.id.clone();
-                manifest
-                    .manifest
-                    .providers
-                    .iter()
-                    .map(|p| ProviderInfo {
-                        plugin: plugin.clone(),
-                        name: p.name.clone(),
-                        description: p.description.clone(),
-                        streams: p.stream_handler.is_some(),
-                        embeds: p.embed_handler.is_some(),
-                    })
-                    .collect::<Vec<_>>()
+            .map(|(plugin, p)| ProviderInfo {
+                plugin,
+                name: p.name,
+                description: p.description,
+                streams: p.stream_handler.is_some(),
+                embeds: p.embed_handler.is_some(),
             })
-            .collect();
-        all.sort_by(|a, b| (&a.plugin, &a.name).cmp(&(&b.plugin, &b.name)));
-        all
+            .collect()
     }
 
     /// The provider `name` of plugin `id`, to use as any [`ModelProvider`].
@@ -257,13 +244,9 @@ impl PluginManager {
     /// [`PluginError::NotFound`] for a plugin that is not running; [`PluginError::Unknown`]
     /// naming the providers there are when it declares no such provider.
     pub(crate) fn provider(&self, id: &str, name: &str) -> Result<PluginProvider, PluginError> {
-        self.check_declared(id, "provider", name, |m| {
+        let adapter = Adapter::declared(self, id, "provider", name, |m| {
             m.providers.iter().map(|p| p.name.clone()).collect()
         })?;
-        Ok(PluginProvider {
-            manager: self.clone(),
-            plugin: id.to_owned(),
-            name: name.to_owned(),
-        })
+        Ok(PluginProvider { adapter })
     }
 }

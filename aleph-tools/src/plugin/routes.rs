@@ -306,7 +306,7 @@ fn plain(status: StatusCode, message: String) -> Response {
 }
 
 /// What kind of JSON value `value` is, for a message that must not hold the value.
-fn kind(value: &Value) -> &'static str {
+pub(super) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -33,6 +33,7 @@ impl AlephToolServer {
 
     /// Removes the layers `remove` and adds `add`, as one change: every call runs with the
     /// stack before it or the one after. Gives the ids of the layers added, in order.
+    #[cfg(feature = "plugins")]
     pub(crate) fn swap_layers(&self, remove: &[LayerId], add: Vec<Layer>) -> Vec<LayerId> {
         let mut ids = Vec::with_capacity(add.len());
         self.change_layers(|stack| {

@@ -5,7 +5,6 @@
 //!
 //! [`Middleware::offers`]: crate::middleware::Middleware::offers
 
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -96,11 +95,15 @@ impl AlephToolServer {
 
     /// The names of the tools the filter offers that a layer leaves out for a caller with
     /// `context`; `None` when it is none of them (always, for a server without layers).
-    pub(crate) fn hidden_from(&self, context: &ToolContext) -> Option<HashSet<String>> {
+    #[cfg(feature = "mcp")]
+    pub(crate) fn hidden_from(
+        &self,
+        context: &ToolContext,
+    ) -> Option<std::collections::HashSet<String>> {
         if self.shared.snapshot.load().stack.is_empty() {
             return None;
         }
-        let hidden: HashSet<String> = self
+        let hidden: std::collections::HashSet<String> = self
             .offered_definitions()
             .iter()
             .filter(|definition| !self.layers_offer(definition, context))

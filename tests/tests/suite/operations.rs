@@ -338,7 +338,8 @@ async fn the_metrics_layer_counts_and_times_each_tool_by_result() {
     for fail in [false, false, true] {
         server.call("metered_tool", json!({ "fail": fail })).await;
     }
-    // Refused before any layer runs: not counted, and no label for a name nobody serves.
+    // Bad arguments pass the layers and are refused after them: counted by their kind. An
+    // unknown name is refused before any layer runs: no label for a name nobody serves.
     server.call("metered_tool", json!({ "fail": "no" })).await;
     server.call("no_such_tool_at_all", json!({})).await;
     let text = prometheus.render();
@@ -361,9 +362,17 @@ async fn the_metrics_layer_counts_and_times_each_tool_by_result() {
     assert_eq!(
         sample(
             &text,
+            r#"aleph_tools_tool_calls_total{tool="metered_tool",result="invalid_args"}"#
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
             r#"aleph_tools_tool_call_duration_seconds_count{tool="metered_tool"}"#
         ),
-        Some(3.0),
+        Some(4.0),
         "{text}"
     );
     assert_eq!(
@@ -371,7 +380,7 @@ async fn the_metrics_layer_counts_and_times_each_tool_by_result() {
             &text,
             r#"aleph_tools_tool_call_duration_seconds_bucket{tool="metered_tool",le="+Inf"}"#
         ),
-        Some(3.0),
+        Some(4.0),
         "a histogram with buckets: {text}"
     );
     assert_eq!(

@@ -79,10 +79,7 @@ impl Anthropic {
         let mut body = self.settings.body(request, true);
         body.entry("max_tokens")
             .or_insert_with(|| json!(DEFAULT_MAX_TOKENS));
-        if self.settings.stream {
-            body.insert("stream".into(), json!(true));
-        }
-        Value::Object(body)
+        self.settings.streamed(body)
     }
 
     async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {

@@ -1,11 +1,10 @@
 //! [`Gemini`]: Google's Gemini API, `generateContent` and `streamGenerateContent`.
 
-use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, append, client, parse_event, stream_error};
+use super::{Settings, append, client, parse_chunk, stream_error};
 use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
 
@@ -64,10 +63,7 @@ impl Gemini {
             self.settings
                 .url(&format!("v1beta/models/{model}:generateContent"))
         };
-        let mut headers = HeaderMap::new();
-        if let Some(value) = self.settings.key_header("")? {
-            headers.insert("x-goog-api-key", value);
-        }
+        let headers = self.settings.key_headers("x-goog-api-key", "")?;
         // The model is in the URL.
         let body = Value::Object(self.settings.body(&request, false));
         let response = self.settings.post(PROVIDER, &url, headers, &body).await?;
@@ -106,14 +102,7 @@ struct Assembled {
 
 impl Assembled {
     fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<(), ModelError> {
-        let chunk = parse_event(PROVIDER, data)?;
-        if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(stream_error(PROVIDER, format!("sent an error: {message}")));
-        }
+        let chunk = parse_chunk(PROVIDER, data)?;
         self.chunks += 1;
         if let Some(usage) = chunk.get("usageMetadata") {
             self.usage = Some(usage.clone());

@@ -22,7 +22,7 @@ pub use openai_responses::OpenAiResponses;
 
 use std::fmt;
 
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue, IntoHeaderName};
 use serde_json::{Map, Value, json};
 
 use self::http::Transport;
@@ -110,6 +110,16 @@ impl Settings {
         }
     }
 
+    /// `model`, with the base URL from `OPENAI_BASE_URL` (else OpenAI's) and `OPENAI_API_KEY`.
+    fn openai(model: String) -> Self {
+        Self::from_env(
+            model,
+            "OPENAI_BASE_URL",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+        )
+    }
+
     /// The key to send to the base URL: one given in code, or one from the environment
     /// when the base URL is where the environment meant it for.
     fn key(&self) -> Option<&str> {
@@ -180,6 +190,27 @@ impl Settings {
         body
     }
 
+    /// `body` as a JSON object, with `"stream": true` when the answer is streamed.
+    fn streamed(&self, mut body: Map<String, Value>) -> Value {
+        if self.stream {
+            body.insert("stream".into(), json!(true));
+        }
+        Value::Object(body)
+    }
+
+    /// Headers holding the API key as `name`, `prefix` first; empty when there is no key to send.
+    fn key_headers(
+        &self,
+        name: impl IntoHeaderName,
+        prefix: &str,
+    ) -> Result<HeaderMap, ModelError> {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = self.key_header(prefix)? {
+            headers.insert(name, value);
+        }
+        Ok(headers)
+    }
+
     /// The API key as a header value, `prefix` first (`Bearer `); `None` without a key, or
     /// when the key from the environment is not meant for this base URL.
     fn key_header(&self, prefix: &str) -> Result<Option<HeaderValue>, ModelError> {
@@ -210,6 +241,19 @@ fn parse_event(provider: Provider, data: &str) -> Result<Value, ModelError> {
             format!("sent an event that is not JSON ({e}): `{start}`"),
         )
     })
+}
+
+/// One streamed chunk's `data:`, as [`parse_event`] reads it; a chunk holding an `error` fails.
+fn parse_chunk(provider: Provider, data: &str) -> Result<Value, ModelError> {
+    let chunk = parse_event(provider, data)?;
+    if let Some(error) = chunk.get("error") {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| error.to_string(), str::to_owned);
+        return Err(stream_error(provider, format!("sent an error: {message}")));
+    }
+    Ok(chunk)
 }
 
 /// A stream that went wrong.

@@ -1,12 +1,12 @@
 //! [`OpenAiChat`]: OpenAI's Chat Completions API, and every server that speaks it (Ollama,
 //! vLLM, llama.cpp's server, OpenRouter, …).
 
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::AUTHORIZATION;
 use serde_json::{Map, Value, json};
 
 use super::http::read_json;
 use super::sse::read_events;
-use super::{Settings, append, client, parse_event, stream_error};
+use super::{Settings, append, client, parse_chunk, stream_error};
 use crate::agent::{ModelError, ModelRequest, ModelTurn, StreamDelta};
 use crate::provider::Provider;
 
@@ -50,30 +50,21 @@ impl OpenAiChat {
     /// environment.
     pub fn new(model: impl Into<String>) -> Self {
         Self {
-            settings: Settings::from_env(
-                model.into(),
-                "OPENAI_BASE_URL",
-                "https://api.openai.com/v1",
-                "OPENAI_API_KEY",
-            ),
+            settings: Settings::openai(model.into()),
         }
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Value {
         let mut body = self.settings.body(request, true);
         if self.settings.stream {
-            body.insert("stream".into(), json!(true));
             body.insert("stream_options".into(), json!({ "include_usage": true }));
         }
-        Value::Object(body)
+        self.settings.streamed(body)
     }
 
     async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
         let url = self.settings.url("chat/completions");
-        let mut headers = HeaderMap::new();
-        if let Some(value) = self.settings.key_header("Bearer ")? {
-            headers.insert(AUTHORIZATION, value);
-        }
+        let headers = self.settings.key_headers(AUTHORIZATION, "Bearer ")?;
         let body = self.body(&request);
         let response = self.settings.post(PROVIDER, &url, headers, &body).await?;
         let response = if self.settings.stream {
@@ -125,14 +116,7 @@ struct Assembled {
 impl Assembled {
     /// Takes one chunk (`data:` of an event).
     fn take(&mut self, data: &str, request: &ModelRequest<'_>) -> Result<(), ModelError> {
-        let chunk = parse_event(PROVIDER, data)?;
-        if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(stream_error(PROVIDER, format!("sent an error: {message}")));
-        }
+        let chunk = parse_chunk(PROVIDER, data)?;
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(usage.clone());
         }

@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap};
-use serde_json::{Value, json};
+use reqwest::header::AUTHORIZATION;
+use serde_json::Value;
 
 use super::http::read_json;
 use super::sse::read_events;
@@ -46,30 +46,14 @@ impl OpenAiResponses {
     /// The model `model` (`gpt-5-mini`, …), with the base URL and key from the environment.
     pub fn new(model: impl Into<String>) -> Self {
         Self {
-            settings: Settings::from_env(
-                model.into(),
-                "OPENAI_BASE_URL",
-                "https://api.openai.com/v1",
-                "OPENAI_API_KEY",
-            ),
+            settings: Settings::openai(model.into()),
         }
-    }
-
-    fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let mut body = self.settings.body(request, true);
-        if self.settings.stream {
-            body.insert("stream".into(), json!(true));
-        }
-        Value::Object(body)
     }
 
     async fn turn(&self, request: ModelRequest<'_>) -> Result<ModelTurn, ModelError> {
         let url = self.settings.url("responses");
-        let mut headers = HeaderMap::new();
-        if let Some(value) = self.settings.key_header("Bearer ")? {
-            headers.insert(AUTHORIZATION, value);
-        }
-        let body = self.body(&request);
+        let headers = self.settings.key_headers(AUTHORIZATION, "Bearer ")?;
+        let body = self.settings.streamed(self.settings.body(&request, true));
         let response = self.settings.post(PROVIDER, &url, headers, &body).await?;
         let response = if self.settings.stream {
             let mut finished = None;

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use super::{AdminError, PluginAdmin, download};
 use crate::plugin::error::PluginError;
 use crate::plugin::manager::{PluginInfo, PluginManager, PluginStatus};
+use crate::plugin::routes::kind;
 use crate::plugin::services::{ServiceInfo, ServiceState};
 
 /// The methods of the management API, as JSON-RPC names them.
@@ -378,22 +379,11 @@ fn parse<T: DeserializeOwned>(spec: &Spec, params: Value) -> Result<T, AdminErro
         other => {
             return Err(invalid(format!(
                 "params are given by name, as an object, not {}",
-                kind_of(&other)
+                kind(&other)
             )));
         }
     };
     serde_json::from_value(params).map_err(|error| invalid(error.to_string()))
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Runs a manager method that blocks (it loads code, or touches files) off the async

@@ -26,6 +26,34 @@ pub(super) struct Prepared {
     dropped: Vec<String>,
 }
 
+impl Prepared {
+    /// The plugin of `manifest` running as `code`, with its `tools` and its manifest's hooks.
+    #[cfg(any(feature = "wasm", feature = "node"))]
+    fn built(
+        manifest: Arc<LoadedManifest>,
+        tools: Vec<Arc<dyn AlephToolDyn>>,
+        code: Code,
+    ) -> Result<Self, PluginError> {
+        let (hooks, message_hooks) = crate::plugin::hooks::plugin_hooks(&manifest, &code)?;
+        Ok(Self {
+            manifest,
+            tools,
+            hooks,
+            message_hooks,
+            code: Some(code),
+            dropped: Vec::new(),
+        })
+    }
+}
+
+/// The error that the plugin of `manifest` cannot load, for `message`.
+fn load_error(manifest: &LoadedManifest, message: &str) -> PluginError {
+    PluginError::Load {
+        plugin: manifest.manifest.plugin.id.clone(),
+        message: message.to_owned(),
+    }
+}
+
 impl Inner {
     /// Builds the plugin's code and tools.
     pub(super) fn prepare(
@@ -47,16 +75,16 @@ impl Inner {
         }
         let m = &manifest.manifest;
         if m.plugin.kind == PluginKind::Wasm && !m.channels.is_empty() {
-            return Err(PluginError::Load {
-                plugin: id.clone(),
-                message: "its manifest declares [[channels]], and a WebAssembly plugin cannot deliver a channel's incoming messages (it runs only while called); write the channel as a Node.js plugin".into(),
-            });
+            return Err(load_error(
+                &manifest,
+                "its manifest declares [[channels]], and a WebAssembly plugin cannot deliver a channel's incoming messages (it runs only while called); write the channel as a Node.js plugin",
+            ));
         }
         if cfg!(not(feature = "routes")) && !m.http_routes.is_empty() {
-            return Err(PluginError::Load {
-                plugin: id.clone(),
-                message: "its manifest declares [[http_routes]] and this build cannot serve them; enable the `routes` feature of aleph-tools".into(),
-            });
+            return Err(load_error(
+                &manifest,
+                "its manifest declares [[http_routes]] and this build cannot serve them; enable the `routes` feature of aleph-tools",
+            ));
         }
         let granted = self
             .config
@@ -97,50 +125,28 @@ impl Inner {
     #[cfg(feature = "wasm")]
     fn prepare_wasm(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
         if !self.config.runtimes.wasm.enabled {
-            return Err(PluginError::Load {
-                plugin: manifest.manifest.plugin.id.clone(),
-                message:
-                    "WebAssembly plugins are turned off (`[plugins.runtimes.wasm] enabled = false`)"
-                        .into(),
-            });
+            return Err(load_error(
+                &manifest,
+                "WebAssembly plugins are turned off (`[plugins.runtimes.wasm] enabled = false`)",
+            ));
         }
         let code = self.runtime.load(&manifest)?;
         let tools = crate::plugin::build::wasm_tools(&manifest, &code)?;
-        let code = Code::Wasm(code);
-        let (hooks, message_hooks) = crate::plugin::hooks::plugin_hooks(&manifest, &code)?;
-        Ok(Prepared {
-            manifest,
-            tools,
-            hooks,
-            message_hooks,
-            code: Some(code),
-            dropped: Vec::new(),
-        })
+        Prepared::built(manifest, tools, Code::Wasm(code))
     }
 
     #[cfg(feature = "node")]
     fn prepare_node(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
         if !self.config.runtimes.nodejs.enabled {
-            return Err(PluginError::Load {
-                plugin: manifest.manifest.plugin.id.clone(),
-                message:
-                    "Node.js plugins are turned off (`[plugins.runtimes.nodejs] enabled = false`)"
-                        .into(),
-            });
+            return Err(load_error(
+                &manifest,
+                "Node.js plugins are turned off (`[plugins.runtimes.nodejs] enabled = false`)",
+            ));
         }
         let code = self.node.start(&manifest)?;
         let tools =
             crate::plugin::build::node_tools(&manifest, &code, self.node.config().timeout())?;
-        let code = Code::Node(code);
-        let (hooks, message_hooks) = crate::plugin::hooks::plugin_hooks(&manifest, &code)?;
-        Ok(Prepared {
-            manifest,
-            tools,
-            hooks,
-            message_hooks,
-            code: Some(code),
-            dropped: Vec::new(),
-        })
+        Prepared::built(manifest, tools, Code::Node(code))
     }
 
     #[cfg(not(feature = "node"))]
@@ -150,11 +156,10 @@ impl Inner {
         reason = "the same signature as with the `node` feature"
     )]
     fn prepare_node(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
-        Err(PluginError::Load {
-            plugin: manifest.manifest.plugin.id.clone(),
-            message: "this build has no Node.js runtime; enable the `node` feature of aleph-tools"
-                .into(),
-        })
+        Err(load_error(
+            &manifest,
+            "this build has no Node.js runtime; enable the `node` feature of aleph-tools",
+        ))
     }
 
     #[cfg(not(feature = "wasm"))]
@@ -164,12 +169,10 @@ impl Inner {
         reason = "the same signature as with the `wasm` feature"
     )]
     fn prepare_wasm(&self, manifest: Arc<LoadedManifest>) -> Result<Prepared, PluginError> {
-        Err(PluginError::Load {
-            plugin: manifest.manifest.plugin.id.clone(),
-            message:
-                "this build has no WebAssembly runtime; enable the `wasm` feature of aleph-tools"
-                    .into(),
-        })
+        Err(load_error(
+            &manifest,
+            "this build has no WebAssembly runtime; enable the `wasm` feature of aleph-tools",
+        ))
     }
 
     /// Serves a prepared plugin in place of `old` (its previous version), in one change.

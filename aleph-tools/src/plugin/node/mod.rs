@@ -28,6 +28,7 @@ use self::protocol::{
 };
 use self::sandbox::NodeBinary;
 use self::supervisor::{Phase, Supervisor};
+use super::code::AdapterCall;
 use super::config::NodeConfig;
 use super::error::PluginError;
 use super::manager::PluginStatus;
@@ -458,25 +459,26 @@ impl NodePlugin {
             .await
     }
 
-    /// Runs `handler` of the channel or provider `adapter` for `role` (`channels/call`
-    /// or `providers/call`, by `method`), within the runtime's `timeout_ms`. With `chunks`,
-    /// the handler's `chunk` notifications are sent there as they come.
+    /// Runs the channel's or provider's handler `call` names (by `channels/call` or
+    /// `providers/call`), within the runtime's `timeout_ms`. With `chunks`, the handler's
+    /// `chunk` notifications are sent there as they come.
     pub(in crate::plugin) async fn run_adapter(
         &self,
-        method: &str,
-        adapter: &str,
-        role: &str,
-        handler: &str,
-        input: &Value,
+        call: &AdapterCall<'_>,
         chunks: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
     ) -> Result<Value, NodeCallError> {
-        let key = if method.starts_with("channels") {
+        let key = if call.method.starts_with("channels") {
             "channel"
         } else {
             "provider"
         };
-        let params = json!({ key: adapter, "role": role, "handler": handler, "input": input });
-        self.timed(method, params, chunks).await
+        let params = json!({
+            key: call.adapter,
+            "role": call.role,
+            "handler": call.handler,
+            "input": call.input,
+        });
+        self.timed(call.method, params, chunks).await
     }
 
     /// Sends a request once the process is running and waits for its answer within the
