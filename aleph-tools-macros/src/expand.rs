@@ -440,62 +440,42 @@ fn required_state(injected_types: &[Type], private: &TokenStream) -> Option<Toke
     })
 }
 
-/// The `AlephTool` items whose defaults a key changed.
+/// The `AlephTool` items whose defaults a key changed: `INLINE`, and `definition` when a key
+/// says more than the name, description and schemas.
 fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
-    let mut out = TokenStream::new();
-    if attrs.inline {
-        out.extend(quote! {
+    let inline = attrs.inline.then(|| {
+        quote!(
             const INLINE: bool = true;
-        });
+        )
+    });
+    let setters = definition_setters(attrs, private);
+    if setters.is_empty() {
+        return quote!(#inline);
     }
-    if let Some(category) = &attrs.category {
-        out.extend(quote! {
-            fn category(&self) -> #private::ToolCategory { #private::ToolCategory::#category }
-        });
+    quote! {
+        #inline
+        fn definition(&self) -> #private::ToolDefinition {
+            #private::ToolDefinition::of::<Self>() #(#setters)*
+        }
     }
-    // The flags that turn a `false` default on.
-    let flags = [
-        (attrs.confirm, "requires_confirmation"),
-        (attrs.strict, "strict"),
-        (attrs.task, "task"),
-        (attrs.defer_loading, "defer_loading"),
-    ];
-    for (_, method) in flags.iter().filter(|(set, _)| *set) {
-        let method = Ident::new(method, Span::call_site());
-        out.extend(quote! {
-            fn #method(&self) -> bool { true }
-        });
-    }
+}
+
+/// The `ToolDefinition` builder calls the keys ask for, in the order of its fields.
+fn definition_setters(attrs: &ToolAttrs, private: &TokenStream) -> Vec<TokenStream> {
+    let mut setters = Vec::new();
     if let Some(title) = &attrs.title {
-        out.extend(quote! {
-            fn title(&self) -> #private::Option<#private::String> {
-                #private::Some(#private::String::from(#title))
-            }
-        });
+        setters.push(quote!(.with_title(#title)));
     }
     if !attrs.icons.is_empty() {
         let icons = &attrs.icons;
-        out.extend(quote! {
-            fn icons(&self) -> #private::Vec<#private::Icon> {
-                #private::Vec::from([#(#private::Icon::new(#icons)),*])
-            }
-        });
+        setters.push(quote!(.with_icons([#(#private::Icon::new(#icons)),*])));
     }
     if let Some(meta) = &attrs.meta {
         // Checked to be a JSON object when the macro ran.
-        out.extend(quote! {
-            fn meta(&self) -> #private::Option<#private::Map<#private::String, #private::Value>> {
-                #private::serde_json::from_str(#meta).ok()
-            }
-        });
+        setters.push(quote!(.with_meta(#private::serde_json::from_str(#meta).unwrap_or_default())));
     }
-    if !attrs.examples.is_empty() {
-        let examples = &attrs.examples;
-        out.extend(quote! {
-            fn examples(&self) -> #private::Vec<#private::String> {
-                #private::Vec::from([#(#private::String::from(#examples)),*])
-            }
-        });
+    if let Some(category) = &attrs.category {
+        setters.push(quote!(.with_category(#private::ToolCategory::#category)));
     }
     let hints = [
         ("read_only", attrs.read_only),
@@ -504,38 +484,38 @@ fn overrides(attrs: &ToolAttrs, private: &TokenStream) -> TokenStream {
         ("open_world", attrs.open_world),
     ];
     if hints.iter().any(|(_, v)| v.is_some()) {
-        let setters = hints.iter().filter_map(|(key, value)| {
+        let hints = hints.iter().filter_map(|(key, value)| {
             let key = Ident::new(key, Span::call_site());
             value.map(|v| quote!(.#key(#v)))
         });
-        out.extend(quote! {
-            fn annotations(&self) -> #private::ToolAnnotations {
-                #private::ToolAnnotations::NONE #(#setters)*
-            }
-        });
+        setters.push(quote!(.with_annotations(#private::ToolAnnotations::NONE #(#hints)*)));
     }
-    if !attrs.callers.is_empty() {
-        let callers = &attrs.callers;
-        out.extend(quote! {
-            fn allowed_callers(&self) -> #private::Vec<#private::Caller> {
-                #private::Vec::from([#(#private::Caller::#callers),*])
-            }
-        });
+    if attrs.confirm {
+        setters.push(quote!(.with_confirmation(true)));
+    }
+    if !attrs.examples.is_empty() {
+        let examples = &attrs.examples;
+        setters.push(quote!(.with_examples([#(#examples),*])));
     }
     if !attrs.tags.is_empty() {
         let tags = &attrs.tags;
-        out.extend(quote! {
-            fn tags(&self) -> #private::Vec<#private::String> {
-                #private::Vec::from([#(#private::String::from(#tags)),*])
-            }
-        });
+        setters.push(quote!(.with_tags([#(#tags),*])));
+    }
+    if !attrs.callers.is_empty() {
+        let callers = &attrs.callers;
+        setters.push(quote!(.with_allowed_callers([#(#private::Caller::#callers),*])));
     }
     if let Some(ms) = attrs.timeout_ms {
-        out.extend(quote! {
-            fn timeout(&self) -> #private::Option<#private::Duration> {
-                #private::Some(#private::Duration::from_millis(#ms))
-            }
-        });
+        setters.push(quote!(.with_timeout(#private::Duration::from_millis(#ms))));
     }
-    out
+    if attrs.strict {
+        setters.push(quote!(.with_strict(true)));
+    }
+    if attrs.task {
+        setters.push(quote!(.with_task(true)));
+    }
+    if attrs.defer_loading {
+        setters.push(quote!(.with_defer_loading(true)));
+    }
+    setters
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::AlephTool;
 use crate::context::Caller;
 
 /// Where a tool comes from.
@@ -267,6 +268,15 @@ impl ToolDefinition {
             output_limit: None,
             defer_loading: false,
         }
+    }
+
+    /// The definition of the tool type `T` before it says more: its name, description,
+    /// input schema and output schema. What [`AlephTool::definition`] gives unless the tool
+    /// overrides it, and where an override starts.
+    pub fn of<T: AlephTool + ?Sized>() -> Self {
+        let mut definition = Self::new(T::NAME, T::DESCRIPTION, Value::clone(&T::input_schema()));
+        definition.output_schema = T::output_schema().map(|schema| Value::clone(&schema));
+        definition
     }
 
     /// Sets the name for people.

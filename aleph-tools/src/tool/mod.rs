@@ -7,17 +7,16 @@ mod typed;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub use self::definition::{Icon, IconTheme, ToolAnnotations, ToolCategory, ToolDefinition};
 pub use self::runtime::{RuntimeTool, ToolHandler};
 pub use self::typed::{RawArguments, RunInline, TypedArguments};
 pub(crate) use self::typed::{another_type, parse, run_inline};
-use crate::context::{Caller, StateType, ToolContext};
+use crate::context::{StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::{args, schema};
@@ -93,73 +92,6 @@ pub trait AlephTool: Send + Sync + 'static {
     /// waits must leave it `false`, or its calls fail saying so.
     const INLINE: bool = false;
 
-    /// Where the tool comes from.
-    fn category(&self) -> ToolCategory {
-        ToolCategory::Builtin
-    }
-
-    /// A name for people ("Web search"), shown by clients instead of the tool's name.
-    fn title(&self) -> Option<String> {
-        None
-    }
-
-    /// Images that stand for the tool in a client's interface.
-    fn icons(&self) -> Vec<Icon> {
-        Vec::new()
-    }
-
-    /// Data for clients beside the protocol's own fields, served as MCP's `_meta`.
-    fn meta(&self) -> Option<Map<String, Value>> {
-        None
-    }
-
-    /// Whether a person must approve each call.
-    fn requires_confirmation(&self) -> bool {
-        false
-    }
-
-    /// Example calls, for few-shot prompting.
-    fn examples(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Behaviour hints.
-    fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations::NONE
-    }
-
-    /// Who may call the tool; empty means the default, [`Caller::Human`] only.
-    fn allowed_callers(&self) -> Vec<Caller> {
-        Vec::new()
-    }
-
-    /// Free labels for listing and filtering.
-    fn tags(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// How long one call may run; `None` leaves it to the server.
-    fn timeout(&self) -> Option<Duration> {
-        None
-    }
-
-    /// Whether the arguments must follow the schema exactly.
-    fn strict(&self) -> bool {
-        false
-    }
-
-    /// Whether a call may run as a task: an MCP client that supports tasks gets a handle at
-    /// once and asks for the result later (see [`ToolDefinition::task`]).
-    fn task(&self) -> bool {
-        false
-    }
-
-    /// Whether the tool stays out of the tools array until a search finds it (see
-    /// [`ToolDefinition::defer_loading`]).
-    fn defer_loading(&self) -> bool {
-        false
-    }
-
     /// JSON Schema of [`Self::Args`], generated once per process.
     fn input_schema() -> Arc<Value> {
         schema::arguments_schema_for::<Self::Args>()
@@ -177,28 +109,38 @@ pub trait AlephTool: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// The full definition, assembled from the items above.
+    /// Everything a model and a server are told about the tool: by default its name,
+    /// description and schemas ([`ToolDefinition::of`]). A tool that says more (a title,
+    /// tags, hints, a time limit) overrides this and adds to that definition; `#[tool]` does
+    /// so for the keys it is given.
+    ///
+    /// ```
+    /// # use aleph_tools::{AlephTool, ToolAnnotations, ToolContext, ToolDefinition, ToolError};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// # struct NoArgs {}
+    /// struct Uptime;
+    ///
+    /// impl AlephTool for Uptime {
+    ///     const NAME: &'static str = "uptime";
+    ///     const DESCRIPTION: &'static str = "How long the host has been up.";
+    ///     type Args = NoArgs;
+    ///     type Output = u64;
+    ///
+    ///     fn definition(&self) -> ToolDefinition {
+    ///         ToolDefinition::of::<Self>()
+    ///             .with_title("Uptime")
+    ///             .with_annotations(ToolAnnotations::NONE.read_only(true))
+    ///     }
+    ///
+    ///     async fn call(&self, _args: NoArgs, _ctx: &ToolContext) -> Result<u64, ToolError> {
+    ///         Ok(42)
+    ///     }
+    /// }
+    ///
+    /// assert_eq!(Uptime.definition().title.as_deref(), Some("Uptime"));
+    /// ```
     fn definition(&self) -> ToolDefinition {
-        ToolDefinition {
-            name: Self::NAME.to_owned(),
-            description: Self::DESCRIPTION.to_owned(),
-            title: self.title(),
-            icons: self.icons(),
-            meta: self.meta(),
-            parameters: Value::clone(&Self::input_schema()),
-            output_schema: Self::output_schema().map(|s| Value::clone(&s)),
-            category: self.category(),
-            annotations: self.annotations(),
-            requires_confirmation: self.requires_confirmation(),
-            examples: self.examples(),
-            tags: self.tags(),
-            allowed_callers: self.allowed_callers(),
-            timeout: self.timeout(),
-            strict: self.strict(),
-            task: self.task(),
-            output_limit: None,
-            defer_loading: self.defer_loading(),
-        }
+        ToolDefinition::of::<Self>()
     }
 
     /// Runs the tool with typed arguments.
@@ -207,19 +149,6 @@ pub trait AlephTool: Send + Sync + 'static {
         args: Self::Args,
         ctx: &ToolContext,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
-
-    /// Runs the tool with JSON arguments: deserializes them (an error names the argument by
-    /// JSON pointer), calls [`call`](Self::call) and converts the output.
-    fn call_json(
-        &self,
-        args: Value,
-        ctx: &ToolContext,
-    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send {
-        async move {
-            let args = args::parse_args::<Self::Args>(Self::NAME, args)?;
-            self.call(args, ctx).await?.into_tool_output()
-        }
-    }
 }
 
 /// A tool called with JSON, for tools known only at run time (plugins, MCP servers) and for
@@ -233,7 +162,8 @@ pub trait AlephToolDyn: Send + Sync + 'static {
     /// The full definition. The server asks once, when the tool is added.
     fn definition(&self) -> ToolDefinition;
 
-    /// Runs the tool.
+    /// Runs the tool on JSON arguments, and nothing else: no filter, layer, argument
+    /// check, time limit or panic guard. Serve the tool to have calls go through them.
     fn call<'a>(
         &'a self,
         args: Value,
@@ -279,7 +209,10 @@ impl<T: AlephTool> AlephToolDyn for T {
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(self.call_json(args, ctx))
+        Box::pin(async move {
+            let args = args::parse_args::<T::Args>(T::NAME, args)?;
+            AlephTool::call(self, args, ctx).await?.into_tool_output()
+        })
     }
 
     fn validate(&self, args: &Value) -> Result<(), ToolError> {

@@ -420,8 +420,9 @@ async fn typed_calls_skip_json_entirely() {
         .await
         .unwrap();
     assert_eq!(output, 42);
-    let json_output = AddTool
-        .call_json(json!({ "a": 1, "b": 2 }), &ToolContext::new())
+    // The same tool called with JSON, alone, as any `AlephToolDyn` is.
+    let ctx = ToolContext::new();
+    let json_output = aleph_tools::AlephToolDyn::call(&AddTool, json!({ "a": 1, "b": 2 }), &ctx)
         .await
         .unwrap();
     assert_eq!(json_output.data, Some(json!(3)));
