@@ -30,6 +30,7 @@ enum Flag {
     Strict,
     Task,
     DeferLoading,
+    Result,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,7 +50,7 @@ enum Valued {
 }
 
 impl Key {
-    const ALL: [Self; 21] = [
+    const ALL: [Self; 22] = [
         Self::Valued(Valued::Name),
         Self::Valued(Valued::Description),
         Self::Valued(Valued::Title),
@@ -71,6 +72,7 @@ impl Key {
         Self::Valued(Valued::Register),
         Self::Valued(Valued::Crate),
         Self::Flag(Flag::Inline),
+        Self::Flag(Flag::Result),
     ];
 
     fn as_str(self) -> &'static str {
@@ -84,6 +86,7 @@ impl Key {
             Self::Flag(Flag::Strict) => "strict",
             Self::Flag(Flag::Task) => "task",
             Self::Flag(Flag::DeferLoading) => "defer_loading",
+            Self::Flag(Flag::Result) => "result",
             Self::Valued(Valued::Name) => "name",
             Self::Valued(Valued::Description) => "description",
             Self::Valued(Valued::Title) => "title",
@@ -140,6 +143,9 @@ impl Key {
             Self::Flag(Flag::Strict) => "`strict`",
             Self::Flag(Flag::Task) => "`task`",
             Self::Flag(Flag::DeferLoading) => "`defer_loading`",
+            Self::Flag(Flag::Result) => {
+                "`result` (the return type is a `Result` under another name) or `result = false`"
+            }
         }
     }
 }
@@ -176,6 +182,9 @@ pub(crate) struct ToolAttrs {
     pub defer_loading: bool,
     /// Run a sync function in place on the async worker instead of the blocking pool.
     pub inline: bool,
+    /// Whether the return type is a `Result`, when the key says so; otherwise a type named
+    /// `Result` is one.
+    pub result: Option<bool>,
     pub register: bool,
     pub krate: Option<Path>,
 }
@@ -259,6 +268,7 @@ impl ToolAttrs {
             Flag::Strict => self.strict = value,
             Flag::Task => self.task = value,
             Flag::DeferLoading => self.defer_loading = value,
+            Flag::Result => self.result = Some(value),
         }
     }
 

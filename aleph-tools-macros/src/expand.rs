@@ -1,131 +1,17 @@
 //! Writes the code for one valid `#[tool]`: the function as written, `{Pascal}Args`,
 //! `{Pascal}Tool`, its `AlephTool` impl and its link-time registration.
 
-use heck::ToUpperCamelCase;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, ItemFn, LitStr, Type};
 
-use crate::attr::{self, ToolAttrs};
-use crate::errors::Errors;
-use crate::signature::{self, Analyzed, ArgDefault, Output, ParamKind};
-use crate::{docs, fallback};
+use crate::attr::ToolAttrs;
+use crate::model::{Names, Tool};
+use crate::signature::{Analyzed, ArgDefault, Output, ParamKind};
 
-pub(crate) fn tool(attr_tokens: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors = Errors::default();
-    let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {
-        errors.at(
-            Span::call_site(),
-            "#[tool] goes on a function (`fn` or `async fn`); put it on the function that does the work",
-        );
-        return item.into_iter().chain(errors.to_compile_errors()).collect();
-    };
-    let attrs = attr::parse(attr_tokens, &mut errors);
-    if attrs.inline && func.sig.asyncness.is_some() {
-        errors.spanned(
-            func.sig.asyncness,
-            "`inline` is for sync functions (it runs them in place instead of on the blocking pool); an async tool already runs on the async workers, so drop `inline`",
-        );
-    }
-    let analyzed = signature::analyze(&func.sig, attrs.strict, &mut errors);
-    let name = tool_name(&func, &attrs, &mut errors);
-    let description = description(&func, &attrs, &mut errors);
-    let names = Names::new(&func.sig.ident);
-
-    strip_param_attrs(&mut func);
-    if !errors.is_empty() {
-        return fallback::emit(&func, &names, &attrs, &name, &errors);
-    }
-    emit(&func, &names, &attrs, &analyzed, &name, &description)
-}
-
-/// The generated type names, spanned at the function's name.
-pub(crate) struct Names {
-    pub tool: Ident,
-    pub args: Ident,
-}
-
-impl Names {
-    fn new(fn_ident: &Ident) -> Self {
-        let pascal = fn_ident.unraw().to_string().to_upper_camel_case();
-        Self {
-            tool: format_ident!("{}Tool", pascal, span = fn_ident.span()),
-            args: format_ident!("{}Args", pascal, span = fn_ident.span()),
-        }
-    }
-}
-
-fn tool_name(func: &ItemFn, attrs: &ToolAttrs, errors: &mut Errors) -> String {
-    let (name, span) = match &attrs.name {
-        Some(lit) => (lit.value(), lit.span()),
-        None => (func.sig.ident.unraw().to_string(), func.sig.ident.span()),
-    };
-    if !is_valid_name(&name) {
-        let cleaned: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(64)
-            .collect();
-        let hint = if cleaned.is_empty() || cleaned == name {
-            String::new()
-        } else {
-            format!("; try `name = \"{cleaned}\"`")
-        };
-        errors.at(
-            span,
-            format!("`{name}` is not a tool name model providers accept: use 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`{hint}"),
-        );
-    }
-    name
-}
-
-fn is_valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-fn description(func: &ItemFn, attrs: &ToolAttrs, errors: &mut Errors) -> String {
-    if let Some(lit) = &attrs.description {
-        return lit.value();
-    }
-    let text = docs::description(&docs::lines(&func.attrs));
-    if text.is_empty() {
-        errors.spanned(
-            &func.sig.ident,
-            format!(
-                "`{}` needs a description for the model: add a `///` doc comment saying what the tool does, or `#[tool(description = \"...\")]`",
-                func.sig.ident
-            ),
-        );
-    }
-    text
-}
-
-/// Removes what is ours or not allowed on parameters (docs, `#[arg]`, `#[serde]`,
-/// `#[schemars]`) so the function compiles as written.
-fn strip_param_attrs(func: &mut ItemFn) {
-    for input in &mut func.sig.inputs {
-        if let syn::FnArg::Typed(typed) = input {
-            typed.attrs.retain(|a| {
-                !(docs::is_doc(a)
-                    || a.path().is_ident("arg")
-                    || a.path().is_ident("serde")
-                    || a.path().is_ident("schemars"))
-            });
-        }
-    }
-}
-
+/// The `cfg` attributes of the function, repeated on every item generated beside it.
 pub(crate) fn cfg_attrs(func: &ItemFn) -> Vec<&Attribute> {
     func.attrs
         .iter()
@@ -247,14 +133,16 @@ fn output_parts(
     }
 }
 
-fn emit(
-    func: &ItemFn,
-    names: &Names,
-    attrs: &ToolAttrs,
-    analyzed: &Analyzed,
-    name: &str,
-    description: &str,
-) -> TokenStream {
+/// The code of `tool`, which parsed and validated without a mistake.
+pub(crate) fn emit(tool: &Tool) -> TokenStream {
+    let Tool {
+        func,
+        attrs,
+        analyzed,
+        name: (name, _),
+        description,
+        names,
+    } = tool;
     let private = private_path(attrs);
     let private_str = private.to_string().replace(' ', "");
     let serde_crate = LitStr::new(&format!("{private_str}::serde"), Span::call_site());

@@ -3,23 +3,24 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::ItemFn;
 
-use crate::attr::ToolAttrs;
 use crate::errors::Errors;
-use crate::expand::{Names, cfg_attrs, private_path};
+use crate::expand::{cfg_attrs, private_path};
+use crate::model::Tool;
 
-pub(crate) fn emit(
-    func: &ItemFn,
-    names: &Names,
-    attrs: &ToolAttrs,
-    name: &str,
-    errors: &Errors,
-) -> TokenStream {
+/// The function of `tool` as written, a stub of its tool type, and `errors`.
+pub(crate) fn emit(tool: &Tool, errors: &Errors) -> TokenStream {
+    let Tool {
+        func,
+        attrs,
+        name: (name, _),
+        names,
+        ..
+    } = tool;
     let private = private_path(attrs);
     let vis = &func.vis;
     let cfgs = cfg_attrs(func);
-    let Names { tool, .. } = names;
+    let tool = &names.tool;
     let compile_errors = errors.to_compile_errors();
     if func.sig.receiver().is_some() {
         // A method sits in an `impl` block, where no struct may be declared.

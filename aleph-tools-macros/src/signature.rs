@@ -8,6 +8,7 @@ use syn::{
     Signature, Token, Type,
 };
 
+use crate::attr::ToolAttrs;
 use crate::docs;
 use crate::errors::Errors;
 use crate::suggest;
@@ -58,7 +59,9 @@ pub(crate) enum ArgDefault {
 pub(crate) enum Output {
     Unit,
     Plain(Type),
-    /// A type whose last path segment is `Result`, alias or not.
+    /// A `Result`: a type whose last path segment is `Result` (`anyhow::Result<T>`,
+    /// `io::Result<T>`), or any the `result` key says is one. Its `Ok` and `Err` types are
+    /// found by the compiler, through any alias.
     Result(Type),
 }
 
@@ -67,7 +70,8 @@ pub(crate) struct Analyzed {
     pub output: Output,
 }
 
-pub(crate) fn analyze(sig: &Signature, strict: bool, errors: &mut Errors) -> Analyzed {
+pub(crate) fn analyze(sig: &Signature, attrs: &ToolAttrs, errors: &mut Errors) -> Analyzed {
+    let strict = attrs.strict;
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         errors.spanned(
             &sig.generics,
@@ -90,7 +94,7 @@ pub(crate) fn analyze(sig: &Signature, strict: bool, errors: &mut Errors) -> Ana
     }
     Analyzed {
         params,
-        output: output(&sig.output, errors),
+        output: output(&sig.output, attrs.result, errors),
     }
 }
 
@@ -356,7 +360,8 @@ fn check_closed(ty: &Type, errors: &mut Errors) {
     }
 }
 
-fn output(ret: &ReturnType, errors: &mut Errors) -> Output {
+/// What the function returns; `result` is what the `result` key said, if given.
+fn output(ret: &ReturnType, result: Option<bool>, errors: &mut Errors) -> Output {
     let ReturnType::Type(_, ty) = ret else {
         return Output::Unit;
     };
@@ -366,7 +371,9 @@ fn output(ret: &ReturnType, errors: &mut Errors) -> Output {
             errors.spanned(ty, "a tool must name its output type (its schema comes from the type), not `impl Trait`");
             Output::Unit
         }
-        other if last_ident(other).is_some_and(|i| i == "Result") => Output::Result(other.clone()),
+        other if result.unwrap_or_else(|| last_ident(other).is_some_and(|i| i == "Result")) => {
+            Output::Result(other.clone())
+        }
         other => Output::Plain(other.clone()),
     }
 }

@@ -120,8 +120,9 @@ pub mod __private_0_1_0;
 /// [...]`, `category = Builtin | Mcp | Plugin | Skill`, `confirm`, `read_only`,
 /// `destructive`, `idempotent`, `open_world`, `timeout = "10s"`, `example = "..."`
 /// (repeatable), `callers = [human, code_execution]`, `strict`, `task`, `defer_loading`,
-/// `inline`, `register = false`, `crate = path`. The guide's "Writing tools" chapter covers
-/// each.
+/// `inline`, `result` (the return type is a `Result` under another name; `result = false`
+/// for a type of your own named `Result`), `register = false`, `crate = path`. The guide's
+/// "Writing tools" chapter covers each.
 ///
 /// A sync function's body runs on Tokio's blocking pool (in place outside a Tokio runtime),
 /// so it never holds an async worker and its timeout and cancellation hold; `inline` runs a

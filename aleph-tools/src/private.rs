@@ -29,6 +29,11 @@ pub use serde_json;
 pub use serde_json::{Map, Value};
 
 /// The `Ok` type of a `Result`, found through any alias (`anyhow::Result<T>`, `io::Result<T>`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `Result`, but `#[tool]` reads it as one",
+    label = "not a `Result`",
+    note = "a return type whose name ends in `Result`, or one marked with the `result` key, must be a `Result`; write `#[tool(result = false)]` for a type of your own named `Result`"
+)]
 pub trait ResultShape {
     /// The success type.
     type Ok;

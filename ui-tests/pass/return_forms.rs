@@ -39,6 +39,31 @@ fn tool_error() -> Result<u8, ToolError> {
     Err(ToolError::execution("kept"))
 }
 
+/// An alias of `Result` under another name.
+type Outcome<T> = Result<T, std::num::ParseIntError>;
+
+/// An alias the `result` key marks.
+#[tool(register = false, result)]
+fn renamed_alias(text: String) -> Outcome<u8> {
+    text.parse()
+}
+
+mod own {
+    use aleph_tools::prelude::*;
+
+    /// A type of its own named `Result`.
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    pub struct Result {
+        pub passed: bool,
+    }
+
+    /// A plain value named `Result`, which the `result` key says is not one.
+    #[tool(register = false, result = false)]
+    pub fn own_result() -> Result {
+        Result { passed: true }
+    }
+}
+
 /// Text and data.
 #[tool(register = false)]
 fn output() -> ToolOutput {
@@ -67,6 +92,8 @@ fn main() {
     assert_output::<AnyhowAliasTool, u8>();
     assert_output::<IoAliasTool, u8>();
     assert_output::<ToolErrorTool, u8>();
+    assert_output::<RenamedAliasTool, u8>();
+    assert_output::<own::OwnResultTool, own::Result>();
     assert_output::<OutputTool, ToolOutput>();
     assert_output::<FallibleOutputTool, ToolOutput>();
     assert_output::<ValueTool, serde_json::Value>();

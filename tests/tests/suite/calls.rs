@@ -630,3 +630,28 @@ async fn allowed_callers_are_enforced() {
     assert!(s.call("anyone", json!({})).await.success);
     assert!(s.call("anyone", json!({})).context(code()).await.success);
 }
+
+/// What a parse gives, under a name of its own.
+type Parsed<T> = Result<T, std::num::ParseIntError>;
+
+/// Read a number.
+#[tool(register = false, result)]
+fn read_number(text: String) -> Parsed<u8> {
+    text.parse()
+}
+
+#[tokio::test]
+async fn a_result_under_another_name_fails_the_call_with_its_error() {
+    let server = AlephToolServer::builder()
+        .with_tool(ReadNumberTool)
+        .build()
+        .unwrap();
+    let read = server.call("read_number", json!({ "text": "42" })).await;
+    assert_eq!(read.output, json!(42));
+    let failed = server.call("read_number", json!({ "text": "forty" })).await;
+    assert_eq!(failed.error_kind, Some(ToolErrorKind::Execution));
+    assert!(
+        failed.error.unwrap().contains("invalid digit"),
+        "the error's own message"
+    );
+}
