@@ -6,7 +6,7 @@
 //!   a `tools/call` round trip over pipes, the serving server's pipeline;
 //! - `http`: the same over streamable HTTP on loopback, in this process.
 //!
-//! Run with `cargo bench -p aleph-tools --features mcp --bench mcp`.
+//! Run with `cargo bench -p aleph-tools --features mcp-http --bench mcp`.
 
 #![allow(missing_docs)]
 

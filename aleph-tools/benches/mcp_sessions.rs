@@ -7,7 +7,7 @@
 //! allocator keeps freed pages, so the resident size stays near its high-water mark, which
 //! `with_max_sessions` bounds.
 //!
-//! Run with `cargo bench -p aleph-tools --features mcp --bench mcp_sessions`.
+//! Run with `cargo bench -p aleph-tools --features mcp-http --bench mcp_sessions`.
 
 #![allow(missing_docs)]
 

@@ -36,8 +36,9 @@
 //! | `node` | Node.js plugins, supervised child processes (implies `plugins`) |
 //! | `routes` | plugins' HTTP routes as an axum `Router` (implies `plugins`) |
 //! | `admin` | the management API: the plugin manager's methods as JSON-RPC over HTTP and as tools, installs from https URLs (implies `routes`) |
-//! | `mcp` | [`mcp`]: serve a server over MCP (stdio, streamable HTTP), wrap MCP servers' tools |
-//! | `redis` | `mcp::RedisStore`: sessions, their streams and tasks shared by replicas through Redis or Valkey (implies `mcp`) |
+//! | `mcp` | [`mcp`]: serve a server over MCP (stdio, any byte stream), wrap the tools of MCP servers run as commands; no HTTP stack |
+//! | `mcp-http` | MCP over streamable HTTP: [`McpServer::serve_http`](mcp::McpServer::serve_http), MCP servers reached by URL |
+//! | `redis` | `mcp::RedisStore`: sessions, their streams and tasks shared by replicas through Redis or Valkey (implies `mcp-http`) |
 //! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills, code mode, tool search |
 //! | `embeddings` | tool search by meaning: a sentence-embedding model run in process (implies `builtin`; Rust 1.94) |
 //! | `browser` | a headless Chromium's tools and `pdf_generate` (implies `builtin`) |

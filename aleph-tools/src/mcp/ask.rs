@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::http::drain::Running;
+use super::running::Running;
 use crate::context::{
     AskResult, Elicitation, ElicitationHandler, ElicitationRequest, Sampled, SamplingHandler,
     SamplingMessage, SamplingRequest, SamplingRole,

@@ -11,6 +11,7 @@ pub const MCP_SESSIONS: &str = "aleph_tools_mcp_sessions";
 pub const MCP_TASKS: &str = "aleph_tools_mcp_tasks";
 
 /// `delta` sessions opened (or, negative, ended).
+#[cfg(feature = "mcp-http")]
 pub(in crate::mcp) fn sessions(delta: i32) {
     #[cfg(feature = "metrics")]
     ::metrics::gauge!(MCP_SESSIONS).increment(f64::from(delta));
@@ -27,7 +28,7 @@ pub(in crate::mcp) fn tasks(delta: i32) {
 }
 
 /// Describes the gauges to the recorder installed now.
-#[cfg(feature = "metrics")]
+#[cfg(all(feature = "metrics", feature = "mcp-http"))]
 pub(in crate::mcp) fn describe() {
     ::metrics::describe_gauge!(MCP_SESSIONS, "MCP sessions held over streamable HTTP.");
     ::metrics::describe_gauge!(MCP_TASKS, "MCP tasks kept, running or finished.");

@@ -2,7 +2,7 @@
 //!
 //! **Serving.** [`McpServer`] puts an [`AlephToolServer`](crate::AlephToolServer) behind
 //! the Model Context Protocol, over stdio ([`McpServer::serve_stdio`]) or streamable HTTP
-//! ([`McpServer::serve_http`]). `tools/list` lists the tools the filter offers, with their
+//! ([`McpServer::serve_http`], feature `mcp-http`). `tools/list` lists the tools the filter offers, with their
 //! schemas in the MCP dialect, output schemas and annotations; `tools/call` runs the whole
 //! pipeline (name repair, filter, validation, confirmation, middleware, timeouts) and
 //! answers with the tool's content blocks (text, images, audio, resources) and structured
@@ -21,8 +21,8 @@
 //! `task` runs as an MCP task for clients that declare the tasks extension: they get a
 //! handle at once and poll it, as [`McpTasks`] describes.
 //!
-//! **Wrapping.** [`McpConnection`] connects to an MCP server (a command over stdio, or a
-//! streamable HTTP URL, see [`McpEndpoint`]) and serves each of its tools as an
+//! **Wrapping.** [`McpConnection`] connects to an MCP server (a command over stdio, or with
+//! `mcp-http` a streamable HTTP URL, see [`McpEndpoint`]) and serves each of its tools as an
 //! [`McpToolWrapper`], a dynamic tool of category [`Mcp`](crate::ToolCategory::Mcp), named
 //! with a prefix and cleaned to what every provider accepts. The connection follows the
 //! server's `list_changed`; if the server dies its tools answer with an error that says so,
@@ -48,25 +48,33 @@
 //! ```
 
 mod ask;
+#[cfg(feature = "mcp-http")]
 mod auth;
 mod convert;
 mod error;
 mod gauges;
+#[cfg(feature = "mcp-http")]
 mod http;
 mod names;
 mod notify;
+#[cfg(feature = "mcp-http")]
 mod polling;
 mod prompts;
 mod resources;
+mod running;
 mod serve;
 mod store;
 mod tasks;
 mod wrap;
 
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
 pub use self::auth::{AuthError, AuthRequest, Authorizer, McpAuth, StaticTokens};
 pub use self::error::McpError;
 #[cfg(feature = "metrics")]
 pub use self::gauges::{MCP_SESSIONS, MCP_TASKS};
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
 pub use self::http::{Drained, McpHttpServer};
 pub use self::names::clean_tool_name;
 pub use self::prompts::{

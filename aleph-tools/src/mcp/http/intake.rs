@@ -17,9 +17,9 @@ use rmcp::model::InitializeRequestParams;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::drain::{InFlight, Running};
 use super::sessions::{Full, Ledger};
 use crate::Identity;
+use crate::mcp::running::{InFlight, Running};
 use crate::mcp::serve::unreadable::{ID_SEARCHED, Unreadable};
 
 /// The largest `initialize` request a session is opened with.

@@ -6,6 +6,7 @@
 pub(in crate::mcp) mod drain;
 mod guard;
 mod intake;
+mod options;
 pub(in crate::mcp) mod sessions;
 
 use std::fmt;
@@ -20,18 +21,21 @@ use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 pub use self::drain::Drained;
-use self::drain::{InFlight, health};
+use self::drain::health;
 use self::guard::{Guard, guard};
 use self::intake::{Intake, intake};
+pub(in crate::mcp) use self::options::HttpOptions;
 use self::sessions::Ledger;
 use super::auth::{Gate, authenticate, metadata_routes};
 use super::polling::PollingSessions;
 use super::tasks::TaskTable;
 use super::{McpError, McpServer};
+use crate::mcp::running::InFlight;
 
 /// Where MCP is served.
 const MCP_PATH: &str = "/mcp";
 
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
 impl McpServer {
     /// Serves MCP over streamable HTTP at `http://{addr}/mcp`, for any number of clients at
     /// once, until the returned [`McpHttpServer`] is shut down, drained or dropped. Port 0
@@ -73,11 +77,11 @@ impl McpServer {
             addr: addr.to_string(),
             source,
         })?;
-        let extra = self.router.clone();
-        let auth = self.auth.clone();
-        let cors = self.cors_origins.clone();
-        let checks = Guard::new(self.allowed_hosts.clone(), cors.clone(), local);
-        let ledger = Ledger::new(self.sessions, self.shared_sessions.clone());
+        let extra = self.http.router.clone();
+        let auth = self.http.auth.clone();
+        let cors = self.http.cors_origins.clone();
+        let checks = Guard::new(self.http.allowed_hosts.clone(), cors.clone(), local);
+        let ledger = Ledger::new(self.http.sessions, self.http.shared_sessions.clone());
         let in_flight = self.count_calls_apart();
         let tasks = self.task_store();
         #[cfg(feature = "metrics")]
@@ -88,17 +92,17 @@ impl McpServer {
             .with_max_request_body_bytes(self.max_request);
         // rmcp asks the ledger for a sleeping session's handshake, and wakes it with that.
         config.session_store = Some(Arc::clone(&ledger) as _);
-        if let Some(retry) = self.sse_retry {
+        if let Some(retry) = self.http.sse_retry {
             config = config.with_sse_retry(Some(retry));
         }
-        if let Some(hosts) = &self.allowed_hosts {
+        if let Some(hosts) = &self.http.allowed_hosts {
             config = config.with_allowed_hosts(hosts.iter().cloned());
         }
         let sessions = Arc::new(PollingSessions::new(
-            self.sse_polling,
-            self.sse_retry,
+            self.http.sse_polling,
+            self.http.sse_retry,
             Arc::clone(&ledger),
-            self.shared_events.clone(),
+            self.http.shared_events.clone(),
         ));
         tokio::spawn(Arc::clone(&sessions).look_after(shutdown.child_token()));
         tokio::spawn(Arc::clone(&sessions).take_answers(shutdown.child_token()));

@@ -34,10 +34,10 @@ use self::resources::ResourceEvent;
 pub use self::server::McpServer;
 use super::ask::{Round, RoundCall, Waiting, ask_the_peer};
 use super::convert::{OutputShape, message_to_mcp, prompt_to_mcp, result_to_mcp};
-use super::http::drain::InFlight;
 use super::notify::{LogFloor, Notifier, log_level_from_mcp};
 use super::prompts::{McpPrompt, PromptSource};
 use super::resources::ResourceSource;
+use super::running::InFlight;
 use super::tasks::TaskTable;
 use crate::schema::Dialect;
 use crate::server::CallArgs;
@@ -510,7 +510,9 @@ impl ServerHandler for Session {
     }
 }
 
-/// The identity [`McpAuth`] put on an HTTP request, if the server has an authorizer.
+/// The identity [`McpAuth`](crate::mcp::McpAuth) put on an HTTP request, if the server has
+/// an authorizer.
+#[cfg(feature = "mcp-http")]
 fn identity_of(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
     context
         .extensions
@@ -518,4 +520,10 @@ fn identity_of(context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
         .extensions
         .get::<Arc<Identity>>()
         .cloned()
+}
+
+/// No identity: without streamable HTTP, a request comes from whoever started the process.
+#[cfg(not(feature = "mcp-http"))]
+fn identity_of(_context: &RequestContext<RoleServer>) -> Option<Arc<Identity>> {
+    None
 }

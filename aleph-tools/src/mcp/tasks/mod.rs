@@ -26,7 +26,7 @@ use self::shared::{
 };
 use super::ask::{Round, RoundCall};
 use super::gauges;
-use super::http::drain::{InFlight, Running};
+use super::running::{InFlight, Running};
 use super::store::{LEASE, StoreError, TaskRecord, TaskStore, epoch_millis};
 use crate::tool::BoxFuture;
 use crate::util::sync::lock;
@@ -141,6 +141,10 @@ pub(super) struct Entry {
     cancel: CancellationToken,
     /// The calls of the server that started it (an HTTP server cancels its own when its
     /// drain's time is up).
+    #[cfg_attr(
+        not(feature = "mcp-http"),
+        allow(dead_code, reason = "only HTTP drains")
+    )]
     origin: Arc<InFlight>,
     /// The client's answers to the tool's questions, from `tasks/update`.
     answers: mpsc::UnboundedSender<InputResponses>,
@@ -442,6 +446,7 @@ impl TaskTable {
 
     /// Cancels the tasks started by the server counted by `origin` (its drain's time is
     /// up); those of other servers sharing the store run on.
+    #[cfg(feature = "mcp-http")]
     pub(super) fn cancel_started_by(&self, origin: &Arc<InFlight>) {
         for entry in lock(&self.tasks).values() {
             if Arc::ptr_eq(&entry.origin, origin) {

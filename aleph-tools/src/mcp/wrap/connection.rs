@@ -9,13 +9,15 @@ use std::time::Duration;
 use crate::util::sync::{self, lock};
 
 use rmcp::ServiceExt;
+#[cfg(feature = "mcp-http")]
 use rmcp::transport::StreamableHttpClientTransport;
+#[cfg(feature = "mcp-http")]
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::{Bounds, McpConnectionBuilder};
-use super::endpoint::{EndpointKind, KEPT_ENV, McpEndpoint};
+use super::endpoint::{EndpointKind, KEPT_ENV, McpEndpoint, Secret};
 use super::link::{Client, Link, Remote};
 use super::listing::{ListingBounds, duration, list_tools};
 use super::stdio::CommandTransport;
@@ -265,18 +267,7 @@ impl Inner {
                         other => std::io::Error::other(other),
                     },
                 })?;
-                command
-                    .args(args)
-                    .env_clear()
-                    .envs(
-                        KEPT_ENV
-                            .iter()
-                            .filter_map(|name| std::env::var_os(name).map(|value| (*name, value))),
-                    )
-                    .envs(env.iter().map(|(k, v)| (k, &v.0)));
-                if let Some(dir) = dir {
-                    command.current_dir(dir);
-                }
+                with_environment(&mut command, args, env, dir.as_deref());
                 let transport = CommandTransport::spawn(command, self.bounds.max_message_bytes)
                     .map_err(|source| McpError::Spawn {
                         command: self.endpoint.to_string(),
@@ -289,6 +280,7 @@ impl Inner {
                     .map_err(|e| connect_error(&e))?;
                 (running, pid)
             }
+            #[cfg(feature = "mcp-http")]
             EndpointKind::Url { url, token } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 config.max_sse_event_size = self.bounds.max_message_bytes;
@@ -452,5 +444,27 @@ impl Inner {
         served.tools = pending;
         served.skipped = skipped;
         Ok(())
+    }
+}
+
+/// Gives a wrapped server's `command` its arguments, an environment of only [`KEPT_ENV`]
+/// and what the endpoint sets, and its working directory.
+fn with_environment(
+    command: &mut tokio::process::Command,
+    args: &[String],
+    env: &[(String, Secret)],
+    dir: Option<&std::path::Path>,
+) {
+    command
+        .args(args)
+        .env_clear()
+        .envs(
+            KEPT_ENV
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|value| (*name, value))),
+        )
+        .envs(env.iter().map(|(k, v)| (k, &v.0)));
+    if let Some(dir) = dir {
+        command.current_dir(dir);
     }
 }

@@ -1,5 +1,13 @@
 //! [`McpEndpoint`]: where an MCP server is, a command or a URL.
 
+#![cfg_attr(
+    not(feature = "mcp-http"),
+    allow(
+        irrefutable_let_patterns,
+        reason = "without `mcp-http` a command is the only endpoint"
+    )
+)]
+
 use std::fmt;
 use std::path::PathBuf;
 
@@ -39,10 +47,8 @@ pub(super) enum EndpointKind {
         dir: Option<PathBuf>,
         sandbox: Sandbox,
     },
-    Url {
-        url: String,
-        token: Option<Secret>,
-    },
+    #[cfg(feature = "mcp-http")]
+    Url { url: String, token: Option<Secret> },
 }
 
 /// A bearer token, kept out of `Debug` output.
@@ -75,7 +81,9 @@ impl McpEndpoint {
         }
     }
 
-    /// A server at a streamable HTTP URL (`http://host:port/mcp`).
+    /// A server at a streamable HTTP URL (`http://host:port/mcp`). Feature `mcp-http`.
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub fn url(url: impl Into<String>) -> Self {
         Self {
             kind: EndpointKind::Url {
@@ -118,6 +126,8 @@ impl McpEndpoint {
     /// let remote = McpEndpoint::url("https://tools.example.com/mcp").bearer_token("s3cr3t");
     /// assert!(!format!("{remote:?}").contains("s3cr3t"));
     /// ```
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     #[must_use]
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         if let EndpointKind::Url { token: slot, .. } = &mut self.kind {
@@ -160,6 +170,7 @@ impl fmt::Display for McpEndpoint {
                 }
                 Ok(())
             }
+            #[cfg(feature = "mcp-http")]
             EndpointKind::Url { url, .. } => f.write_str(url),
         }
     }
@@ -170,6 +181,7 @@ mod tests {
     use super::McpEndpoint;
 
     #[test]
+    #[cfg(feature = "mcp-http")]
     fn debug_shows_no_secret() {
         let shown = format!(
             "{:?} {:?}",
