@@ -2,7 +2,7 @@
 //! and use `aleph_tools::tool`; nothing here is meant to be used directly.
 //!
 //! A `#[tool]` goes through three stages, each in its own module: `model` parses the keys
-//! (`attr`) and the function's signature (`signature`) into a [`model::Tool`], `validate`
+//! (`attr`) and the function's signature (`signature`) into a `model::Tool`, `validate`
 //! checks what parsing cannot, and `expand` writes the tool. Every mistake is collected with
 //! its span (`errors`); when there is one, `fallback` emits the function unchanged beside a
 //! stub and the errors instead.
