@@ -1,5 +1,7 @@
-//! What an idle MCP session over streamable HTTP holds: `SESSIONS` sessions (1000 unless
-//! set) are opened on a server in this process and left alone, and the heap in use is read
+//! What a served tool and an idle MCP session over streamable HTTP hold. The server serves
+//! `TOOLS` runtime tools (1000 unless set), each with a small schema of its own; the heap
+//! and resident size they add are read first. Then `SESSIONS` sessions (1000 unless
+//! set) are opened on it in this process and left alone, and the heap in use is read
 //! (every allocation counted, so the figure is what the sessions hold, not what the
 //! allocator keeps): right after they open (awake: rmcp's service of each, its task and
 //! channels) and once they have slept (a minute without a request: only what wakes them is
@@ -15,9 +17,10 @@ use std::alloc::System;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use aleph_tools::AlephToolServer;
 use aleph_tools::mcp::McpServer;
+use aleph_tools::{AlephToolServer, RuntimeTool, ToolContext, ToolDefinition, ToolOutput};
 use cap::Cap;
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -79,18 +82,57 @@ async fn open(addr: SocketAddr) {
     assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
 }
 
-fn main() {
-    let sessions: usize = std::env::var("SESSIONS")
+/// `count` runtime tools, each with a description and a two-argument schema of its own.
+fn served_tools(count: usize) -> AlephToolServer {
+    let server = AlephToolServer::new();
+    for i in 0..count {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "query": { "type": "string", "description": format!("What tool {i} looks for") },
+                "limit": { "type": "integer", "minimum": 1, "maximum": 100 }
+            },
+            "required": ["query"]
+        });
+        let definition = ToolDefinition::new(
+            format!("tool_{i}"),
+            format!("Looks something up in source number {i}."),
+            schema,
+        );
+        let tool = RuntimeTool::new(definition, |args: Value, _: ToolContext| async move {
+            Ok(ToolOutput::text(args.to_string()))
+        });
+        server.add(tool).expect("a valid tool");
+    }
+    server
+}
+
+/// A count from the environment variable `name`, or `default`.
+fn count(name: &str, default: usize) -> usize {
+    std::env::var(name)
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(1000);
+        .unwrap_or(default)
+}
+
+fn main() {
+    let sessions = count("SESSIONS", 1000);
+    let tools = count("TOOLS", 1000);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a runtime");
     runtime.block_on(async {
-        let http = McpServer::new(&AlephToolServer::new())
+        let empty = (ALLOCATOR.allocated(), rss());
+        let server = served_tools(tools);
+        println!(
+            "{tools} tools: heap {} bytes each ({} in all), resident {} in all",
+            ALLOCATOR.allocated().saturating_sub(empty.0) / tools.max(1),
+            ALLOCATOR.allocated().saturating_sub(empty.0),
+            rss().saturating_sub(empty.1),
+        );
+        let http = McpServer::new(&server)
             .with_max_sessions(2 * sessions + 100)
             .serve_http("127.0.0.1:0")
             .await
@@ -121,6 +163,11 @@ fn main() {
                 each(asleep.1, before.1),
             );
         }
+        println!(
+            "the process with {tools} tools and {} idle sessions: resident {} bytes",
+            2 * sessions + 20,
+            rss()
+        );
         http.shutdown().await.expect("stop");
     });
 }
