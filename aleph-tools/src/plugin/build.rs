@@ -126,10 +126,14 @@ fn plugin_tools<'a>(
                     .iter()
                     .cloned()
                     .chain([format!("plugin:{}", manifest.plugin.id)]),
-            );
+            )
+            .with_examples(section.examples.iter().cloned())
+            .with_allowed_callers(section.allowed_callers.iter().copied())
+            .with_strict(section.strict);
         definition.title.clone_from(&section.title);
         definition.icons = section.icons.iter().map(crate::Icon::from).collect();
         definition.meta.clone_from(&section.meta);
+        definition.output_limit = section.output_limit;
         if let Some(source) = &section.output_schema {
             definition = definition.with_output_schema(
                 loaded
@@ -240,4 +244,137 @@ fn described_schemas(
 /// The schema of a tool that declares none: any object.
 fn open_schema() -> Value {
     json!({ "type": "object", "properties": {}, "additionalProperties": true })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::{Map, Value, json};
+
+    use super::plugin_tools;
+    use crate::plugin::PluginManifest;
+    use crate::{
+        Caller, Icon, RuntimeTool, ToolAnnotations, ToolCategory, ToolContext, ToolDefinition,
+        ToolOutput,
+    };
+
+    /// A definition with every field set, as a plugin's manifest can say it.
+    fn everything() -> ToolDefinition {
+        let mut meta = Map::new();
+        meta.insert("example.com/group".into(), json!("text"));
+        let schema = json!({
+            "type": "object",
+            "properties": { "text": { "type": "string" } },
+            "required": ["text"],
+            "additionalProperties": false
+        });
+        ToolDefinition::new("word_count", "Count words.", schema)
+            .with_title("Word count")
+            .with_icons(
+                [Icon::new("https://example.com/count.svg").with_mime_type("image/svg+xml")],
+            )
+            .with_meta(meta)
+            .with_output_schema(json!({ "type": "object" }))
+            .with_category(ToolCategory::Plugin)
+            .with_annotations(
+                ToolAnnotations::NONE
+                    .read_only(true)
+                    .destructive(false)
+                    .idempotent(true)
+                    .open_world(false),
+            )
+            .with_confirmation(true)
+            .with_examples([r#"{"text":"a b"}"#])
+            .with_tags(["text", "plugin:counter"])
+            .with_allowed_callers([Caller::Human, Caller::CodeExecution])
+            .with_timeout(Duration::from_secs(2))
+            .with_strict(true)
+            .with_task(true)
+            .with_output_limit(500)
+            .with_defer_loading(true)
+    }
+
+    /// The same tool as a manifest's `[[tools]]` entry, one key for each field.
+    const MANIFEST: &str = r#"
+[plugin]
+id = "counter"
+version = "1.0.0"
+kind = "wasm"
+entry = "counter.wasm"
+
+[[tools]]
+name = "word_count"
+description = "Count words."
+input_schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"], additionalProperties = false }
+output_schema = { type = "object" }
+title = "Word count"
+meta = { "example.com/group" = "text" }
+read_only = true
+destructive = false
+idempotent = true
+open_world = false
+requires_confirmation = true
+examples = ['{"text":"a b"}']
+tags = ["text"]
+allowed_callers = ["human", "code_execution"]
+timeout_ms = 2000
+strict = true
+task = true
+output_limit = 500
+defer_loading = true
+
+[[tools.icons]]
+src = "https://example.com/count.svg"
+mime_type = "image/svg+xml"
+"#;
+
+    /// The keys of a definition's JSON the manifest writes in its own way, or not at all.
+    const SPELLED_OTHERWISE: &[(&str, &str)] = &[
+        ("parameters", "the manifest's `input_schema`"),
+        (
+            "annotations",
+            "the manifest's `read_only`, `destructive`, `idempotent`, `open_world`",
+        ),
+        ("category", "always `plugin` for a plugin's tool"),
+    ];
+
+    /// A field added to `ToolDefinition` is one a plugin's manifest can say, and a tool built
+    /// from a manifest carries every field: so the two cannot drift apart.
+    #[test]
+    fn a_manifest_says_everything_a_definition_holds() {
+        let full = serde_json::to_value(everything()).unwrap();
+        let Value::Object(fields) = &full else {
+            panic!("a definition serializes to an object");
+        };
+        let known: Vec<&str> = MANIFEST
+            .lines()
+            .filter_map(|line| match line.strip_prefix("[[tools.") {
+                Some(table) => table.strip_suffix("]]"),
+                None => line.split_once(" = ").map(|(key, _)| key.trim()),
+            })
+            .chain(SPELLED_OTHERWISE.iter().map(|(key, _)| *key))
+            .collect();
+        for key in fields.keys() {
+            assert!(
+                known.contains(&key.as_str()),
+                "`ToolDefinition` has `{key}`, which a plugin manifest's `[[tools]]` cannot say: add it to `ToolSection` and to `plugin_tools`"
+            );
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("aleph_plugin.toml"), MANIFEST).unwrap();
+        std::fs::write(dir.path().join("counter.wasm"), b"").unwrap();
+        let loaded = PluginManifest::read_dir(dir.path()).unwrap();
+        let tools = plugin_tools(&loaded, &Map::new(), None, |built| {
+            Arc::new(RuntimeTool::new(
+                built.definition,
+                |_: Value, _: ToolContext| async { Ok(ToolOutput::text("")) },
+            ))
+        })
+        .unwrap();
+        let built = serde_json::to_value(tools[0].definition()).unwrap();
+        assert_eq!(built, full);
+    }
 }

@@ -161,6 +161,10 @@ impl From<&IconSection> for crate::Icon {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is one yes-or-no key of the manifest, as `ToolDefinition` has it"
+)]
 pub struct ToolSection {
     /// The name the model calls it by (1 to 64 of `a-z A-Z 0-9 _ -`).
     pub name: String,
@@ -216,6 +220,20 @@ pub struct ToolSection {
     /// Labels for filtering.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Example calls, for few-shot prompting.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+    /// Who may call it: `human` (the model in conversation, and the default) and
+    /// `code_execution` (code the model writes, in code mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_callers: Vec<crate::Caller>,
+    /// The arguments follow the schema exactly (OpenAI's strict mode); a schema that cannot
+    /// be strict fails the load.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
+    /// The most characters of output the model reads from one call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_limit: Option<usize>,
 }
 
 impl ToolSection {
