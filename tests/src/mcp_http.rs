@@ -76,6 +76,33 @@ pub async fn post_in_session(
         .unwrap()
 }
 
+/// [`request_in_session`], or `None` when no server answers it with `200`: a balancer may
+/// send a request down a connection to a replica that has just died, and that request is
+/// lost, where the next one is sent elsewhere.
+pub async fn try_request_in_session(
+    http: &reqwest::Client,
+    url: &str,
+    session: &str,
+    method: &str,
+    params: Value,
+) -> Option<Value> {
+    let mut body = json!({ "jsonrpc": "2.0", "id": 1, "method": method });
+    body["params"] = params;
+    let response = http
+        .post(url)
+        .header("accept", ACCEPT)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", VERSION)
+        .json(&body)
+        .send()
+        .await
+        .ok()?;
+    if response.status() != 200 {
+        return None;
+    }
+    Some(crate::http_answer(response).await)
+}
+
 /// Sends the request `method` with `params` in `session` and returns its JSON-RPC answer,
 /// sent as JSON or as server-sent events.
 ///

@@ -1,5 +1,5 @@
 //! Locks that outlive a panic. A panic while one of this crate's locks is held (in a tool, a
-//! hook, a handler) must cost only its own call: the lock is taken anyway rather than
+//! layer, a handler) must cost only its own call: the lock is taken anyway rather than
 //! spreading the panic to every later caller. What these locks guard is replaced whole or
 //! changed by single inserts and removals, never left half-written across a call out.
 

@@ -66,7 +66,7 @@ impl McpServer {
     /// Requires a bearer token of every HTTP request, as [`McpAuth`] describes, and serves
     /// the protected-resource metadata document. Each call's [`ToolContext`](crate::ToolContext) carries the
     /// [`Identity`](crate::Identity) the authorizer returned, its scopes granted as
-    /// capabilities, so tools, hooks and [`Permission`](crate::middleware::Permission) can
+    /// capabilities, so tools, layers and [`Permission`](crate::middleware::Permission) can
     /// tell callers apart. Stdio is not affected: its client is whoever started the process.
     ///
     /// ```no_run
