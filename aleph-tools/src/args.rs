@@ -1,8 +1,8 @@
 //! Deserializing a tool's JSON arguments, with the argument that failed named by JSON pointer.
 //!
-//! Arguments arrive as an owned [`Value`] and are moved into the typed arguments, exactly as
-//! `serde_json::from_value` would, so strings are not copied; `serde_path_to_error` tracks
-//! where serde was when it failed, which becomes the pointer in the error.
+//! `serde_path_to_error` tracks where serde was when it failed, which becomes the pointer in
+//! the error; the value found there is described as the schema check describes it, so an
+//! error reads the same whichever of the two found it.
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -26,9 +26,11 @@ pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result
             ));
         }
     };
-    serde_path_to_error::deserialize(args).map_err(|err| {
+    serde_path_to_error::deserialize(&args).map_err(|err| {
         let pointer = path_pointer(err.path());
-        ToolError::invalid_args(tool, vec![serde_problem(pointer, &err.inner().to_string())])
+        let found = args.pointer(&pointer).map(describe);
+        let problem = serde_problem(pointer, &err.inner().to_string(), found);
+        ToolError::invalid_args(tool, vec![problem])
     })
 }
 
@@ -49,8 +51,8 @@ pub(crate) fn pointer(key: &str) -> String {
 }
 
 /// Reads serde's error messages (invalid type or value, missing or unknown field, unknown
-/// variant) into the one argument-error shape.
-fn serde_problem(pointer: String, message: &str) -> ArgumentProblem {
+/// variant) into the one argument-error shape; `found` describes the value at `pointer`.
+fn serde_problem(pointer: String, message: &str, found: Option<String>) -> ArgumentProblem {
     if let Some(field) = between(message, "missing field `", "`") {
         // Serde misses a field at the end of the object that lacks it.
         let pointer = within(pointer, field);
@@ -69,13 +71,34 @@ fn serde_problem(pointer: String, message: &str) -> ArgumentProblem {
     }
     match message.split_once(", expected ") {
         Some((received, expected)) => {
-            let received = ["invalid type: ", "invalid value: ", "unknown variant "]
-                .iter()
-                .find_map(|prefix| received.strip_prefix(prefix))
-                .unwrap_or(received);
-            ArgumentProblem::new(pointer, expected).received(received)
+            let received = found.unwrap_or_else(|| {
+                ["invalid type: ", "invalid value: ", "unknown variant "]
+                    .iter()
+                    .find_map(|prefix| received.strip_prefix(prefix))
+                    .unwrap_or(received)
+                    .to_owned()
+            });
+            ArgumentProblem::new(pointer, in_words(expected)).received(received)
         }
         None => ArgumentProblem::new(pointer, message),
+    }
+}
+
+/// What serde expected, in words where it names a Rust number type (`u8`, `f64`).
+fn in_words(expected: &str) -> String {
+    let range = |min: i128, max: u128| format!("an integer from {min} to {max}");
+    match expected {
+        "u8" => range(0, u8::MAX.into()),
+        "u16" => range(0, u16::MAX.into()),
+        "u32" => range(0, u32::MAX.into()),
+        "u64" | "usize" => range(0, u64::MAX.into()),
+        "i8" => range(i8::MIN.into(), i8::MAX.unsigned_abs().into()),
+        "i16" => range(i16::MIN.into(), i16::MAX.unsigned_abs().into()),
+        "i32" => range(i32::MIN.into(), i32::MAX.unsigned_abs().into()),
+        "i64" | "isize" => range(i64::MIN.into(), i64::MAX.unsigned_abs().into()),
+        "u128" | "i128" => "an integer".to_owned(),
+        "f32" | "f64" => "a number".to_owned(),
+        other => other.to_owned(),
     }
 }
 
@@ -151,7 +174,7 @@ mod tests {
             ),
             (
                 json!({ "id": "one" }),
-                "`/id`: expected u8, received string \"one\"",
+                "`/id`: expected an integer from 0 to 255, received the string \"one\"",
             ),
             (
                 json!({ "id": 1, "window": { "from": 1 } }),
@@ -159,7 +182,7 @@ mod tests {
             ),
             (
                 json!({ "id": 1, "window": { "from": -1, "to": 2 } }),
-                "`/window/from`: expected u32",
+                "`/window/from`: expected an integer from 0 to 4294967295, received the number -1",
             ),
             (
                 json!({ "id": 1, "window": { "from": 1, "to": 2, "by": 3 } }),
@@ -167,7 +190,7 @@ mod tests {
             ),
             (
                 json!({ "id": 1, "tags": ["a", 2] }),
-                "`/tags/1`: expected a string, received integer `2`",
+                "`/tags/1`: expected a string, received the number 2",
             ),
         ];
         for (args, expected) in cases {

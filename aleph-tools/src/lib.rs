@@ -31,6 +31,7 @@
 //!
 //! | feature | adds |
 //! | --- | --- |
+//! | `validation` | every call's arguments checked against the tool's JSON Schema, every problem listed; without it only tools whose types enforce their whole schema are served (implied by `plugins`, `mcp`, `builtin`) |
 //! | `plugins` | [`plugin`]: manifests, discovery, the plugin manager, hot reload |
 //! | `wasm` | WebAssembly plugins run by Extism (implies `plugins`) |
 //! | `node` | Node.js plugins, supervised child processes (implies `plugins`) |

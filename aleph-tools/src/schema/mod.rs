@@ -5,6 +5,10 @@
 pub(crate) mod coerce;
 mod dialect;
 mod enforced;
+#[cfg(feature = "validation")]
+mod validate;
+#[cfg(not(feature = "validation"))]
+#[path = "typed_only.rs"]
 mod validate;
 
 use std::any::TypeId;

@@ -18,8 +18,10 @@ pub(crate) struct ArgumentValidator {
 }
 
 impl ArgumentValidator {
-    /// Compiles `schema`; the message says why a schema cannot be used.
-    pub(crate) fn new(schema: &Value) -> Result<Self, String> {
+    /// Compiles `schema`; the message says why a schema cannot be used. Every tool's
+    /// arguments are checked against its schema, `typed` or not.
+    pub(crate) fn new(schema: &Value, typed: bool) -> Result<Self, String> {
+        let _ = typed;
         jsonschema::validator_for(schema)
             .map(|validator| Self { validator })
             .map_err(|err| format!("its input schema is not a valid JSON Schema: {err}"))

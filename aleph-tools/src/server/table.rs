@@ -78,7 +78,6 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
         ));
     }
     check_strict(&definition)?;
-    let validator = ArgumentValidator::new(&definition.parameters).map_err(invalid)?;
     let fast = tool
         .typed_arguments()
         .filter(|typed| {
@@ -90,6 +89,8 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
             run_inline: typed.inline_runner(),
             reads_context: typed.reads_context(),
         });
+    let validator =
+        ArgumentValidator::new(&definition.parameters, fast.is_some()).map_err(invalid)?;
     Ok(Entry {
         name: Arc::from(name.as_str()),
         tool,
