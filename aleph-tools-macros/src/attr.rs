@@ -151,7 +151,8 @@ impl Key {
 }
 
 const CATEGORIES: &[&str] = &["Builtin", "Mcp", "Plugin", "Skill"];
-const CALLERS: &[&str] = &["human", "code_execution"];
+/// Each caller as `callers = [...]` writes it, and its `Caller` variant (also accepted).
+const CALLERS: [(&str, &str); 2] = [("human", "Human"), ("code_execution", "CodeExecution")];
 
 /// Everything `#[tool(...)]` said, checked.
 #[derive(Default)]
@@ -403,13 +404,17 @@ fn callers(expr: &Expr, errors: &mut Errors) -> Vec<Ident> {
             );
             continue;
         };
-        match text.as_str() {
-            "human" | "Human" => out.push(Ident::new("Human", span)),
-            "code_execution" | "CodeExecution" => out.push(Ident::new("CodeExecution", span)),
-            _ => errors.spanned(
+        if let Some((_, variant)) = CALLERS
+            .iter()
+            .find(|(written, variant)| text == *written || text == *variant)
+        {
+            out.push(Ident::new(variant, span));
+        } else {
+            let written: Vec<&str> = CALLERS.iter().map(|(written, _)| *written).collect();
+            errors.spanned(
                 item,
-                format!("unknown caller `{text}`{}", suggest::hint(&text, CALLERS)),
-            ),
+                format!("unknown caller `{text}`{}", suggest::hint(&text, &written)),
+            );
         }
     }
     out

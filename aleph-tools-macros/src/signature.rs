@@ -25,7 +25,29 @@ const INJECTED: &[&str] = &[
 ];
 /// The crates whose paths name the injected types.
 const INJECTING_CRATES: &[&str] = &["aleph_tools", "tokio_util"];
-const ARG_KEYS: &[&str] = &["default", "inject", "model"];
+/// The keys of `#[arg(...)]`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ArgKey {
+    Default,
+    Inject,
+    Model,
+}
+
+impl ArgKey {
+    const ALL: [Self; 3] = [Self::Default, Self::Inject, Self::Model];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Inject => "inject",
+            Self::Model => "model",
+        }
+    }
+
+    fn from_str(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|key| key.as_str() == text)
+    }
+}
 /// Types whose schema admits any key, so a strict tool cannot take them.
 const OPEN_TYPES: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map", "Value"];
 
@@ -200,34 +222,35 @@ fn arg_options(attrs: &[Attribute], errors: &mut Errors) -> ArgOptions {
                 .get_ident()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            match (key.as_str(), meta) {
-                ("default", Meta::Path(_)) => default = Some(ArgDefault::Trait),
-                ("default", Meta::NameValue(nv)) => {
+            match (ArgKey::from_str(&key), meta) {
+                (Some(ArgKey::Default), Meta::Path(_)) => default = Some(ArgDefault::Trait),
+                (Some(ArgKey::Default), Meta::NameValue(nv)) => {
                     default = Some(ArgDefault::Expr(Box::new(nv.value)));
                 }
-                ("inject", Meta::Path(path)) => {
+                (Some(ArgKey::Inject), Meta::Path(path)) => {
                     if model {
                         errors.spanned(path, "a parameter is either `model` or `inject`, not both");
                     }
                     inject = true;
                 }
-                ("model", Meta::Path(path)) => {
+                (Some(ArgKey::Model), Meta::Path(path)) => {
                     if inject {
                         errors.spanned(path, "a parameter is either `model` or `inject`, not both");
                     }
                     model = true;
                 }
-                ("default" | "inject" | "model", other) => {
+                (Some(_), other) => {
                     errors.spanned(
                         other,
                         "write `#[arg(default)]`, `#[arg(default = ...)]`, `#[arg(inject)]` or `#[arg(model)]`",
                     );
                 }
-                (_, other) => {
+                (None, other) => {
                     let path = other.path();
+                    let keys: Vec<&str> = ArgKey::ALL.into_iter().map(ArgKey::as_str).collect();
                     errors.spanned(
                         path,
-                        format!("unknown `arg` key `{key}`{}", suggest::hint(&key, ARG_KEYS)),
+                        format!("unknown `arg` key `{key}`{}", suggest::hint(&key, &keys)),
                     );
                 }
             }

@@ -71,18 +71,45 @@ fn serde_problem(pointer: String, message: &str, found: Option<String>) -> Argum
     }
     match message.split_once(", expected ") {
         Some((received, expected)) => {
-            let received = found.unwrap_or_else(|| {
-                ["invalid type: ", "invalid value: ", "unknown variant "]
-                    .iter()
-                    .find_map(|prefix| received.strip_prefix(prefix))
-                    .unwrap_or(received)
-                    .to_owned()
-            });
+            let variant = received.strip_prefix("unknown variant ");
+            let said = ["invalid type: ", "invalid value: "]
+                .iter()
+                .find_map(|prefix| received.strip_prefix(prefix))
+                .or(variant)
+                .unwrap_or(received);
+            // Serde's own words for a value (`integer `42``) read as the schema check's do; a
+            // type's own message (`an odd-length string`) is kept as its author wrote it.
+            let serdes = variant.is_some() || SERDE_WORDS.iter().any(|w| said.starts_with(w));
+            let received = match found {
+                Some(found) if serdes => found,
+                _ => said.to_owned(),
+            };
             ArgumentProblem::new(pointer, in_words(expected)).received(received)
         }
         None => ArgumentProblem::new(pointer, message),
     }
 }
+
+/// How serde's errors begin to name the value they met (`serde::de::Unexpected`).
+const SERDE_WORDS: &[&str] = &[
+    "boolean `",
+    "integer `",
+    "floating point `",
+    "char ",
+    "string \"",
+    "byte array",
+    "null",
+    "Option value",
+    "unit value",
+    "unit variant",
+    "newtype struct",
+    "newtype variant",
+    "sequence",
+    "map",
+    "enum",
+    "tuple variant",
+    "struct variant",
+];
 
 /// What serde expected, in words where it names a Rust number type (`u8`, `f64`).
 fn in_words(expected: &str) -> String {
