@@ -9,7 +9,7 @@
 #![cfg(target_os = "linux")]
 
 use aleph_tools::sandbox::{Network, Sandbox};
-use aleph_tools_tests::{eventually, processes_mentioning};
+use aleph_tools_tests::{command_lines, eventually};
 use serde_json::json;
 
 use super::sandbox::{LoopbackServer, Space, bash_server, python};
@@ -62,7 +62,17 @@ except OSError as error:
 async fn the_proxy_admits_a_granted_host_and_refuses_the_rest_naming_each_refusal() {
     let space = Space::new();
     let server = LoopbackServer::start();
-    let policy = Sandbox::new().network(Network::proxy(["127.0.0.1"]));
+    // A host nobody asks for marks this sandbox's proxy among those of tests running beside
+    // it: the plan the proxy is started with, on its command line, names it.
+    let marker = format!(
+        "proxy-{}-{}.invalid",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos()
+    );
+    let policy = Sandbox::new().network(Network::proxy(["127.0.0.1", marker.as_str()]));
     let port = server.port.to_string();
     let ran = python(
         &policy,
@@ -109,7 +119,9 @@ async fn the_proxy_admits_a_granted_host_and_refuses_the_rest_naming_each_refusa
         );
     }
     eventually("the proxy ends with the sandbox", || {
-        processes_mentioning("aleph-sandbox-proxy") == 0
+        !command_lines()
+            .iter()
+            .any(|line| line.contains("aleph-sandbox-proxy") && line.contains(&marker))
     })
     .await;
 }
