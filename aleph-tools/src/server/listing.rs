@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::table::Entry;
-use super::{AlephToolServer, CompiledFilter};
+use super::{AlephToolServer, CompiledFilter, Snapshot};
 use crate::context::ToolContext;
 use crate::provider::{Provider, SizeReport, ToolListError};
 use crate::tool::ToolDefinition;
@@ -100,24 +100,20 @@ impl AlephToolServer {
         &self,
         context: &ToolContext,
     ) -> Option<std::collections::HashSet<String>> {
-        if self.shared.snapshot.load().stack.is_empty() {
-            return None;
-        }
+        let layered = self.layered()?;
         let hidden: std::collections::HashSet<String> = self
             .offered_definitions()
             .iter()
-            .filter(|definition| !self.layers_offer(definition, context))
+            .filter(|definition| !layered.stack.offers(definition, context))
             .map(|definition| definition.name.clone())
             .collect();
         (!hidden.is_empty()).then_some(hidden)
     }
 
-    fn layers_offer(&self, definition: &ToolDefinition, context: &ToolContext) -> bool {
-        self.shared
-            .snapshot
-            .load()
-            .stack
-            .offers(definition, context)
+    /// The snapshot in force, when its stack has a layer that could leave a tool out.
+    fn layered(&self) -> Option<Arc<Snapshot>> {
+        let snapshot = self.shared.snapshot.load_full();
+        (!snapshot.stack.is_empty()).then_some(snapshot)
     }
 }
 
@@ -169,8 +165,8 @@ impl<'s> ToolList<'s> {
     /// listed with `requires_confirmation` set.
     pub fn definitions(&self) -> Vec<Arc<ToolDefinition>> {
         let mut tools = self.server.offered_definitions();
-        if let Some(context) = self.layered_context() {
-            tools.retain(|definition| self.server.layers_offer(definition, context));
+        if let Some((context, layered)) = self.layered_context() {
+            tools.retain(|definition| layered.stack.offers(definition, context));
         }
         tools
     }
@@ -200,7 +196,7 @@ impl<'s> ToolList<'s> {
     pub fn get(&self, name: &str) -> Option<Arc<ToolDefinition>> {
         let definition = self.server.offered(name)?;
         match self.layered_context() {
-            Some(context) if !self.server.layers_offer(&definition, context) => None,
+            Some((context, layered)) if !layered.stack.offers(&definition, context) => None,
             _ => Some(definition),
         }
     }
@@ -221,14 +217,14 @@ impl<'s> ToolList<'s> {
     /// and logged with `tracing` for any other.
     pub fn for_provider(&self, provider: Provider) -> Arc<Value> {
         let server = self.server;
-        let Some(context) = self.layered_context() else {
+        let Some((context, layered)) = self.layered_context() else {
             return server.shared_tools_array(provider);
         };
         let offered = server.offered_definitions();
         let everything = offered.len();
         let theirs: Vec<_> = offered
             .into_iter()
-            .filter(|definition| server.layers_offer(definition, context))
+            .filter(|definition| layered.stack.offers(definition, context))
             .collect();
         if theirs.len() == everything {
             return server.shared_tools_array(provider);
@@ -266,9 +262,9 @@ impl<'s> ToolList<'s> {
         all
     }
 
-    /// The context, when a layer could leave a tool out for it.
-    fn layered_context(&self) -> Option<&'s ToolContext> {
-        self.context
-            .filter(|_| !self.server.shared.snapshot.load().stack.is_empty())
+    /// The context, with the snapshot whose layers are asked, when a layer could leave a
+    /// tool out for it.
+    fn layered_context(&self) -> Option<(&'s ToolContext, Arc<Snapshot>)> {
+        Some((self.context?, self.server.layered()?))
     }
 }
