@@ -168,6 +168,16 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
         quote!(#fn_ident(#(#call_args),*))
     };
     let (output_ty, finish, checks) = output_parts(&analyzed.output, &invoke, &private);
+    let checks = (!checks.is_empty()).then(|| quote!(const _: fn() = || { #checks };));
+    let defaults = (!default_fns.is_empty()).then(|| {
+        quote! {
+            #(#cfgs)*
+            #[automatically_derived]
+            impl #args {
+                #(#default_fns)*
+            }
+        }
+    });
     let finish = if is_async || attrs.inline {
         finish
     } else {
@@ -196,22 +206,16 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
             #(#fields,)*
         }
 
-        #(#cfgs)*
-        #[automatically_derived]
-        impl #args {
-            #(#default_fns)*
-        }
+        #defaults
 
         #(#cfgs)*
         #[doc = #tool_doc]
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default, ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash)]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
         #vis struct #tool;
 
         #(#cfgs)*
         const _: () = {
-            const _: fn() = || {
-                #checks
-            };
+            #checks
 
             #[automatically_derived]
             impl #private::AlephTool for #tool {

@@ -5,6 +5,8 @@
 //!   `serde_json::to_string` of the output;
 //! - `server_str`: through `AlephToolServer::call_str` by name, from the same text (lookup,
 //!   argument check, context, panic guard, `ToolResult`), then the output to text;
+//! - `floor_value`: by hand from a `Value` (built outside the measurement):
+//!   `serde_json::from_value` into the arguments struct, the function, the output to text;
 //! - `server`: through `AlephToolServer::call` by name from a `Value` (built outside the
 //!   measurement), then the output to text;
 //! - `layered`: `server` with the `Audit` layer (logging every call to a `tracing`
@@ -25,7 +27,10 @@ use aleph_tools::ToolCallRequest;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt;
 use serde_json::Value;
-use support::{ADD_ARGS, DISTANCE_ARGS, floor_add, floor_distance, servers};
+use support::{
+    ADD_ARGS, DISTANCE_ARGS, floor_add, floor_add_value, floor_distance, floor_distance_value,
+    servers,
+};
 
 /// Runs a call that never waits and gives its output as text.
 fn output_text(call: ToolCallRequest<'_>) -> String {
@@ -34,7 +39,13 @@ fn output_text(call: ToolCallRequest<'_>) -> String {
     serde_json::to_string(&result.output).unwrap()
 }
 
-fn bench_tool(c: &mut Criterion, name: &str, text: &str, floor: fn(&str) -> String) {
+fn bench_tool(
+    c: &mut Criterion,
+    name: &str,
+    text: &str,
+    floor: fn(&str) -> String,
+    floor_value: fn(Value) -> String,
+) {
     let (server, layered) = servers();
     let value: Value = serde_json::from_str(text).unwrap();
     assert_eq!(floor(text), output_text(server.call_str(name, text)));
@@ -42,6 +53,13 @@ fn bench_tool(c: &mut Criterion, name: &str, text: &str, floor: fn(&str) -> Stri
     group.bench_function("floor", |b| b.iter(|| black_box(floor(black_box(text)))));
     group.bench_function("server_str", |b| {
         b.iter(|| black_box(output_text(server.call_str(name, black_box(text)))));
+    });
+    group.bench_function("floor_value", |b| {
+        b.iter_batched(
+            || value.clone(),
+            |args| black_box(floor_value(args)),
+            BatchSize::SmallInput,
+        );
     });
     group.bench_function("server", |b| {
         b.iter_batched(
@@ -66,8 +84,14 @@ fn calls(c: &mut Criterion) {
         .with_writer(std::io::sink)
         .with_max_level(tracing::Level::INFO)
         .init();
-    bench_tool(c, "add", ADD_ARGS, floor_add);
-    bench_tool(c, "distance", DISTANCE_ARGS, floor_distance);
+    bench_tool(c, "add", ADD_ARGS, floor_add, floor_add_value);
+    bench_tool(
+        c,
+        "distance",
+        DISTANCE_ARGS,
+        floor_distance,
+        floor_distance_value,
+    );
 }
 
 criterion_group!(benches, calls);

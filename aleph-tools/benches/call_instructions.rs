@@ -2,15 +2,15 @@
 //! too noisy to compare (`layered` runs with no `tracing` subscriber installed). Each run
 //! calls one path on one tool `ITERS` times inside `measured`, and callgrind counts only what
 //! runs there (building the servers, which calibrates their clock for a varying time, stays
-//! out), so the count divided by `ITERS` is that path's instructions per call. The `server`
-//! and `layered` paths take a `Value`, cloned from a kept one each time; the `clone` path
-//! only clones and drops it, so subtract it from those two:
+//! out), so the count divided by `ITERS` is that path's instructions per call. The
+//! `floor_value`, `server` and `layered` paths take a `Value`, cloned from a kept one each
+//! time; the `clone` path only clones and drops it, so subtract it from those three:
 //!
 //! ```sh
 //! cargo bench -p aleph-tools --bench call_instructions --no-run
 //! BIN=$(ls -t target/release/deps/call_instructions-* | grep -v '\.d$' | head -1)
 //! for tool in add distance; do
-//!   for path in floor server_str clone server layered; do
+//!   for path in floor server_str clone floor_value server layered; do
 //!     ALEPH_BENCH_TOOL=$tool ALEPH_BENCH_PATH=$path ALEPH_BENCH_ITERS=100000 \
 //!       valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!       '--toggle-collect=call_instructions::measured*' "$BIN" 2>&1 | grep Collected
@@ -31,7 +31,10 @@ use std::hint::black_box;
 use aleph_tools::ToolCallRequest;
 use futures_util::FutureExt;
 use serde_json::Value;
-use support::{ADD_ARGS, DISTANCE_ARGS, floor_add, floor_distance, servers};
+use support::{
+    ADD_ARGS, DISTANCE_ARGS, floor_add, floor_add_value, floor_distance, floor_distance_value,
+    servers,
+};
 
 fn output_text(call: ToolCallRequest<'_>) -> String {
     let result = call.into_future().now_or_never().unwrap();
@@ -51,16 +54,24 @@ fn main() {
     };
     let paths: Vec<String> = match var("ALEPH_BENCH_PATH") {
         Some(path) => vec![path],
-        None => ["floor", "server_str", "clone", "server", "layered"]
-            .map(String::from)
-            .to_vec(),
+        None => [
+            "floor",
+            "server_str",
+            "clone",
+            "floor_value",
+            "server",
+            "layered",
+        ]
+        .map(String::from)
+        .to_vec(),
     };
     for tool in &tools {
-        let (text, floor): (&str, fn(&str) -> String) = match tool.as_str() {
-            "add" => (ADD_ARGS, floor_add),
-            "distance" => (DISTANCE_ARGS, floor_distance),
-            other => panic!("unknown ALEPH_BENCH_TOOL `{other}`: use add or distance"),
-        };
+        let (text, floor, floor_value): (&str, fn(&str) -> String, fn(Value) -> String) =
+            match tool.as_str() {
+                "add" => (ADD_ARGS, floor_add, floor_add_value),
+                "distance" => (DISTANCE_ARGS, floor_distance, floor_distance_value),
+                other => panic!("unknown ALEPH_BENCH_TOOL `{other}`: use add or distance"),
+            };
         let value: Value = serde_json::from_str(text).unwrap();
         for path in &paths {
             let run = || match path.as_str() {
@@ -70,10 +81,11 @@ fn main() {
                     drop(black_box(value.clone()));
                     String::new()
                 }
+                "floor_value" => floor_value(value.clone()),
                 "server" => output_text(server.call(tool, value.clone())),
                 "layered" => output_text(layered.call(tool, value.clone())),
                 other => panic!(
-                    "unknown ALEPH_BENCH_PATH `{other}`: use floor, server_str, clone, server or layered"
+                    "unknown ALEPH_BENCH_PATH `{other}`: use floor, server_str, clone, floor_value, server or layered"
                 ),
             };
             // Once outside the count: what a first call sets up once is not a call's cost.

@@ -13,7 +13,7 @@ pub use crate::error::ToolError;
 pub use crate::registry::ToolRegistration;
 pub use crate::server::FastStart;
 pub use crate::tool::{
-    AlephTool, Icon, RawArguments, ToolAnnotations, ToolCategory, ToolDefinition, TypedArguments,
+    AlephTool, Icon, ToolAnnotations, ToolCategory, ToolDefinition, TypedArguments,
 };
 pub use ::core::future::Future;
 pub use ::core::option::Option::{self, None, Some};

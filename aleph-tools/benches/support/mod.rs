@@ -1,9 +1,10 @@
 //! The tools the call benchmarks measure, the hand-written floors they compare them with,
 //! and the layered server they measure beside the plain one.
 //!
-//! The floor is what a program without a tool server would write: the arguments text read
-//! into the arguments struct with `serde_json::from_str`, the function, and the output
-//! written back with `serde_json::to_string`.
+//! The floor is what a program without a tool server would write: the arguments read into
+//! the arguments struct (from text with `serde_json::from_str`, or from a `Value` with
+//! `serde_json::from_value`), the function, and the output written back with
+//! `serde_json::to_string`.
 
 use aleph_tools::ToolServerBuilder;
 use aleph_tools::middleware::Audit;
@@ -11,6 +12,7 @@ use aleph_tools::middleware::Audit;
 use aleph_tools::middleware::{Rate, RateLimit};
 use aleph_tools::prelude::*;
 use serde::Deserialize;
+use serde_json::Value;
 
 /// Add two integers.
 // `inline`: a pure computation runs in place, with no hop to the blocking pool.
@@ -59,6 +61,18 @@ pub fn floor_add(args: &str) -> String {
 /// The floor for `distance`.
 pub fn floor_distance(args: &str) -> String {
     let args: DistanceArgs = serde_json::from_str(args).unwrap();
+    serde_json::to_string(&distance(args.from, args.to)).unwrap()
+}
+
+/// The floor for `add`, from a `Value`.
+pub fn floor_add_value(args: Value) -> String {
+    let args: AddArgs = serde_json::from_value(args).unwrap();
+    serde_json::to_string(&add(args.a, args.b)).unwrap()
+}
+
+/// The floor for `distance`, from a `Value`.
+pub fn floor_distance_value(args: Value) -> String {
+    let args: DistanceArgs = serde_json::from_value(args).unwrap();
     serde_json::to_string(&distance(args.from, args.to)).unwrap()
 }
 

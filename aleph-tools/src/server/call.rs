@@ -14,10 +14,10 @@ use crate::context::ToolContext;
 use crate::error::{ArgumentProblem, ToolError};
 use crate::provider::parse_arguments_text;
 use crate::result::ToolResult;
-use crate::tool::{BoxFuture, RawArguments};
+use crate::tool::BoxFuture;
 
 /// A call's arguments in the form the caller has them. A tool whose arguments are a serde
-/// type reads any of them directly; the others get a [`Value`].
+/// type reads a value in place; the others get one of their own.
 #[derive(Debug)]
 pub(crate) enum CallArgs<'a> {
     /// A JSON value the call owns.
@@ -29,12 +29,21 @@ pub(crate) enum CallArgs<'a> {
 }
 
 impl CallArgs<'_> {
-    /// The arguments for a tool to read directly.
-    pub(crate) fn raw(&self) -> RawArguments<'_> {
+    /// The arguments as a value, for a tool to read in place: text is parsed, when it is
+    /// JSON (when it is not, the checked path says so).
+    pub(crate) fn parsed(self) -> Self {
         match self {
-            Self::Value(value) => RawArguments::Json(value),
-            Self::Borrowed(value) => RawArguments::Json(value),
-            Self::Text(text) => RawArguments::Text(text),
+            Self::Text(text) => parse_arguments_text(text).map_or(self, Self::Value),
+            other => other,
+        }
+    }
+
+    /// The arguments' value, when they are one.
+    pub(crate) fn value(&self) -> Option<&Value> {
+        match self {
+            Self::Value(value) => Some(value),
+            Self::Borrowed(value) => Some(value),
+            Self::Text(_) => None,
         }
     }
 

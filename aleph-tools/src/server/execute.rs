@@ -26,7 +26,7 @@ use crate::error::{ToolError, panic_message};
 use crate::middleware::{Chain, Endpoint, Next, ToolCall};
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
 use crate::schema::{self, Coercion};
-use crate::tool::{BoxFuture, RunInline, TypedArguments};
+use crate::tool::{BoxFuture, RunInline};
 use crate::util::sync::lock;
 
 /// A call the filter let through, to a tool of the table it borrows from.
@@ -40,10 +40,10 @@ struct Admitted<'t> {
 pub(crate) type ToolFuture<'a> = dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a;
 
 /// A call's arguments, checked against the tool's schema.
-enum Checked<'e> {
-    /// Read into the tool's arguments type, as the tool takes them; the JSON kept for
-    /// confirmation.
-    Typed(&'e dyn TypedArguments, Box<dyn Any + Send>, Value),
+enum Checked<'a> {
+    /// Read into the tool's arguments type: the tool's call, made and not yet started; the
+    /// JSON kept for confirmation.
+    Typed(BoxFuture<'a, Result<ToolOutput, ToolError>>, Value),
     /// As JSON, for a tool that reads its own (a runtime tool, or a typed tool whose
     /// arguments serde refuses though the schema takes them: the tool says why).
     Json(Value),
@@ -52,7 +52,7 @@ enum Checked<'e> {
 impl Checked<'_> {
     fn arguments(&self) -> &Value {
         match self {
-            Self::Typed(_, _, args) | Self::Json(args) => args,
+            Self::Typed(_, args) | Self::Json(args) => args,
         }
     }
 }
@@ -87,6 +87,7 @@ impl AlephToolServer {
                 && !admitted.needs_confirmation
                 && !self.shared.settings.repair_arguments
         });
+        let args = if fast.is_some() { args.parsed() } else { args };
         if let Some(run_inline) = fast.and_then(|fast| fast.run_inline)
             && let Some(result) =
                 self.run_in_place(&mut admitted, run_inline, &args, ctx.as_ref(), started)
@@ -105,11 +106,13 @@ impl AlephToolServer {
         if fast.is_none_or(|fast| fast.reads_context) {
             call.ready_context();
         }
-        if let Some(start) = fast.and_then(|fast| fast.start) {
+        if let Some(start) = fast.and_then(|fast| fast.start)
+            && let Some(value) = args.value()
+        {
             if let Err(err) = check_caller(&call.entry, &call.ctx) {
                 return ToolCallFuture::ended(call.finish(Err(err)));
             }
-            match start(call, args.raw()) {
+            match start(call, value) {
                 Ok(running) => return running,
                 // Serde refused the arguments: the checked path says why.
                 Err(refused) => call = refused,
@@ -139,7 +142,8 @@ impl AlephToolServer {
             Err(err)
         } else {
             let tool = entry.tool.typed_arguments()?.as_any();
-            match contain(entry, || run_inline(tool, args.raw(), ctx)) {
+            let args = args.value()?;
+            match contain(entry, || run_inline(tool, args, ctx)) {
                 Ok(Some(outcome)) => outcome,
                 // Serde refused the arguments: the checked path says why.
                 Ok(None) => return None,
@@ -268,7 +272,7 @@ impl AlephToolServer {
         needs_confirmation: bool,
         coercions: &mut Vec<Coercion>,
     ) -> Result<ToolOutput, ToolError> {
-        let checked = self.check(entry, args, coercions)?;
+        let checked = self.check(entry, args, ctx, coercions)?;
         if needs_confirmation {
             if let Checked::Json(args) = &checked {
                 entry.tool.validate(args)?;
@@ -276,24 +280,26 @@ impl AlephToolServer {
             self.confirm(entry, checked.arguments().clone(), ctx)
                 .await?;
         }
-        // A hand-written tool may panic while building its future, before any poll.
-        let mut future = contain(entry, || match checked {
-            Checked::Typed(typed, args, _) => typed.call_decoded(args, ctx),
-            Checked::Json(args) => entry.tool.call(args, ctx),
-        })?;
+        let mut future = match checked {
+            Checked::Typed(future, _) => future,
+            // A hand-written tool may panic while building its future, before any poll.
+            Checked::Json(args) => contain(entry, || entry.tool.call(args, ctx))?,
+        };
         self.limited(entry, ctx.listened_progress(), future.as_mut())
             .await
     }
 
     /// Checks the arguments (repairing them first when the server does) and reads them
-    /// into the tool's arguments type when it has one. A tool with a
-    /// [fast path](Entry::fast) asks serde first and the schema only when serde refuses.
-    fn check<'e>(
+    /// into the tool's arguments type when it has one, making its call with `ctx`. A tool
+    /// with a [fast path](Entry::fast) asks serde first and the schema only when serde
+    /// refuses.
+    fn check<'a>(
         &self,
-        entry: &'e Entry,
+        entry: &'a Entry,
         mut args: Value,
+        ctx: &'a ToolContext,
         coercions: &mut Vec<Coercion>,
-    ) -> Result<Checked<'e>, ToolError> {
+    ) -> Result<Checked<'a>, ToolError> {
         let schema = &entry.definition.parameters;
         if self.shared.settings.repair_arguments {
             *coercions = schema::coerce(schema, &mut args);
@@ -301,9 +307,9 @@ impl AlephToolServer {
         let typed = entry.tool.typed_arguments();
         if entry.fast.is_some()
             && let Some(typed) = typed
-            && let Some(decoded) = contain(entry, || typed.decode(&args))?
+            && let Some(call) = contain(entry, || typed.prepare(&args, ctx))?
         {
-            return Ok(Checked::Typed(typed, decoded, args));
+            return Ok(Checked::Typed(call, args));
         }
         let mut checked = entry.validator.check(schema, &args);
         if checked.is_err() {
@@ -318,8 +324,8 @@ impl AlephToolServer {
         let Some(typed) = typed else {
             return Ok(Checked::Json(args));
         };
-        Ok(match contain(entry, || typed.decode(&args))? {
-            Some(decoded) => Checked::Typed(typed, decoded, args),
+        Ok(match contain(entry, || typed.prepare(&args, ctx))? {
+            Some(call) => Checked::Typed(call, args),
             None => Checked::Json(args),
         })
     }

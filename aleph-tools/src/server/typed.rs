@@ -10,16 +10,18 @@ use std::collections::HashMap;
 use std::pin::pin;
 use std::sync::{OnceLock, RwLock};
 
+use serde_json::Value;
+
 use super::{Prepared, ToolCallFuture};
-use crate::result::IntoToolOutput;
-use crate::tool::{AlephTool, RawArguments, TypedArguments, another_type, parse, run_inline};
+use crate::args;
+use crate::tool::{AlephTool, TypedArguments, another_type, run, run_inline};
 use crate::util::sync::{read, write};
 
 /// How a typed tool starts a call on the server's fast path: with its arguments read into
 /// its arguments type, the whole call in one boxed future, or run at once for an inline
 /// tool; or, when they do not read, the prepared call handed back for the checked path.
 pub(crate) type StartTyped =
-    for<'a, 'b> fn(Prepared<'a>, RawArguments<'b>) -> Result<ToolCallFuture<'a>, Prepared<'a>>;
+    for<'a, 'b> fn(Prepared<'a>, &'b Value) -> Result<ToolCallFuture<'a>, Prepared<'a>>;
 
 /// How calls of one tool type start on the fast path, as `#[tool]` submits it. Not public
 /// API.
@@ -74,16 +76,18 @@ pub(super) fn starter_of(tool: &dyn TypedArguments) -> Option<StartTyped> {
 )]
 fn start<'a, T: AlephTool>(
     call: Prepared<'a>,
-    args: RawArguments<'_>,
+    args: &Value,
 ) -> Result<ToolCallFuture<'a>, Prepared<'a>> {
-    let parsed = match call.contain(|| parse::<T::Args>(args)) {
+    let parsed: T::Args = match call.contain(|| args::read(args).ok()) {
         Ok(Some(parsed)) => parsed,
         Ok(None) => return Err(call),
         Err(panicked) => return Ok(ToolCallFuture::ended(call.finish(Err(panicked)))),
     };
     if T::INLINE && call.is_plain() {
         let Some(tool) = call.tool::<T>() else {
-            return Ok(ToolCallFuture::ended(call.finish(Err(another_type::<T>()))));
+            return Ok(ToolCallFuture::ended(
+                call.finish(Err(another_type(T::NAME))),
+            ));
         };
         let outcome = call
             .contain(|| run_inline(tool, parsed, call.context()))
@@ -92,12 +96,8 @@ fn start<'a, T: AlephTool>(
     }
     Ok(ToolCallFuture::running(Box::pin(async move {
         let outcome = match call.tool::<T>() {
-            Some(tool) => {
-                let ctx = call.context();
-                let running = pin!(async move { tool.call(parsed, ctx).await?.into_tool_output() });
-                call.drive(running).await
-            }
-            None => Err(another_type::<T>()),
+            Some(tool) => call.drive(pin!(run(tool, parsed, call.context()))).await,
+            None => Err(another_type(T::NAME)),
         };
         call.finish(outcome)
     })))

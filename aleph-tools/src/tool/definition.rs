@@ -274,8 +274,17 @@ impl ToolDefinition {
     /// input schema and output schema. What [`AlephTool::definition`] gives unless the tool
     /// overrides it, and where an override starts.
     pub fn of<T: AlephTool + ?Sized>() -> Self {
-        let mut definition = Self::new(T::NAME, T::DESCRIPTION, Value::clone(&T::input_schema()));
-        definition.output_schema = T::output_schema().map(|schema| Value::clone(&schema));
+        Self::of_parts(
+            T::NAME,
+            T::DESCRIPTION,
+            &T::input_schema(),
+            T::output_schema().as_deref(),
+        )
+    }
+
+    fn of_parts(name: &str, description: &str, input: &Value, output: Option<&Value>) -> Self {
+        let mut definition = Self::new(name, description, input.clone());
+        definition.output_schema = output.cloned();
         definition
     }
 

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 pub use self::definition::{Icon, IconTheme, ToolAnnotations, ToolCategory, ToolDefinition};
 pub use self::runtime::{RuntimeTool, ToolHandler};
-pub use self::typed::{RawArguments, RunInline, TypedArguments};
-pub(crate) use self::typed::{another_type, parse, run_inline};
+pub use self::typed::{RunInline, TypedArguments};
+pub(crate) use self::typed::{another_type, run, run_inline};
 use crate::context::{StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
@@ -209,14 +209,14 @@ impl<T: AlephTool> AlephToolDyn for T {
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let args = args::parse_args::<T::Args>(T::NAME, args)?;
-            AlephTool::call(self, args, ctx).await?.into_tool_output()
-        })
+        match args::parse_args::<T::Args>(T::NAME, &args) {
+            Ok(args) => Box::pin(run(self, args, ctx)),
+            Err(err) => Box::pin(std::future::ready(Err(err))),
+        }
     }
 
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
-        args::parse_args::<T::Args>(T::NAME, args.clone()).map(drop)
+        args::parse_args::<T::Args>(T::NAME, args).map(drop)
     }
 
     fn required_state(&self) -> Vec<StateType> {

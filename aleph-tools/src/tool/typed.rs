@@ -1,39 +1,32 @@
 //! What the server may do with a tool that deserializes its own arguments with serde (every
-//! [`AlephTool`]): try serde first and check against the schema only when serde refuses,
-//! and read JSON text straight into the arguments type.
+//! [`AlephTool`]): read them straight from the caller's JSON value, and check them against
+//! the schema only when serde refuses.
+//!
+//! Every path a typed tool's call can take (the server's fast path, in place or in one
+//! boxed future; the checked path; [`AlephToolDyn::call`](super::AlephToolDyn::call)) reads
+//! its arguments with the one reader of [`crate::args`] and runs it through the one future
+//! [`run`] makes, so `#[tool]` costs each tool one copy of each.
 
 use std::any::Any;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{AlephTool, BoxFuture};
+use crate::args::read;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::schema;
-use crate::util::objects_only::ObjectsOnly;
-
-/// A call's arguments as the caller holds them.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub enum RawArguments<'a> {
-    /// A JSON value.
-    Json(&'a Value),
-    /// JSON text.
-    Text(&'a str),
-}
 
 /// How an [inline](AlephTool::INLINE) typed tool that never reads its context runs a call
 /// in place, on the server's fast path: `tool` is the tool (as [`TypedArguments::as_any`]
 /// gives it), `ctx` the context as the caller gave it. `None` when serde refuses the
 /// arguments, for the checked path to say why.
 #[doc(hidden)]
-pub type RunInline =
-    fn(&dyn Any, RawArguments<'_>, &ToolContext) -> Option<Result<ToolOutput, ToolError>>;
+pub type RunInline = fn(&dyn Any, &Value, &ToolContext) -> Option<Result<ToolOutput, ToolError>>;
 
 /// A tool whose arguments are a serde type. Not public API: the server's fast path.
 #[doc(hidden)]
@@ -42,15 +35,13 @@ pub trait TypedArguments: Send + Sync {
     /// tool whose input schema is this one.
     fn own_schema(&self) -> Arc<Value>;
 
-    /// `args` read into the arguments type, when they are an object serde takes whole.
-    fn decode(&self, args: &Value) -> Option<Box<dyn Any + Send>>;
-
-    /// Runs the tool on arguments [`decode`](Self::decode) read.
-    fn call_decoded<'a>(
+    /// The tool's call on `args`, made and not yet started, when they are an object serde
+    /// reads whole into the arguments type.
+    fn prepare<'a>(
         &'a self,
-        args: Box<dyn Any + Send>,
+        args: &Value,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    ) -> Option<BoxFuture<'a, Result<ToolOutput, ToolError>>>;
 
     /// Whether the tool reads its context (see [`AlephTool::READS_CONTEXT`]).
     fn reads_context(&self) -> bool;
@@ -67,19 +58,13 @@ impl<T: AlephTool> TypedArguments for T {
         schema::arguments_schema_for::<T::Args>()
     }
 
-    fn decode(&self, args: &Value) -> Option<Box<dyn Any + Send>> {
-        parse_value::<T::Args>(args).map(|args| Box::new(args) as Box<dyn Any + Send>)
-    }
-
-    fn call_decoded<'a>(
+    fn prepare<'a>(
         &'a self,
-        args: Box<dyn Any + Send>,
+        args: &Value,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        match args.downcast::<T::Args>() {
-            Ok(args) => Box::pin(async move { self.call(*args, ctx).await?.into_tool_output() }),
-            Err(_) => Box::pin(std::future::ready(Err(another_type::<T>()))),
-        }
+    ) -> Option<BoxFuture<'a, Result<ToolOutput, ToolError>>> {
+        let args: T::Args = read(args).ok()?;
+        Some(Box::pin(run(self, args, ctx)))
     }
 
     fn reads_context(&self) -> bool {
@@ -95,25 +80,35 @@ impl<T: AlephTool> TypedArguments for T {
     }
 }
 
+/// A call of `tool` on arguments read: the tool's future, and its output made a
+/// [`ToolOutput`].
+pub(crate) async fn run<T: AlephTool>(
+    tool: &T,
+    args: T::Args,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    tool.call(args, ctx).await?.into_tool_output()
+}
+
 /// [`RunInline`] for `T`.
 fn run_in_place<T: AlephTool>(
     tool: &dyn Any,
-    args: RawArguments<'_>,
+    args: &Value,
     ctx: &ToolContext,
 ) -> Option<Result<ToolOutput, ToolError>> {
-    let args = parse::<T::Args>(args)?;
+    let args = read(args).ok()?;
     Some(match tool.downcast_ref::<T>() {
         Some(tool) => run_inline(tool, args, ctx),
-        None => Err(another_type::<T>()),
+        None => Err(another_type(T::NAME)),
     })
 }
 
 /// The error of a call whose fast path met a tool that is not a `T`. Never seen: the server
 /// takes the fast path from the tool it calls.
-pub(crate) fn another_type<T: AlephTool>() -> ToolError {
+#[cold]
+pub(crate) fn another_type(tool: &str) -> ToolError {
     ToolError::execution(format!(
-        "`{}` could not start: the server's fast path met a tool of another type (a bug in aleph-tools; please report it)",
-        T::NAME
+        "`{tool}` could not start: the server's fast path met a tool of another type (a bug in aleph-tools; please report it)"
     ))
 }
 
@@ -124,40 +119,16 @@ pub(crate) fn run_inline<T: AlephTool>(
     args: T::Args,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let running = pin!(tool.call(args, ctx));
+    let running = pin!(run(tool, args, ctx));
     match running.poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(outcome) => outcome?.into_tool_output(),
-        Poll::Pending => Err(ToolError::execution(format!(
-            "`{}` says it is inline (`AlephTool::INLINE`) but its call waited; only a tool whose call never waits may say so",
-            T::NAME
-        ))),
+        Poll::Ready(outcome) => outcome,
+        Poll::Pending => Err(waited(T::NAME)),
     }
 }
 
-// Arguments are named, so the arguments are an object, and so is every struct in them: serde
-// alone would read a struct from an array, by position.
-
-/// `args` read into `A`, when they are an object serde takes whole.
-pub(crate) fn parse<A: DeserializeOwned>(args: RawArguments<'_>) -> Option<A> {
-    match args {
-        RawArguments::Json(value) => parse_value(value),
-        RawArguments::Text(text) => parse_text(text),
-    }
-}
-
-fn parse_value<A: DeserializeOwned>(value: &Value) -> Option<A> {
-    if !value.is_object() {
-        return None;
-    }
-    A::deserialize(ObjectsOnly(value)).ok()
-}
-
-fn parse_text<A: DeserializeOwned>(text: &str) -> Option<A> {
-    if !text.trim_start().starts_with('{') {
-        return None;
-    }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let args = A::deserialize(ObjectsOnly(&mut deserializer)).ok()?;
-    deserializer.end().ok()?;
-    Some(args)
+#[cold]
+fn waited(tool: &str) -> ToolError {
+    ToolError::execution(format!(
+        "`{tool}` says it is inline (`AlephTool::INLINE`) but its call waited; only a tool whose call never waits may say so"
+    ))
 }

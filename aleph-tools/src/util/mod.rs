@@ -6,7 +6,6 @@ pub(crate) mod compress;
 #[cfg(any(feature = "plugins", feature = "builtin", feature = "sandbox"))]
 pub(crate) mod hosts;
 pub(crate) mod names;
-pub(crate) mod objects_only;
 pub(crate) mod patterns;
 #[cfg(any(feature = "node", feature = "builtin"))]
 pub(crate) mod process;

@@ -1,48 +1,53 @@
-//! Deserializing a tool's JSON arguments, with the argument that failed named by JSON pointer.
+//! Reading a tool's JSON arguments into its types, with the argument that failed named by
+//! JSON pointer.
 //!
-//! `serde_path_to_error` tracks where serde was when it failed, which becomes the pointer in
+//! [`reader`] reads them and keeps the place a read failed at, which becomes the pointer in
 //! the error; the value found there is described as the schema check describes it, so an
 //! error reads the same whichever of the two found it.
 
+mod reader;
+
+use std::sync::LazyLock;
+
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use serde_path_to_error::{Path, Segment};
 
+use self::reader::Failure;
+pub(crate) use self::reader::read;
 use crate::error::{ArgumentProblem, ToolError};
 
 /// What the arguments as a whole must be, in argument errors.
 pub(crate) const ARGUMENTS_OBJECT: &str = "a JSON object of named arguments";
 
-/// Deserializes `args` into `A`. `null` counts as no arguments: models send it for tools
-/// without parameters.
-pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result<A, ToolError> {
-    let args = match args {
-        Value::Object(map) => Value::Object(map),
-        Value::Null => Value::Object(Map::new()),
-        other => {
-            return Err(ToolError::invalid_args(
-                tool,
-                vec![ArgumentProblem::new("", ARGUMENTS_OBJECT).received(describe(&other))],
-            ));
-        }
-    };
-    serde_path_to_error::deserialize(&args).map_err(|err| {
-        let pointer = path_pointer(err.path());
-        let found = args.pointer(&pointer).map(describe);
-        let problem = serde_problem(pointer, &err.inner().to_string(), found);
-        ToolError::invalid_args(tool, vec![problem])
-    })
+/// Reads `args` into `A`, or says what is wrong with them. `null` counts as no arguments:
+/// models send it for tools without parameters.
+pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: &Value) -> Result<A, ToolError> {
+    let args = arguments_object(tool, args)?;
+    match read(args) {
+        Ok(args) => Ok(args),
+        Err(failure) => Err(refused(tool, args, failure)),
+    }
 }
 
-/// The JSON pointer of the place serde failed at: the keys and indexes it went through.
-fn path_pointer(path: &Path) -> String {
-    path.iter()
-        .filter_map(|segment| match segment {
-            Segment::Map { key } => Some(pointer(key)),
-            Segment::Seq { index } => Some(format!("/{index}")),
-            Segment::Enum { .. } | Segment::Unknown => None,
-        })
-        .collect()
+/// The arguments as an object: `null` read as no arguments, anything else refused.
+fn arguments_object<'a>(tool: &str, args: &'a Value) -> Result<&'a Value, ToolError> {
+    static NONE: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
+    match args {
+        Value::Object(_) => Ok(args),
+        Value::Null => Ok(&NONE),
+        other => Err(ToolError::invalid_args(
+            tool,
+            vec![ArgumentProblem::new("", ARGUMENTS_OBJECT).received(describe(other))],
+        )),
+    }
+}
+
+/// The argument error of a read serde refused.
+#[cold]
+fn refused(tool: &str, args: &Value, failure: Failure) -> ToolError {
+    let found = args.pointer(&failure.pointer).map(describe);
+    let problem = serde_problem(failure.pointer, &failure.error.to_string(), found);
+    ToolError::invalid_args(tool, vec![problem])
 }
 
 /// The JSON pointer of a top-level argument.
@@ -189,7 +194,7 @@ mod tests {
     }
 
     fn refusal(args: Value) -> String {
-        parse_args::<Args>("read", args).unwrap_err().to_string()
+        parse_args::<Args>("read", &args).unwrap_err().to_string()
     }
 
     #[test]
@@ -225,6 +230,7 @@ mod tests {
             assert!(refusal.contains(expected), "{args}: {refusal}");
         }
         assert!(refusal(json!([1])).contains("expected a JSON object of named arguments"));
-        assert!(parse_args::<Args>("read", json!({ "id": 1 })).is_ok());
+        assert!(parse_args::<Args>("read", &json!({ "id": 1 })).is_ok());
+        assert!(parse_args::<Args>("read", &json!({ "id": [1] })).is_err());
     }
 }
