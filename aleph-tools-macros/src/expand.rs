@@ -183,6 +183,17 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
     } else {
         on_blocking_pool(analyzed, &finish, &private)
     };
+    let plain = matches!(analyzed.output, Output::Plain(_) | Output::Unit);
+    let body = if is_async && injections.is_empty() && plain {
+        quote!(#private::Returns::new(#fn_ident(#(#call_args),*)))
+    } else {
+        quote! {
+            async move {
+                #(#injections)*
+                #finish
+            }
+        }
+    };
     let overrides = overrides(attrs, &private);
     let submit = submissions(attrs, tool, &private);
     let deny_unknown = attrs.strict.then(|| quote!(#[serde(deny_unknown_fields)]));
@@ -240,10 +251,7 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
                     __aleph_ctx: &#private::ToolContext,
                 ) -> impl #private::Future<Output = #private::Result<Self::Output, #private::ToolError>> + ::core::marker::Send {
                     let #args { #(#arg_idents,)* } = __aleph_args;
-                    async move {
-                        #(#injections)*
-                        #finish
-                    }
+                    #body
                 }
             }
 
@@ -252,22 +260,15 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
     }
 }
 
-/// What the expansion hands the linker: the tool's registration (unless `register =
-/// false`), and the server's fast path for it, found by its type wherever it is served from.
-fn submissions(attrs: &ToolAttrs, tool: &Ident, private: &TokenStream) -> TokenStream {
-    let register = attrs.register.then(|| {
+/// What the expansion hands the linker: the tool's registration, unless `register = false`.
+fn submissions(attrs: &ToolAttrs, tool: &Ident, private: &TokenStream) -> Option<TokenStream> {
+    attrs.register.then(|| {
         quote! {
             #private::inventory::submit! {
                 #private::ToolRegistration::new::<#tool>(::core::file!(), ::core::line!(), ::core::module_path!())
             }
         }
-    });
-    quote! {
-        #register
-        #private::inventory::submit! {
-            #private::FastStart::of::<#tool>()
-        }
-    }
+    })
 }
 
 /// `READS_CONTEXT = false` for a function with no injected parameter, which never sees its

@@ -3,7 +3,9 @@
 
 use std::fmt::Display;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use crate::schema::schema_for;
 
@@ -11,7 +13,6 @@ pub use crate::context::Caller;
 pub use crate::context::{FromToolContext, StateType, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::registry::ToolRegistration;
-pub use crate::server::FastStart;
 pub use crate::tool::{
     AlephTool, Icon, ToolAnnotations, ToolCategory, ToolDefinition, TypedArguments,
 };
@@ -176,5 +177,30 @@ mod tests {
         // version, or every tool fails to compile.
         assert_eq!(env!("CARGO_PKG_VERSION"), "0.1.0");
         let _ = crate::__private_0_1_0::assert_error::<String>;
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a `#[tool]` whose async function returns its output as it is: the
+    /// function's own future, its output made `Ok`. Written out rather than as an `async`
+    /// block, which the compiler would check as a coroutine of its own for every tool.
+    pub struct Returns<F> {
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F> Returns<F> {
+    /// Wraps the function's future.
+    pub const fn new(future: F) -> Self {
+        Self { future }
+    }
+}
+
+impl<F: Future> Future for Returns<F> {
+    type Output = Result<F::Output, ToolError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().future.poll(cx).map(Ok)
     }
 }

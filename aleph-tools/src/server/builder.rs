@@ -122,7 +122,6 @@ impl ToolServerBuilder {
                 "tool names must be 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`"
             );
         };
-        super::typed::remember::<T>();
         self.tools.push(Arc::new(tool));
         self
     }

@@ -62,9 +62,9 @@ impl AlephToolServer {
     ///
     /// The name is resolved and the call prepared at once; the future runs the rest. A
     /// typed tool whose arguments serde checks in full, called with nothing between it and
-    /// the caller (no layer, confirmation or argument repair), reads its arguments here and
-    /// runs the whole call in the one future it boxes, or at once when it is `inline`;
-    /// every other call takes the checked path.
+    /// the caller (no layer, confirmation or argument repair), reads its arguments itself:
+    /// at once, and runs there, when it is `inline` and nothing goes around its call; else
+    /// as its future is first polled. Every other call takes the checked path.
     pub(crate) fn run<'a>(
         &'a self,
         name: &str,
@@ -88,7 +88,9 @@ impl AlephToolServer {
                 && !self.shared.settings.repair_arguments
         });
         let args = if fast.is_some() { args.parsed() } else { args };
-        if let Some(run_inline) = fast.and_then(|fast| fast.run_inline)
+        if let Some(run_inline) = fast
+            .filter(|fast| !fast.reads_context)
+            .and_then(|fast| fast.run_inline)
             && let Some(result) =
                 self.run_in_place(&mut admitted, run_inline, &args, ctx.as_ref(), started)
         {
@@ -106,20 +108,51 @@ impl AlephToolServer {
         if fast.is_none_or(|fast| fast.reads_context) {
             call.ready_context();
         }
-        if let Some(start) = fast.and_then(|fast| fast.start)
+        if let Some(fast) = fast
             && let Some(value) = args.value()
         {
             if let Err(err) = check_caller(&call.entry, &call.ctx) {
                 return ToolCallFuture::ended(call.finish(Err(err)));
             }
-            match start(call, value) {
-                Ok(running) => return running,
+            let Some(run_inline) = fast.run_inline.filter(|_| call.is_plain()) else {
+                return ToolCallFuture::running(Box::pin(self.run_typed(call, args)));
+            };
+            let tool = call
+                .entry
+                .tool
+                .typed_arguments()
+                .map(|typed| typed.as_any());
+            match tool.map(|tool| call.contain(|| run_inline(tool, value, call.context()))) {
+                Some(Ok(Some(outcome))) => return ToolCallFuture::ended(call.finish(outcome)),
+                Some(Err(panicked)) => return ToolCallFuture::ended(call.finish(Err(panicked))),
                 // Serde refused the arguments: the checked path says why.
-                Err(refused) => call = refused,
+                Some(Ok(None)) | None => {}
             }
         }
         let chain = (!stack.is_empty()).then(|| Arc::clone(stack.chain()));
         ToolCallFuture::running(Box::pin(self.run_checked(call, args, chain)))
+    }
+
+    /// A call on the fast path: the tool reads its arguments and its call runs, with nothing
+    /// around it but what [`Prepared::drive`] puts there. Arguments serde refuses take the
+    /// checked path, which says why.
+    async fn run_typed(&self, call: Prepared<'_>, args: CallArgs<'_>) -> ToolResult {
+        let outcome = {
+            let typed = call.entry.tool.typed_arguments();
+            let prepared = match (typed, args.value()) {
+                (Some(typed), Some(value)) => call.contain(|| typed.prepare(value, call.context())),
+                _ => Ok(None),
+            };
+            match prepared {
+                Ok(Some(mut running)) => Some(call.drive(running.as_mut()).await),
+                Ok(None) => None,
+                Err(panicked) => Some(Err(panicked)),
+            }
+        };
+        match outcome {
+            Some(outcome) => call.finish(outcome),
+            None => Box::pin(self.run_checked(call, args, None)).await,
+        }
     }
 
     /// A call of an inline tool that never reads its context, run in place when nothing

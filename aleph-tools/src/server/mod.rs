@@ -24,7 +24,6 @@ mod prepared;
 mod providers;
 mod repair;
 mod table;
-mod typed;
 
 use std::any::Any;
 use std::fmt;
@@ -48,13 +47,12 @@ use self::filter::CompiledFilter;
 pub use self::filter::{FilterError, ToolFilter};
 use self::gated::Gated;
 pub use self::listing::ToolList;
-pub(crate) use self::prepared::Prepared;
+use self::prepared::Prepared;
 pub use self::providers::{IncompatibleTools, ToolRoundRequest};
 use self::providers::{Quarantine, ToolLists};
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
 #[doc(hidden)]
-pub use self::typed::FastStart;
 use crate::context::{CallHost, ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::middleware::Stack;
 use crate::util::patterns::{PatternError, Patterns};

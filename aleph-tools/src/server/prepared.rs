@@ -2,7 +2,6 @@
 //! besides the tool's own future (the context, the clock); and
 //! [`Prepared::finish`], which turns the outcome into the call's [`ToolResult`].
 
-use std::any::Any;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -13,9 +12,8 @@ use crate::error::ToolError;
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
 use crate::schema::Coercion;
 
-/// A call admitted and prepared: what the typed fast path (`typed`) starts a call with, so
-/// that the whole call lives in one allocation.
-pub(crate) struct Prepared<'a> {
+/// A call admitted and prepared: what the rest of its run needs besides the tool's future.
+pub(super) struct Prepared<'a> {
     pub(super) server: &'a AlephToolServer,
     pub(super) entry: Arc<Entry>,
     pub(super) ctx: ToolContext,
@@ -30,28 +28,20 @@ pub(crate) struct Prepared<'a> {
 }
 
 impl Prepared<'_> {
-    /// The tool, as the type `T` it was added as.
-    pub(crate) fn tool<T: Any>(&self) -> Option<&T> {
-        self.entry
-            .tool
-            .typed_arguments()
-            .and_then(|typed| typed.as_any().downcast_ref())
-    }
-
     /// The context the tool runs with.
-    pub(crate) fn context(&self) -> &ToolContext {
+    pub(super) fn context(&self) -> &ToolContext {
         &self.ctx
     }
 
     /// Runs `f`, a piece of the tool's own code, with a panic in it turned into the call's
     /// error.
-    pub(crate) fn contain<R>(&self, f: impl FnOnce() -> R) -> Result<R, ToolError> {
+    pub(super) fn contain<R>(&self, f: impl FnOnce() -> R) -> Result<R, ToolError> {
         contain(&self.entry, f)
     }
 
     /// Runs the tool's future to its end: under its time limit, with a panic contained, and
     /// ended when the call's cancellation token fires.
-    pub(crate) async fn drive(
+    pub(super) async fn drive(
         &self,
         tool: Pin<&mut ToolFuture<'_>>,
     ) -> Result<ToolOutput, ToolError> {
@@ -74,7 +64,7 @@ impl Prepared<'_> {
 
     /// Whether the call runs its tool and nothing around it but the panic guard: it has
     /// no time limit, no cancellation token and nobody listening to its progress.
-    pub(crate) fn is_plain(&self) -> bool {
+    pub(super) fn is_plain(&self) -> bool {
         self.server.runs_plain(&self.entry, &self.ctx)
     }
 
@@ -91,7 +81,7 @@ impl Prepared<'_> {
     }
 
     /// The call's result, from the outcome.
-    pub(crate) fn finish(self, outcome: Result<ToolOutput, ToolError>) -> ToolResult {
+    pub(super) fn finish(self, outcome: Result<ToolOutput, ToolError>) -> ToolResult {
         self.finish_repaired(outcome, Vec::new())
     }
 

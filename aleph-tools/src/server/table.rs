@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::typed::{StartTyped, starter_of};
 use super::{AlephToolServer, Snapshot};
 use crate::provider::ToolListError;
 use crate::schema::{self, ArgumentValidator};
@@ -32,12 +31,9 @@ pub(super) struct Entry {
 /// boxed future (see `typed`).
 #[derive(Clone, Copy)]
 pub(super) struct FastPath {
-    /// How a call starts straight from its arguments, when the tool's type has made it
-    /// known (`typed`); without it, a call that cannot run in place takes the checked path.
-    pub(super) start: Option<StartTyped>,
-    /// For an inline tool that never reads its context, how a call with nothing around it
-    /// (no time limit, cancellation token or progress listener) runs in place, with no
-    /// prepared call.
+    /// For an inline tool, how a call with nothing around it (no time limit, cancellation
+    /// token or progress listener) runs in place: with the caller's context as it is when
+    /// the tool never reads it, with the call's when it does.
     pub(super) run_inline: Option<RunInline>,
     /// Whether the tool reads its context, which must then be prepared in full.
     pub(super) reads_context: bool,
@@ -85,7 +81,6 @@ pub(super) fn checked_entry(tool: Arc<dyn AlephToolDyn>) -> Result<Entry, Regist
                 && schema::serde_enforces(&definition.parameters)
         })
         .map(|typed| FastPath {
-            start: starter_of(typed),
             run_inline: typed.inline_runner(),
             reads_context: typed.reads_context(),
         });

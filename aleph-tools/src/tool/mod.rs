@@ -14,8 +14,8 @@ use serde_json::Value;
 
 pub use self::definition::{Icon, IconTheme, ToolAnnotations, ToolCategory, ToolDefinition};
 pub use self::runtime::{RuntimeTool, ToolHandler};
+use self::typed::run;
 pub use self::typed::{RunInline, TypedArguments};
-pub(crate) use self::typed::{another_type, run, run_inline};
 use crate::context::{StateType, ToolContext};
 use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};

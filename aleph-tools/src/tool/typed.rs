@@ -21,10 +21,9 @@ use crate::error::ToolError;
 use crate::result::{IntoToolOutput, ToolOutput};
 use crate::schema;
 
-/// How an [inline](AlephTool::INLINE) typed tool that never reads its context runs a call
-/// in place, on the server's fast path: `tool` is the tool (as [`TypedArguments::as_any`]
-/// gives it), `ctx` the context as the caller gave it. `None` when serde refuses the
-/// arguments, for the checked path to say why.
+/// How an [inline](AlephTool::INLINE) typed tool runs a call in place, on the server's
+/// fast path: `tool` is the tool (as [`TypedArguments::as_any`] gives it), `ctx` its
+/// context. `None` when serde refuses the arguments, for the checked path to say why.
 #[doc(hidden)]
 pub type RunInline = fn(&dyn Any, &Value, &ToolContext) -> Option<Result<ToolOutput, ToolError>>;
 
@@ -46,7 +45,7 @@ pub trait TypedArguments: Send + Sync {
     /// Whether the tool reads its context (see [`AlephTool::READS_CONTEXT`]).
     fn reads_context(&self) -> bool;
 
-    /// How the tool runs a call in place, when it is inline and never reads its context.
+    /// How the tool runs a call in place, when it is inline.
     fn inline_runner(&self) -> Option<RunInline>;
 
     /// The tool, to find its type again.
@@ -72,7 +71,7 @@ impl<T: AlephTool> TypedArguments for T {
     }
 
     fn inline_runner(&self) -> Option<RunInline> {
-        (T::INLINE && !T::READS_CONTEXT).then_some(run_in_place::<T>)
+        T::INLINE.then_some(run_in_place::<T>)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -82,7 +81,7 @@ impl<T: AlephTool> TypedArguments for T {
 
 /// A call of `tool` on arguments read: the tool's future, and its output made a
 /// [`ToolOutput`].
-pub(crate) async fn run<T: AlephTool>(
+pub(super) async fn run<T: AlephTool>(
     tool: &T,
     args: T::Args,
     ctx: &ToolContext,
@@ -106,7 +105,7 @@ fn run_in_place<T: AlephTool>(
 /// The error of a call whose fast path met a tool that is not a `T`. Never seen: the server
 /// takes the fast path from the tool it calls.
 #[cold]
-pub(crate) fn another_type(tool: &str) -> ToolError {
+fn another_type(tool: &str) -> ToolError {
     ToolError::execution(format!(
         "`{tool}` could not start: the server's fast path met a tool of another type (a bug in aleph-tools; please report it)"
     ))
@@ -114,7 +113,7 @@ pub(crate) fn another_type(tool: &str) -> ToolError {
 
 /// Runs an [inline](AlephTool::INLINE) tool's call to its end in place: its future is
 /// polled once, and one that waits fails the call.
-pub(crate) fn run_inline<T: AlephTool>(
+fn run_inline<T: AlephTool>(
     tool: &T,
     args: T::Args,
     ctx: &ToolContext,
