@@ -93,7 +93,8 @@ pub struct ToolCallRequest<'s> {
     server: &'s AlephToolServer,
     name: &'s str,
     args: CallArgs<'s>,
-    context: Option<ToolContext>,
+    /// Boxed: most calls have none, and the request is moved on its way to running.
+    context: Option<Box<ToolContext>>,
 }
 
 impl<'s> ToolCallRequest<'s> {
@@ -110,7 +111,7 @@ impl<'s> ToolCallRequest<'s> {
     /// directory, allowed paths) comes from the server's settings; the call id and tool name
     /// are the server's to set.
     pub fn context(mut self, ctx: ToolContext) -> Self {
-        self.context = Some(ctx);
+        self.context = Some(Box::new(ctx));
         self
     }
 }
@@ -136,7 +137,7 @@ impl<'s> IntoFuture for ToolCallRequest<'s> {
             args,
             context,
         } = self;
-        server.run(name, args, context)
+        server.run(name, args, context.map(|ctx| *ctx))
     }
 }
 

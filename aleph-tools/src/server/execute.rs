@@ -478,18 +478,22 @@ pub(super) async fn guarded(
 }
 
 /// `Err` when the caller in `ctx` may not call `entry`.
+#[inline]
 fn check_caller(entry: &Entry, ctx: &ToolContext) -> Result<(), ToolError> {
     if entry.definition.allows_caller(ctx.caller()) {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(refused_caller(entry, ctx))
     }
+}
+
+#[cold]
+fn refused_caller(entry: &Entry, ctx: &ToolContext) -> ToolError {
     let caller = match ctx.caller() {
         Caller::Human => "the model in conversation",
         Caller::CodeExecution => "code running in a sandbox",
     };
-    Err(ToolError::permission_denied(
-        &*entry.name,
-        format!("it may not be called by {caller}"),
-    ))
+    ToolError::permission_denied(&*entry.name, format!("it may not be called by {caller}"))
 }
 
 /// Runs `f`, a piece of the tool's own code, with a panic in it turned into the call's error.

@@ -1,6 +1,7 @@
 //! Over MCP: one `tools/call` round trip from rmcp's client to each server (aleph-tools'
 //! `McpServer`, rmcp's own `#[tool_router]` server) on three transports: an in-memory pipe,
-//! stdio to a child process (`peer-server`), and streamable HTTP on loopback.
+//! stdio to a child process (`peer-server`), and streamable HTTP on loopback; and the
+//! throughput of 64 clients over HTTP, each in a session of its own, calling at once.
 //!
 //! `cargo bench --bench mcp` in `bench/peers`.
 
@@ -10,7 +11,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use aleph_tools::mcp::{McpHttpServer, McpServer};
-use criterion::Criterion;
+use criterion::{Criterion, Throughput};
+use futures_util::future::join_all;
 use peers::{aleph, rmcp_server::Calculator};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -55,17 +57,13 @@ async fn stdio() -> [Client; 2] {
     [to_aleph, to_rmcp]
 }
 
-/// A client connected to each server over streamable HTTP on loopback; the aleph server's
-/// handle, which stops it when dropped.
-async fn http() -> ([Client; 2], McpHttpServer) {
+/// Each server over streamable HTTP on loopback: their URLs, and the aleph server's handle,
+/// which stops it when dropped.
+async fn http() -> ([String; 2], McpHttpServer) {
     let served = McpServer::new(&aleph::server())
         .serve_http("127.0.0.1:0")
         .await
         .expect("aleph binds");
-    let to_aleph =
-        ().serve(StreamableHttpClientTransport::from_uri(served.url()))
-            .await
-            .expect("aleph answers");
 
     let service = StreamableHttpService::new(
         || Ok(Calculator::default()),
@@ -78,12 +76,21 @@ async fn http() -> ([Client; 2], McpHttpServer) {
         .expect("rmcp binds");
     let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
     tokio::spawn(async move { axum::serve(listener, router).await });
-    let to_rmcp =
-        ().serve(StreamableHttpClientTransport::from_uri(url))
-            .await
-            .expect("rmcp answers");
-    ([to_aleph, to_rmcp], served)
+    ([served.url().to_owned(), url], served)
 }
+
+/// `n` clients of the server at `url` over streamable HTTP, each in a session of its own.
+async fn http_clients(url: &str, n: usize) -> Vec<Client> {
+    let connect = || async {
+        ().serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
+            .await
+            .expect("the server answers")
+    };
+    join_all((0..n).map(|_| connect())).await
+}
+
+/// How many clients call at once in the throughput rows.
+const CLIENTS: usize = 64;
 
 async fn call(client: &Client, name: &'static str, args: &Map<String, Value>) -> String {
     let result = client
@@ -106,8 +113,18 @@ fn bench(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let arguments = peers::arguments();
     let piped_one_thread = one_thread.block_on(piped());
-    let (piped, stdio, (http, _served)) =
+    let (piped, stdio, (urls, _served)) =
         runtime.block_on(async { (piped().await, stdio().await, http().await) });
+    let (http, crowds) = runtime.block_on(async {
+        let mut one = Vec::new();
+        let mut crowds = Vec::new();
+        for url in &urls {
+            one.extend(http_clients(url, 1).await);
+            crowds.push(http_clients(url, CLIENTS).await);
+        }
+        let one: [Client; 2] = one.try_into().unwrap_or_else(|_| unreachable!());
+        (one, crowds)
+    });
     for (transport, clients, runtime) in [
         ("pipe, one thread", &piped_one_thread, &one_thread),
         ("pipe", &piped, &runtime),
@@ -134,6 +151,21 @@ fn bench(c: &mut Criterion) {
             }
             group.finish();
         }
+    }
+    // Throughput: every client of one server calls once, all at once; a round of them is
+    // one iteration, and criterion reports calls per second.
+    for name in ["add", "distance"] {
+        let args = &arguments[name];
+        let mut group = c.benchmark_group(format!("http, {CLIENTS} clients/{name}"));
+        group.throughput(Throughput::Elements(CLIENTS as u64));
+        for (server, crowd) in ["aleph-tools", "rmcp"].into_iter().zip(&crowds) {
+            group.bench_function(server, |b| {
+                b.to_async(&runtime).iter(|| async {
+                    black_box(join_all(crowd.iter().map(|client| call(client, name, args))).await)
+                });
+            });
+        }
+        group.finish();
     }
 }
 
