@@ -268,8 +268,8 @@ impl AlephToolServer {
     }
 
     /// [`call`](Self::call) with the arguments as JSON text, the way a model's response
-    /// carries them. A `#[tool]` reads the text straight into its arguments, with no
-    /// [`Value`] in between. Blank text means no arguments; text that is not JSON gives a
+    /// carries them: the text is parsed into a [`Value`] once, and the call goes on as a
+    /// call with that value. Blank text means no arguments; text that is not JSON gives a
     /// result with `success: false` that says so.
     ///
     /// ```

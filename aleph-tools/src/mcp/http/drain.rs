@@ -1,12 +1,10 @@
 //! Health and drain: `/healthz` and `/readyz` for a load balancer, and the drain, which
 //! waits for the calls and answers running now ([`InFlight`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::mcp::running::InFlight;
@@ -29,23 +27,19 @@ pub struct Drained {
     pub took: Duration,
 }
 
-/// Answers `GET /healthz` and `GET /readyz` before anything else looks at the request (no
-/// `Host` check, no token: a load balancer's probe carries neither, and the answers say
-/// nothing about the tools).
-pub(super) async fn health(
-    State(in_flight): State<Arc<InFlight>>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// The answer to `GET /healthz` and `GET /readyz`, given before anything else looks at the
+/// request (no `Host` check, no token: a load balancer's probe carries neither, and the
+/// answers say nothing about the tools).
+pub(super) fn probe(in_flight: &InFlight, request: &Request) -> Option<Response> {
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        return next.run(request).await;
+        return None;
     }
-    match request.uri().path() {
+    Some(match request.uri().path() {
         LIVENESS => (StatusCode::OK, "ok\n").into_response(),
         READINESS if in_flight.is_draining() => {
             (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response()
         }
         READINESS => (StatusCode::OK, "ready\n").into_response(),
-        _ => next.run(request).await,
-    }
+        _ => return None,
+    })
 }

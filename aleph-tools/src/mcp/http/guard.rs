@@ -6,9 +6,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -47,15 +46,13 @@ impl Guard {
         let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
             return false;
         };
-        let host = host.to_ascii_lowercase();
         let name = match host.rsplit_once(':') {
             Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
-            _ => host.as_str(),
+            _ => host,
         };
         let name = unbracketed(name);
         self.hosts.iter().any(|entry| {
-            let entry = entry.to_ascii_lowercase();
-            entry == host || unbracketed(&entry) == name
+            entry.eq_ignore_ascii_case(host) || unbracketed(entry).eq_ignore_ascii_case(name)
         })
     }
 
@@ -118,24 +115,16 @@ fn parse_origin(origin: &str) -> Option<(String, String, Option<u16>)> {
     Some((scheme, host, authority.port_u16()))
 }
 
-/// The middleware in front of every route: refuses a request for another `Host`, and one
-/// from a page of an origin not trusted. A request without `Origin` (any client but a
+/// The answer to a request this server refuses before any route: one for another `Host`,
+/// or from a page of an origin not trusted. A request without `Origin` (any client but a
 /// browser) passes that check.
-pub(super) async fn guard(
-    State(guard): State<Arc<Guard>>,
-    request: Request,
-    next: Next,
-) -> Response {
+pub(super) fn refusal(guard: &Guard, request: &Request) -> Option<Response> {
     if !guard.host_allowed(request.headers()) {
-        return (StatusCode::FORBIDDEN, "this Host is not allowed").into_response();
+        return Some((StatusCode::FORBIDDEN, "this Host is not allowed").into_response());
     }
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let text = origin.to_str().unwrap_or_default();
-        if !guard.origin_allowed(text) {
-            return refuse_origin(text, guard.local);
-        }
-    }
-    next.run(request).await
+    let origin = request.headers().get(header::ORIGIN)?;
+    let text = origin.to_str().unwrap_or_default();
+    (!guard.origin_allowed(text)).then(|| refuse_origin(text, guard.local))
 }
 
 /// `403 Forbidden` for a page of `origin`, with a JSON-RPC error saying what is trusted.

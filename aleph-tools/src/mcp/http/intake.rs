@@ -231,7 +231,7 @@ async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
             return Err(response);
         }
-        // One chunk (the usual case) is kept as it came, without a copy.
+        // One chunk (the usual case) is kept as it came, until another comes.
         match &first {
             None if all.is_empty() => first = Some(chunk),
             _ => {
@@ -242,7 +242,13 @@ async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
             }
         }
     }
-    Ok(first.unwrap_or_else(|| Bytes::from(all)))
+    // A chunk is a view into the connection's read buffer, which cannot be reused for the
+    // next request while any view of it lives; the body is copied out of it (it is small,
+    // and a refused one is cut short above) so the buffer is free again at once.
+    Ok(match first {
+        Some(first) => Bytes::copy_from_slice(&first),
+        None => Bytes::from(all),
+    })
 }
 
 /// The response, still counted by `answering` until its event stream ends when it is one:

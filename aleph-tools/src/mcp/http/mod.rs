@@ -4,16 +4,20 @@
 //! ([`drain`]).
 
 pub(in crate::mcp) mod drain;
+mod front;
 mod guard;
 mod intake;
 mod options;
 pub(in crate::mcp) mod sessions;
 
+use std::convert::Infallible;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::response::IntoResponse;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -21,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 pub use self::drain::Drained;
-use self::drain::health;
-use self::guard::{Guard, guard};
+use self::front::{Front, front};
+use self::guard::Guard;
 use self::intake::{Intake, intake};
 pub(in crate::mcp) use self::options::HttpOptions;
 use self::sessions::Ledger;
@@ -31,6 +35,7 @@ use super::polling::PollingSessions;
 use super::tasks::TaskTable;
 use super::{McpError, McpServer};
 use crate::mcp::running::InFlight;
+use crate::util::BoxFuture;
 
 /// Where MCP is served.
 const MCP_PATH: &str = "/mcp";
@@ -119,20 +124,19 @@ impl McpServer {
             sessions,
             config,
         ));
-        let service = axum::routing::any(move |request: axum::extract::Request| {
+        let service = Handle(Arc::new(move |request: axum::extract::Request| {
             let service = Arc::clone(&service);
-            async move { service.handle(request).await }
-        });
-        let checked = axum::middleware::from_fn_with_state(checks, guard);
+            Box::pin(async move { Ok(service.handle(request).await.into_response()) })
+        }));
         // rmcp reads `/mcp` only after the intake (after the token check, when there is one).
-        let mut router = axum::Router::new()
-            .route_service(MCP_PATH, service)
-            .layer(axum::middleware::from_fn_with_state(read, intake));
+        let mut router = axum::Router::new().route_service(MCP_PATH, service);
         let mut beside = axum::Router::new();
         if let Some(extra) = extra {
             beside = beside.merge(extra);
         }
+        let mut intake_in_front = None;
         if let Some(auth) = auth {
+            router = router.layer(axum::middleware::from_fn_with_state(read, intake));
             let gate = Gate::new(auth, MCP_PATH, ledger);
             let check = axum::middleware::from_fn_with_state(Arc::clone(&gate), authenticate);
             router = router.layer(check.clone());
@@ -140,18 +144,23 @@ impl McpServer {
             if gate.publishes_metadata() {
                 beside = beside.merge(metadata_routes(gate));
             }
+        } else {
+            intake_in_front = Some(read);
         }
-        // The Host and Origin are checked before the token, so a request for another host
-        // or from another site's page is told nothing about this one.
-        router = router.merge(beside).layer(checked);
+        // Probes are answered before any check; the Host and Origin are checked before the
+        // token, so a request for another host or from another site's page is told nothing
+        // about this one.
+        let front_state = Arc::new(Front {
+            in_flight: Arc::clone(&in_flight),
+            guard: checks,
+            intake: intake_in_front,
+        });
+        router = router
+            .merge(beside)
+            .layer(axum::middleware::from_fn_with_state(front_state, front));
         if let Some(origins) = cors {
             router = router.layer(cors_layer(&origins));
         }
-        // Outermost: probes are answered before any check.
-        router = router.layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&in_flight),
-            health,
-        ));
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
             axum::serve(listener, router)
@@ -169,6 +178,33 @@ impl McpServer {
 }
 
 /// The CORS answers for pages of `origins` (`*` for any), with the headers MCP uses.
+/// rmcp's service as the router serves it: a request costs one reference count and one
+/// boxed future (rmcp's future is large: boxed at once, the router moves a pointer).
+#[derive(Clone)]
+struct Handle(
+    Arc<
+        dyn Fn(
+                axum::extract::Request,
+            ) -> BoxFuture<'static, Result<axum::response::Response, Infallible>>
+            + Send
+            + Sync,
+    >,
+);
+
+impl tower_service::Service<axum::extract::Request> for Handle {
+    type Response = axum::response::Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<axum::response::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        (self.0)(request)
+    }
+}
+
 fn cors_layer(origins: &[String]) -> CorsLayer {
     use axum::http::{HeaderName, Method, header};
     let allow_origin = if origins.iter().any(|origin| origin == "*") {

@@ -2,7 +2,8 @@
 //! framework the benchmarks compare, plus the floor: what a program with no tool framework
 //! writes (the arguments text read into a struct, the function, the output written back).
 //!
-//! Each `*_text` function takes a model's arguments text and gives the result text, so the
+//! Each `*_text` function takes a model's arguments text and gives the result text, and each
+//! `*_value` function the arguments as a JSON value (as an MCP server receives them), so the
 //! benchmarks compare the same work.
 
 use std::collections::HashMap;
@@ -63,6 +64,18 @@ pub mod floor {
         let args: DistanceArgs = serde_json::from_str(args).expect("valid arguments");
         serde_json::to_string(&super::span(args.from, args.to)).expect("a number")
     }
+
+    /// `add` by hand, from a value.
+    pub fn add_value(args: serde_json::Value) -> String {
+        let args: AddArgs = serde_json::from_value(args).expect("valid arguments");
+        serde_json::to_string(&super::sum(args.a, args.b)).expect("a number")
+    }
+
+    /// `distance` by hand, from a value.
+    pub fn distance_value(args: serde_json::Value) -> String {
+        let args: DistanceArgs = serde_json::from_value(args).expect("valid arguments");
+        serde_json::to_string(&super::span(args.from, args.to)).expect("a number")
+    }
 }
 
 /// aleph-tools: `#[tool]` functions in an `AlephToolServer`, called by name with the
@@ -107,6 +120,17 @@ pub mod aleph {
     /// Calls `name` on `server` with `args`; the output as JSON text.
     pub async fn call_text(server: &AlephToolServer, name: &str, args: &str) -> String {
         let result = server.call_str(name, args).await;
+        assert!(result.success, "{:?}", result.error);
+        result.output.to_string()
+    }
+
+    /// Calls `name` on `server` with the value `args`; the output as JSON text.
+    pub async fn call_value(
+        server: &AlephToolServer,
+        name: &str,
+        args: serde_json::Value,
+    ) -> String {
+        let result = server.call(name, args).await;
         assert!(result.success, "{:?}", result.error);
         result.output.to_string()
     }
