@@ -127,7 +127,9 @@ fn output_parts(
                 }
             },
             quote_spanned! {ty.span()=>
-                #private::assert_error::<<#ty as #private::ResultShape>::Err>();
+                const _: fn() = || {
+                    #private::assert_error::<<#ty as #private::ResultShape>::Err>();
+                };
             },
         ),
     }
@@ -168,32 +170,20 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
         quote!(#fn_ident(#(#call_args),*))
     };
     let (output_ty, finish, checks) = output_parts(&analyzed.output, &invoke, &private);
-    let checks = (!checks.is_empty()).then(|| quote!(const _: fn() = || { #checks };));
-    let defaults = (!default_fns.is_empty()).then(|| {
-        quote! {
-            #(#cfgs)*
-            #[automatically_derived]
-            impl #args {
-                #(#default_fns)*
-            }
-        }
-    });
+    let defaults = defaults_impl(&cfgs, args, &default_fns);
     let finish = if is_async || attrs.inline {
         finish
     } else {
         on_blocking_pool(analyzed, &finish, &private)
     };
-    let plain = matches!(analyzed.output, Output::Plain(_) | Output::Unit);
-    let body = if is_async && injections.is_empty() && plain {
-        quote!(#private::Returns::new(#fn_ident(#(#call_args),*)))
-    } else {
-        quote! {
-            async move {
-                #(#injections)*
-                #finish
-            }
-        }
-    };
+    let body = call_body(
+        is_async && matches!(analyzed.output, Output::Plain(_) | Output::Unit),
+        fn_ident,
+        &call_args,
+        &injections,
+        &finish,
+        &private,
+    );
     let overrides = overrides(attrs, &private);
     let submit = submissions(attrs, tool, &private);
     let deny_unknown = attrs.strict.then(|| quote!(#[serde(deny_unknown_fields)]));
@@ -257,6 +247,45 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
 
             #submit
         };
+    }
+}
+
+/// The inherent impl holding the functions of `#[arg(default = ...)]`, when there are any.
+fn defaults_impl(
+    cfgs: &[&Attribute],
+    args: &Ident,
+    default_fns: &[TokenStream],
+) -> Option<TokenStream> {
+    (!default_fns.is_empty()).then(|| {
+        quote! {
+            #(#cfgs)*
+            #[automatically_derived]
+            impl #args {
+                #(#default_fns)*
+            }
+        }
+    })
+}
+
+/// The body of `AlephTool::call`: the function's own future wrapped (`Returns`) when it is
+/// an async function whose output is the tool's as it is (`returns_as_is`) and nothing is
+/// injected; else an `async` block.
+fn call_body(
+    returns_as_is: bool,
+    fn_ident: &Ident,
+    call_args: &[TokenStream],
+    injections: &[TokenStream],
+    finish: &TokenStream,
+    private: &TokenStream,
+) -> TokenStream {
+    if returns_as_is && injections.is_empty() {
+        return quote!(#private::Returns::new(#fn_ident(#(#call_args),*)));
+    }
+    quote! {
+        async move {
+            #(#injections)*
+            #finish
+        }
     }
 }
 

@@ -36,6 +36,10 @@ use support::{
     servers,
 };
 
+/// A floor from text, and one from a value.
+type Floor = fn(&str) -> String;
+type FloorValue = fn(Value) -> String;
+
 fn output_text(call: ToolCallRequest<'_>) -> String {
     let result = call.into_future().now_or_never().unwrap();
     assert!(result.success, "{:?}", result.error);
@@ -66,12 +70,11 @@ fn main() {
         .to_vec(),
     };
     for tool in &tools {
-        let (text, floor, floor_value): (&str, fn(&str) -> String, fn(Value) -> String) =
-            match tool.as_str() {
-                "add" => (ADD_ARGS, floor_add, floor_add_value),
-                "distance" => (DISTANCE_ARGS, floor_distance, floor_distance_value),
-                other => panic!("unknown ALEPH_BENCH_TOOL `{other}`: use add or distance"),
-            };
+        let (text, floor, floor_value): (&str, Floor, FloorValue) = match tool.as_str() {
+            "add" => (ADD_ARGS, floor_add, floor_add_value),
+            "distance" => (DISTANCE_ARGS, floor_distance, floor_distance_value),
+            other => panic!("unknown ALEPH_BENCH_TOOL `{other}`: use add or distance"),
+        };
         let value: Value = serde_json::from_str(text).unwrap();
         for path in &paths {
             let run = || match path.as_str() {

@@ -193,8 +193,8 @@ mod tests {
         tags: Vec<String>,
     }
 
-    fn refusal(args: Value) -> String {
-        parse_args::<Args>("read", &args).unwrap_err().to_string()
+    fn refusal(args: &Value) -> String {
+        parse_args::<Args>("read", args).unwrap_err().to_string()
     }
 
     #[test]
@@ -226,10 +226,10 @@ mod tests {
             ),
         ];
         for (args, expected) in cases {
-            let refusal = refusal(args.clone());
+            let refusal = refusal(&args);
             assert!(refusal.contains(expected), "{args}: {refusal}");
         }
-        assert!(refusal(json!([1])).contains("expected a JSON object of named arguments"));
+        assert!(refusal(&json!([1])).contains("expected a JSON object of named arguments"));
         assert!(parse_args::<Args>("read", &json!({ "id": 1 })).is_ok());
         assert!(parse_args::<Args>("read", &json!({ "id": [1] })).is_err());
     }

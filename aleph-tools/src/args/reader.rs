@@ -114,7 +114,7 @@ struct Reader<'a, 'de> {
     at: At<'a>,
 }
 
-impl<'de> Reader<'_, 'de> {
+impl Reader<'_, '_> {
     fn invalid(&self, expected: &dyn de::Expected) -> Error {
         de::Error::invalid_type(unexpected(self.value), expected)
     }
@@ -140,7 +140,7 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
     }
 }
 
-/// `deserialize_*` methods for numbers: a JSON number, read as serde_json reads one.
+/// `deserialize_*` methods for numbers: a JSON number, read as `serde_json` reads one.
 macro_rules! numbers {
     ($($method:ident),* $(,)?) => {
         $(
@@ -320,12 +320,12 @@ fn visit_items<'de, V: Visitor<'de>>(
     visitor: V,
 ) -> Result<V::Value, Error> {
     let mut access = Items {
-        items: items.iter(),
+        rest: items.iter(),
         index: 0,
         at,
     };
     let read = visitor.visit_seq(&mut access)?;
-    if access.items.len() == 0 {
+    if access.rest.len() == 0 {
         Ok(read)
     } else {
         Err(de::Error::invalid_length(
@@ -341,12 +341,12 @@ fn visit_entries<'de, V: Visitor<'de>>(
     visitor: V,
 ) -> Result<V::Value, Error> {
     let mut access = Entries {
-        entries: map.iter(),
+        rest: map.iter(),
         value: None,
         at,
     };
     let read = visitor.visit_map(&mut access)?;
-    if access.entries.len() == 0 {
+    if access.rest.len() == 0 {
         Ok(read)
     } else {
         Err(de::Error::invalid_length(
@@ -358,7 +358,7 @@ fn visit_entries<'de, V: Visitor<'de>>(
 
 /// The elements of an array.
 struct Items<'a, 'de> {
-    items: std::slice::Iter<'de, Value>,
+    rest: std::slice::Iter<'de, Value>,
     index: usize,
     at: At<'a>,
 }
@@ -370,7 +370,7 @@ impl<'de> SeqAccess<'de> for Items<'_, 'de> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Error> {
-        let Some(value) = self.items.next() else {
+        let Some(value) = self.rest.next() else {
             return Ok(None);
         };
         let place = Place::Index(self.at.place, self.index);
@@ -383,13 +383,13 @@ impl<'de> SeqAccess<'de> for Items<'_, 'de> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.items.len())
+        Some(self.rest.len())
     }
 }
 
 /// The entries of an object.
 struct Entries<'a, 'de> {
-    entries: serde_json::map::Iter<'de>,
+    rest: serde_json::map::Iter<'de>,
     /// The entry whose key was read last, for its value.
     value: Option<(&'de str, &'de Value)>,
     at: At<'a>,
@@ -402,7 +402,7 @@ impl<'de> MapAccess<'de> for Entries<'_, 'de> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Error> {
-        let Some((key, value)) = self.entries.next() else {
+        let Some((key, value)) = self.rest.next() else {
             return Ok(None);
         };
         self.value = Some((key, value));
@@ -423,7 +423,7 @@ impl<'de> MapAccess<'de> for Entries<'_, 'de> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.entries.len())
+        Some(self.rest.len())
     }
 }
 
@@ -504,7 +504,7 @@ struct Variant<'a, 'de> {
     up: At<'a>,
 }
 
-impl<'a, 'de> EnumAccess<'de> for Variant<'a, 'de> {
+impl<'de> EnumAccess<'de> for Variant<'_, 'de> {
     type Error = Error;
     type Variant = Self;
 
@@ -622,7 +622,7 @@ mod tests {
         })
     }
 
-    /// `read`'s outcome, and serde_json's own reading of the same value.
+    /// `read`'s outcome, and `serde_json`'s own reading of the same value.
     fn both<T: for<'de> Deserialize<'de>>(value: &Value) -> (Result<T, String>, Result<T, String>) {
         (
             read::<T>(value).map_err(|failure| failure.error.to_string()),
@@ -690,6 +690,12 @@ mod tests {
         }
     }
 
+    #[derive(Debug, Deserialize)]
+    struct Odd {
+        #[serde(rename = "a/b~c")]
+        _field: u8,
+    }
+
     #[test]
     fn a_failure_says_where_it_happened() {
         let cases = [
@@ -730,11 +736,6 @@ mod tests {
         for (value, pointer) in cases {
             let failure = read::<Plan>(&value).unwrap_err();
             assert_eq!(failure.pointer, pointer, "{value}: {}", failure.error);
-        }
-        #[derive(Debug, Deserialize)]
-        struct Odd {
-            #[serde(rename = "a/b~c")]
-            _field: u8,
         }
         let failure = read::<Odd>(&json!({ "a/b~c": "x" })).unwrap_err();
         assert_eq!(failure.pointer, "/a~1b~0c");

@@ -117,12 +117,10 @@ impl AlephToolServer {
             let Some(run_inline) = fast.run_inline.filter(|_| call.is_plain()) else {
                 return ToolCallFuture::running(Box::pin(self.run_typed(call, args)));
             };
-            let tool = call
-                .entry
-                .tool
-                .typed_arguments()
-                .map(|typed| typed.as_any());
-            match tool.map(|tool| call.contain(|| run_inline(tool, value, call.context()))) {
+            let typed = call.entry.tool.typed_arguments();
+            let ran = typed
+                .map(|typed| call.contain(|| run_inline(typed.as_any(), value, call.context())));
+            match ran {
                 Some(Ok(Some(outcome))) => return ToolCallFuture::ended(call.finish(outcome)),
                 Some(Err(panicked)) => return ToolCallFuture::ended(call.finish(Err(panicked))),
                 // Serde refused the arguments: the checked path says why.

@@ -5,7 +5,9 @@
 //! limit and what to do.
 
 use std::borrow::Cow;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -13,6 +15,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
+use http_body::{Frame, SizeHint};
 use rmcp::model::InitializeRequestParams;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -263,11 +266,35 @@ fn counted_while_streaming(response: Response, answering: Running) -> Response {
         return response;
     }
     let (parts, body) = response.into_parts();
-    let counted = body.into_data_stream().map(move |chunk| {
-        let _answering = &answering;
-        chunk
-    });
-    Response::from_parts(parts, Body::from_stream(counted))
+    Response::from_parts(parts, Body::new(Counted { body, answering }))
+}
+
+/// A response body, counted as an answer being sent until it ends or is dropped.
+struct Counted {
+    body: Body,
+    /// Held, not read: dropped with the body.
+    #[expect(dead_code, reason = "held for its drop")]
+    answering: Running,
+}
+
+impl http_body::Body for Counted {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// What a draining server reads of a message: enough to tell new work from old.

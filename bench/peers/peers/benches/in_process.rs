@@ -26,7 +26,12 @@ fn bench(c: &mut Criterion) {
     let tools = rig::tools();
     let cases: [Case; 2] = [
         ("add", ADD_ARGS, floor::add_text, floor::add_value),
-        ("distance", DISTANCE_ARGS, floor::distance_text, floor::distance_value),
+        (
+            "distance",
+            DISTANCE_ARGS,
+            floor::distance_text,
+            floor::distance_value,
+        ),
     ];
     for (name, args, by_hand, by_hand_value) in cases {
         let value: serde_json::Value = serde_json::from_str(args).expect("an object");
@@ -44,7 +49,11 @@ fn bench(c: &mut Criterion) {
             expected
         );
         assert_eq!(
-            now(std::pin::pin!(aleph::call_value(&server, name, value.clone()))),
+            now(std::pin::pin!(aleph::call_value(
+                &server,
+                name,
+                value.clone()
+            ))),
             expected
         );
         assert_eq!(by_hand_value(value.clone()), expected);

@@ -79,7 +79,7 @@ pub mod floor {
 }
 
 /// aleph-tools: `#[tool]` functions in an `AlephToolServer`, called by name with the
-/// arguments text (`call_str`).
+/// arguments text (`call_str`) or a JSON value (`call`).
 pub mod aleph {
     use aleph_tools::prelude::*;
 
