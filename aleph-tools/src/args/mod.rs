@@ -45,7 +45,10 @@ fn arguments_object<'a>(tool: &str, args: &'a Value) -> Result<&'a Value, ToolEr
 /// The argument error of a read serde refused.
 #[cold]
 fn refused(tool: &str, args: &Value, failure: Failure) -> ToolError {
-    let found = args.pointer(&failure.pointer).map(describe);
+    let found = match &failure.key {
+        Some(key) => Some(format!("the key \"{key}\"")),
+        None => args.pointer(&failure.pointer).map(describe),
+    };
     let problem = serde_problem(failure.pointer, &failure.error.to_string(), found);
     ToolError::invalid_args(tool, vec![problem])
 }
@@ -134,14 +137,10 @@ fn in_words(expected: &str) -> String {
     }
 }
 
-/// The pointer of `field` in the object at `object`, unless `object` already ends with it.
+/// The pointer of `field` in the object at `object`: serde names a missing or unknown field
+/// at the object that lacks or holds it.
 fn within(object: String, field: &str) -> String {
-    let field = pointer(field);
-    if object.ends_with(&field) {
-        object
-    } else {
-        object + &field
-    }
+    object + &pointer(field)
 }
 
 fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
@@ -187,10 +186,23 @@ mod tests {
         #[allow(dead_code)]
         id: u8,
         #[allow(dead_code)]
+        #[serde(default)]
+        by_day: std::collections::BTreeMap<u8, String>,
+        #[allow(dead_code)]
+        #[serde(default)]
+        window_again: Option<Again>,
+        #[allow(dead_code)]
         window: Option<Window>,
         #[allow(dead_code)]
         #[serde(default)]
         tags: Vec<String>,
+    }
+
+    /// A struct with a field of the name it is found under.
+    #[derive(Debug, Deserialize)]
+    struct Again {
+        #[allow(dead_code)]
+        window_again: u8,
     }
 
     fn refusal(args: &Value) -> String {
@@ -223,6 +235,14 @@ mod tests {
             (
                 json!({ "id": 1, "tags": ["a", 2] }),
                 "`/tags/1`: expected a string, received the number 2",
+            ),
+            (
+                json!({ "id": 1, "by_day": { "x": "one" } }),
+                "`/by_day`: expected an integer from 0 to 255, received the key \"x\"",
+            ),
+            (
+                json!({ "id": 1, "window_again": {} }),
+                "`/window_again/window_again`: expected a value for this required argument",
             ),
         ];
         for (args, expected) in cases {

@@ -4,7 +4,9 @@
 //! - A struct, at any depth, is read only from an object. Serde alone also takes one from an
 //!   array, its fields by position (`[2027, 4]` for `{year, month}`); a tool's schema says
 //!   `object`, and a model cannot see the order of a struct's fields, so the fast path must
-//!   refuse arrays where the schema check would.
+//!   refuse arrays where the schema check would. (What serde buffers before reading it, the
+//!   content of untagged and internally tagged enums and of `flatten`, it reads with its own
+//!   deserializer, which this one cannot reach.)
 //! - A failed read keeps the place it failed at, as a JSON pointer, for the argument error.
 //!
 //! Arguments that come as text are parsed into a value first, so each arguments type is
@@ -25,6 +27,9 @@ use serde_json::{Error, Map, Value};
 #[derive(Debug)]
 pub(crate) struct Failure {
     pub(crate) pointer: String,
+    /// The key refused, when it was a key of the object at `pointer` (not a value) that
+    /// serde refused.
+    pub(crate) key: Option<String>,
     pub(crate) error: Error,
 }
 
@@ -70,24 +75,29 @@ impl Place<'_> {
     }
 }
 
-/// The pointer of the deepest place a read failed at: an error passes outward through every
-/// place that holds it, and the first to see it is the one it happened in.
+/// The pointer of the deepest place a read failed at (and the key, when a key was refused):
+/// an error passes outward through every place that holds it, and the first to see it is the
+/// one it happened in.
 #[derive(Default)]
-struct Failed(Cell<Option<String>>);
+struct Failed(Cell<Option<(String, Option<String>)>>);
 
 impl Failed {
     #[cold]
     fn failure(&self, error: Error) -> Failure {
+        let (pointer, key) = self.0.take().unwrap_or_default();
         Failure {
-            pointer: self.0.take().unwrap_or_default(),
+            pointer,
+            key,
             error,
         }
     }
 
     #[cold]
-    fn at(&self, place: &Place<'_>) {
+    fn at(&self, place: &Place<'_>, key: Option<&str>) {
         let kept = self.0.take();
-        self.0.set(Some(kept.unwrap_or_else(|| place.pointer())));
+        self.0.set(Some(
+            kept.unwrap_or_else(|| (place.pointer(), key.map(str::to_owned))),
+        ));
     }
 }
 
@@ -102,11 +112,14 @@ impl At<'_> {
     /// `read`, with this place kept when it failed and no deeper one was.
     fn kept<T>(self, read: Result<T, Error>) -> Result<T, Error> {
         if read.is_err() {
-            self.failed.at(self.place);
+            self.failed.at(self.place, None);
         }
         read
     }
 }
+
+/// The name `serde_json`'s `RawValue` is asked for by.
+const RAW_VALUE: &str = "$serde_json::private::RawValue";
 
 /// The deserializer of one JSON value of the arguments.
 struct Reader<'a, 'de> {
@@ -146,7 +159,7 @@ macro_rules! numbers {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
                 match self.value {
-                    Value::Number(n) => n.deserialize_any(visitor),
+                    Value::Number(n) => n.$method(visitor),
                     _ => Err(self.invalid(&visitor)),
                 }
             }
@@ -236,9 +249,14 @@ impl<'de> Deserializer<'de> for Reader<'_, 'de> {
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        // `serde_json`'s `RawValue` (feature `raw_value`) asks for itself by this name, and
+        // only `serde_json`'s own reader knows how to give it.
+        if name == RAW_VALUE {
+            return self.value.deserialize_newtype_struct(name, visitor);
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -406,8 +424,13 @@ impl<'de> MapAccess<'de> for Entries<'_, 'de> {
             return Ok(None);
         };
         self.value = Some((key, value));
-        // A key refused (an argument the tool does not take) fails at the object.
-        self.at.kept(seed.deserialize(Key(key))).map(Some)
+        // A key refused (an argument the tool does not take, text that is no number) fails
+        // at the object, naming the key.
+        let read = seed.deserialize(Key(key));
+        if read.is_err() {
+            self.at.failed.at(self.at.place, Some(key));
+        }
+        read.map(Some)
     }
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, Error> {
@@ -431,16 +454,21 @@ impl<'de> MapAccess<'de> for Entries<'_, 'de> {
 /// number, a boolean, an enum's unit variant), as `serde_json` does.
 struct Key<'de>(&'de str);
 
-/// `deserialize_*` methods of a key for a type parsed from its text; text that does not parse
-/// goes to the visitor as it is, which says what it expected.
-macro_rules! parsed_key {
-    ($($method:ident: $ty:ty => $visit:ident),* $(,)?) => {
+/// `deserialize_*` methods of a key read as a number: it must be one in JSON's own syntax,
+/// and nothing more, as `serde_json` reads such keys.
+macro_rules! numeric_key {
+    ($($method:ident),* $(,)?) => {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-                match self.0.parse::<$ty>() {
-                    Ok(parsed) => visitor.$visit(parsed),
-                    Err(_) => visitor.visit_borrowed_str(self.0),
+                let number = self.0.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+                    && !self.0.ends_with(|c: char| c.is_ascii_whitespace());
+                if !number {
+                    return Err(de::Error::invalid_type(Unexpected::Str(self.0), &visitor));
                 }
+                let mut text = serde_json::Deserializer::from_str(self.0);
+                let read = text.$method(visitor)?;
+                text.end()?;
+                Ok(read)
             }
         )*
     };
@@ -453,20 +481,18 @@ impl<'de> Deserializer<'de> for Key<'de> {
         visitor.visit_borrowed_str(self.0)
     }
 
-    parsed_key! {
-        deserialize_bool: bool => visit_bool,
-        deserialize_i8: i64 => visit_i64,
-        deserialize_i16: i64 => visit_i64,
-        deserialize_i32: i64 => visit_i64,
-        deserialize_i64: i64 => visit_i64,
-        deserialize_i128: i128 => visit_i128,
-        deserialize_u8: u64 => visit_u64,
-        deserialize_u16: u64 => visit_u64,
-        deserialize_u32: u64 => visit_u64,
-        deserialize_u64: u64 => visit_u64,
-        deserialize_u128: u128 => visit_u128,
-        deserialize_f32: f64 => visit_f64,
-        deserialize_f64: f64 => visit_f64,
+    numeric_key! {
+        deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64, deserialize_i128,
+        deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_u128,
+        deserialize_f32, deserialize_f64,
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            "true" => visitor.visit_bool(true),
+            "false" => visitor.visit_bool(false),
+            _ => Err(de::Error::invalid_type(Unexpected::Str(self.0), &visitor)),
+        }
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -509,8 +535,11 @@ impl<'de> EnumAccess<'de> for Variant<'_, 'de> {
     type Variant = Self;
 
     fn variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<(T::Value, Self), Error> {
-        let variant = self.up.kept(seed.deserialize(Key(self.name)))?;
-        Ok((variant, self))
+        let variant = seed.deserialize(Key(self.name));
+        if variant.is_err() {
+            self.up.failed.at(self.up.place, Some(self.name));
+        }
+        Ok((variant?, self))
     }
 }
 
@@ -548,6 +577,7 @@ impl<'de> VariantAccess<'de> for Variant<'_, 'de> {
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
         self.content(|reader| match reader.value {
+            Value::Array(items) if items.is_empty() => visitor.visit_unit(),
             Value::Array(items) => visit_items(items, reader.at, visitor),
             _ => Err(reader.invalid(&"tuple variant")),
         })
@@ -588,6 +618,7 @@ mod tests {
         Holiday(Option<Date>),
         Rest,
         Pair(u8, u8),
+        Nothing(),
     }
 
     #[derive(Debug, Deserialize, PartialEq)]
@@ -647,6 +678,7 @@ mod tests {
             json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Rest": 1 }], "pair": [1, 2] }),
             json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Rest": null, "Trip": [] }], "pair": [1, 2] }),
             json!({ "start": { "year": 2027, "month": 4 }, "events": [7], "pair": [1, 2] }),
+            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Nothing": [] }], "pair": [1, 2] }),
             json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2, 3] }),
             json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "note": 5 }),
             json!({ "start": { "year": 2027.5, "month": 4 }, "events": [], "pair": [1, 2] }),
@@ -661,15 +693,20 @@ mod tests {
 
     #[test]
     fn keys_read_as_numbers_and_booleans_must_be_them() {
-        for by_day in [
-            json!({ "x": "y" }),
-            json!({ "300": "y" }),
-            json!({ "-1": "y" }),
-        ] {
+        let keys = [
+            "x", "300", "-1", "+1", "007", "inf", "NaN", "1 ", " 1", "1.5",
+        ];
+        for key in keys {
+            let by_day = json!({ key: "y" });
             let value = json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "by_day": by_day });
             let failure = read::<Plan>(&value).unwrap_err();
             assert_eq!(failure.pointer, "/by_day", "{value}");
+            assert_eq!(failure.key.as_deref(), Some(key), "{value}");
+            // serde_json refuses each of them too.
+            assert!(Plan::deserialize(&value).is_err(), "{value}");
         }
+        let value = json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "by_day": { "7": "y", "12": "z" } });
+        assert!(read::<Plan>(&value).is_ok());
         let value = json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "flags": { "yes": "y" } });
         assert!(read::<Plan>(&value).is_err());
     }

@@ -32,7 +32,8 @@
 //! 5. The tool, under its time limit, with a panic contained.
 //!
 //! With no layer, no confirmation and no argument repair, a call takes the fast path: its
-//! arguments are read straight into the tool's arguments type, with no JSON value between.
+//! arguments are read straight from the caller's JSON value into the tool's arguments type,
+//! with no schema check unless serde refuses them.
 
 mod audit;
 mod concurrency;

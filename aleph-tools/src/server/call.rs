@@ -146,8 +146,7 @@ impl<'s> IntoFuture for ToolCallRequest<'s> {
 /// A call that can end without waiting ends as its future is made (`.await` makes it just
 /// before polling it), and the future holds only its result: a call refused before its tool
 /// runs, and a call of an [`inline`](crate::AlephTool::INLINE) tool with no time limit,
-/// cancellation token or progress listener. Any other call runs as the future is polled,
-/// in one allocation.
+/// cancellation token or progress listener. Any other call runs as the future is polled.
 #[must_use = "futures do nothing unless polled"]
 pub struct ToolCallFuture<'s>(Stage<'s>);
 

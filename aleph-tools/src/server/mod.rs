@@ -52,7 +52,6 @@ pub use self::providers::{IncompatibleTools, ToolRoundRequest};
 use self::providers::{Quarantine, ToolLists};
 pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
-#[doc(hidden)]
 use crate::context::{CallHost, ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::middleware::Stack;
 use crate::util::patterns::{PatternError, Patterns};

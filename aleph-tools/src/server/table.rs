@@ -20,15 +20,15 @@ pub(super) struct Entry {
     pub(super) definition: Arc<ToolDefinition>,
     pub(super) validator: ArgumentValidator,
     /// For a typed tool whose arguments serde checks in full, as the schema would (see
-    /// [`schema::serde_enforces`]), how a call starts straight from its arguments; the
-    /// validator then runs only when serde refuses. `None` for the rest.
+    /// [`schema::serde_enforces`]), how a call reads its arguments straight from the
+    /// caller's value; the validator then runs only when serde refuses. `None` for the rest.
     pub(super) fast: Option<FastPath>,
     /// What the server's providers cannot take of it (see `providers`).
     pub(super) incompatible: Vec<ToolListError>,
 }
 
-/// A typed tool's fast path: it reads its arguments itself and runs the whole call in one
-/// boxed future (see `typed`).
+/// A typed tool's fast path: it reads its arguments itself (`TypedArguments::prepare`), or
+/// runs in place when it is inline.
 #[derive(Clone, Copy)]
 pub(super) struct FastPath {
     /// For an inline tool, how a call with nothing around it (no time limit, cancellation

@@ -62,6 +62,9 @@ impl<T: AlephTool> TypedArguments for T {
         args: &Value,
         ctx: &'a ToolContext,
     ) -> Option<BoxFuture<'a, Result<ToolOutput, ToolError>>> {
+        if !args.is_object() {
+            return None;
+        }
         let args: T::Args = read(args).ok()?;
         Some(Box::pin(run(self, args, ctx)))
     }
@@ -95,6 +98,9 @@ fn run_in_place<T: AlephTool>(
     args: &Value,
     ctx: &ToolContext,
 ) -> Option<Result<ToolOutput, ToolError>> {
+    if !args.is_object() {
+        return None;
+    }
     let args = read(args).ok()?;
     Some(match tool.downcast_ref::<T>() {
         Some(tool) => run_inline(tool, args, ctx),

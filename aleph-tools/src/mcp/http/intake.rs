@@ -246,8 +246,8 @@ async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
         }
     }
     // A chunk is a view into the connection's read buffer, which cannot be reused for the
-    // next request while any view of it lives; the body is copied out of it (it is small,
-    // and a refused one is cut short above) so the buffer is free again at once.
+    // next request while any view of it lives; the body (at most `max`) is copied out of it
+    // so the buffer is free again at once.
     Ok(match first {
         Some(first) => Bytes::copy_from_slice(&first),
         None => Bytes::from(all),

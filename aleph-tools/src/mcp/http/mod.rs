@@ -177,7 +177,6 @@ impl McpServer {
     }
 }
 
-/// The CORS answers for pages of `origins` (`*` for any), with the headers MCP uses.
 /// rmcp's service as the router serves it: a request costs one reference count and one
 /// boxed future (rmcp's future is large: boxed at once, the router moves a pointer).
 #[derive(Clone)]
@@ -205,6 +204,7 @@ impl tower_service::Service<axum::extract::Request> for Handle {
     }
 }
 
+/// The CORS answers for pages of `origins` (`*` for any), with the headers MCP uses.
 fn cors_layer(origins: &[String]) -> CorsLayer {
     use axum::http::{HeaderName, Method, header};
     let allow_origin = if origins.iter().any(|origin| origin == "*") {
