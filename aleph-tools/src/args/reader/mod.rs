@@ -12,6 +12,8 @@
 //! Arguments that come as text are parsed into a value first, so each arguments type is
 //! compiled for this one deserializer and no other: the code `#[tool]` costs per tool.
 
+mod key;
+
 use std::cell::Cell;
 
 use serde::de::value::BorrowedStrDeserializer;
@@ -19,8 +21,9 @@ use serde::de::{
     self, Deserialize, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Unexpected,
     VariantAccess, Visitor,
 };
-use serde::forward_to_deserialize_any;
 use serde_json::{Error, Map, Value};
+
+use self::key::Key;
 
 /// A read serde refused: its error, and where in the arguments it happened (a JSON
 /// pointer; empty for the arguments as a whole).
@@ -113,6 +116,21 @@ impl At<'_> {
     fn kept<T>(self, read: Result<T, Error>) -> Result<T, Error> {
         if read.is_err() {
             self.failed.at(self.place, None);
+        }
+        read
+    }
+
+    /// `seed` read from `key`, a key of the object at this place; a key refused (an
+    /// argument the tool does not take, an unknown variant, text that is no number) fails
+    /// at the object, naming the key.
+    fn read_key<'de, K: DeserializeSeed<'de>>(
+        self,
+        seed: K,
+        key: &'de str,
+    ) -> Result<K::Value, Error> {
+        let read = seed.deserialize(Key(key));
+        if read.is_err() {
+            self.failed.at(self.place, Some(key));
         }
         read
     }
@@ -424,13 +442,7 @@ impl<'de> MapAccess<'de> for Entries<'_, 'de> {
             return Ok(None);
         };
         self.value = Some((key, value));
-        // A key refused (an argument the tool does not take, text that is no number) fails
-        // at the object, naming the key.
-        let read = seed.deserialize(Key(key));
-        if read.is_err() {
-            self.at.failed.at(self.at.place, Some(key));
-        }
-        read.map(Some)
+        self.at.read_key(seed, key).map(Some)
     }
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, Error> {
@@ -450,78 +462,6 @@ impl<'de> MapAccess<'de> for Entries<'_, 'de> {
     }
 }
 
-/// An object's key, which a map with keys of another type than strings reads as one (a
-/// number, a boolean, an enum's unit variant), as `serde_json` does.
-struct Key<'de>(&'de str);
-
-/// `deserialize_*` methods of a key read as a number: it must be one in JSON's own syntax,
-/// and nothing more, as `serde_json` reads such keys.
-macro_rules! numeric_key {
-    ($($method:ident),* $(,)?) => {
-        $(
-            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-                let number = self.0.starts_with(|c: char| c.is_ascii_digit() || c == '-')
-                    && !self.0.ends_with(|c: char| c.is_ascii_whitespace());
-                if !number {
-                    return Err(de::Error::invalid_type(Unexpected::Str(self.0), &visitor));
-                }
-                let mut text = serde_json::Deserializer::from_str(self.0);
-                let read = text.$method(visitor)?;
-                text.end()?;
-                Ok(read)
-            }
-        )*
-    };
-}
-
-impl<'de> Deserializer<'de> for Key<'de> {
-    type Error = Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_borrowed_str(self.0)
-    }
-
-    numeric_key! {
-        deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64, deserialize_i128,
-        deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_u128,
-        deserialize_f32, deserialize_f64,
-    }
-
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            "true" => visitor.visit_bool(true),
-            "false" => visitor.visit_bool(false),
-            _ => Err(de::Error::invalid_type(Unexpected::Str(self.0), &visitor)),
-        }
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_some(self)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        visitor.visit_enum(BorrowedStrDeserializer::new(self.0))
-    }
-
-    forward_to_deserialize_any! {
-        char str string bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
-        identifier ignored_any
-    }
-}
-
 /// An enum read from an object with one key: the variant's name, and its content.
 struct Variant<'a, 'de> {
     name: &'de str,
@@ -535,11 +475,8 @@ impl<'de> EnumAccess<'de> for Variant<'_, 'de> {
     type Variant = Self;
 
     fn variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<(T::Value, Self), Error> {
-        let variant = seed.deserialize(Key(self.name));
-        if variant.is_err() {
-            self.up.failed.at(self.up.place, Some(self.name));
-        }
-        Ok((variant?, self))
+        let variant = self.up.read_key(seed, self.name)?;
+        Ok((variant, self))
     }
 }
 
@@ -597,184 +534,4 @@ impl<'de> VariantAccess<'de> for Variant<'_, 'de> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::{BTreeMap, HashMap};
-
-    use serde::Deserialize;
-    use serde_json::{Value, json};
-
-    use super::read;
-
-    #[derive(Debug, Deserialize, PartialEq)]
-    struct Date {
-        year: u16,
-        month: u8,
-    }
-
-    #[derive(Debug, Deserialize, PartialEq)]
-    enum Event {
-        Meeting { on: Date },
-        Trip(Vec<Date>),
-        Holiday(Option<Date>),
-        Rest,
-        Pair(u8, u8),
-        Nothing(),
-    }
-
-    #[derive(Debug, Deserialize, PartialEq)]
-    struct Plan {
-        start: Date,
-        events: Vec<Event>,
-        pair: (u8, u8),
-        #[serde(default)]
-        by_day: BTreeMap<u8, String>,
-        #[serde(default)]
-        flags: HashMap<bool, char>,
-        #[serde(default)]
-        note: Option<String>,
-    }
-
-    fn plan() -> Value {
-        json!({
-            "start": { "year": 2027, "month": 4 },
-            "events": [
-                { "Meeting": { "on": { "year": 2027, "month": 5 } } },
-                { "Trip": [{ "year": 2027, "month": 6 }] },
-                { "Holiday": { "year": 2027, "month": 7 } },
-                { "Holiday": null },
-                "Rest",
-                { "Rest": null },
-                { "Pair": [1, 2] },
-            ],
-            "pair": [1, 2],
-            "by_day": { "1": "one", "2": "two" },
-            "flags": { "true": "y" },
-            "note": null,
-        })
-    }
-
-    /// `read`'s outcome, and `serde_json`'s own reading of the same value.
-    fn both<T: for<'de> Deserialize<'de>>(value: &Value) -> (Result<T, String>, Result<T, String>) {
-        (
-            read::<T>(value).map_err(|failure| failure.error.to_string()),
-            T::deserialize(value).map_err(|error| error.to_string()),
-        )
-    }
-
-    #[test]
-    fn reads_what_serde_json_reads_from_objects() {
-        let (ours, theirs) = both::<Plan>(&plan());
-        assert_eq!(ours, theirs);
-        assert_eq!(ours.unwrap().events.len(), 7);
-    }
-
-    #[test]
-    fn refuses_what_serde_json_refuses_in_its_words() {
-        let bad = [
-            json!({ "start": { "year": "2027", "month": 4 }, "events": [], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 400 }, "events": [], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027 }, "events": [], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Cruise": null }], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Rest": 1 }], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Rest": null, "Trip": [] }], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [7], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Nothing": [] }], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2, 3] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "note": 5 }),
-            json!({ "start": { "year": 2027.5, "month": 4 }, "events": [], "pair": [1, 2] }),
-            json!({ "start": { "year": -1, "month": 4 }, "events": [], "pair": [1, 2] }),
-        ];
-        for value in bad {
-            let (ours, theirs) = both::<Plan>(&value);
-            assert!(ours.is_err(), "{value}");
-            assert_eq!(ours, theirs, "{value}");
-        }
-    }
-
-    #[test]
-    fn keys_read_as_numbers_and_booleans_must_be_them() {
-        let keys = [
-            "x", "300", "-1", "+1", "007", "inf", "NaN", "1 ", " 1", "1.5",
-        ];
-        for key in keys {
-            let by_day = json!({ key: "y" });
-            let value = json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "by_day": by_day });
-            let failure = read::<Plan>(&value).unwrap_err();
-            assert_eq!(failure.pointer, "/by_day", "{value}");
-            assert_eq!(failure.key.as_deref(), Some(key), "{value}");
-            // serde_json refuses each of them too.
-            assert!(Plan::deserialize(&value).is_err(), "{value}");
-        }
-        let value = json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "by_day": { "7": "y", "12": "z" } });
-        assert!(read::<Plan>(&value).is_ok());
-        let value = json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "flags": { "yes": "y" } });
-        assert!(read::<Plan>(&value).is_err());
-    }
-
-    #[test]
-    fn arrays_for_structs_are_refused_at_every_depth() {
-        let bad = [
-            json!({ "start": [2027, 4], "events": [], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Meeting": [[2027, 5]] }], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Meeting": { "on": [2027, 5] } }], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Trip": [[2027, 6]] }], "pair": [1, 2] }),
-            json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Holiday": [2027, 7] }], "pair": [1, 2] }),
-        ];
-        // Plain serde takes a struct from an array, by position.
-        assert!(Plan::deserialize(&bad[0]).is_ok());
-        for value in bad {
-            assert!(read::<Plan>(&value).is_err(), "{value}");
-        }
-    }
-
-    #[derive(Debug, Deserialize)]
-    struct Odd {
-        #[serde(rename = "a/b~c")]
-        _field: u8,
-    }
-
-    #[test]
-    fn a_failure_says_where_it_happened() {
-        let cases = [
-            (
-                json!({ "start": { "year": "x", "month": 4 }, "events": [], "pair": [1, 2] }),
-                "/start/year",
-            ),
-            (
-                json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Trip": [{ "year": 1, "month": -1 }] }], "pair": [1, 2] }),
-                "/events/0/Trip/0/month",
-            ),
-            (
-                json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, "b"] }),
-                "/pair/1",
-            ),
-            // A missing field fails at the object that lacks it.
-            (
-                json!({ "start": { "month": 4 }, "events": [], "pair": [1, 2] }),
-                "/start",
-            ),
-            (
-                json!({ "start": { "year": 2027, "month": 4 }, "pair": [1, 2] }),
-                "",
-            ),
-            (
-                json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "by_day": { "a/b~": "c" } }),
-                "/by_day",
-            ),
-            (
-                json!({ "start": { "year": 2027, "month": 4 }, "events": [], "pair": [1, 2], "by_day": { "1": 2 } }),
-                "/by_day/1",
-            ),
-            (
-                json!({ "start": { "year": 2027, "month": 4 }, "events": [{ "Meeting": {} }], "pair": [1, 2] }),
-                "/events/0/Meeting",
-            ),
-        ];
-        for (value, pointer) in cases {
-            let failure = read::<Plan>(&value).unwrap_err();
-            assert_eq!(failure.pointer, pointer, "{value}: {}", failure.error);
-        }
-        let failure = read::<Odd>(&json!({ "a/b~c": "x" })).unwrap_err();
-        assert_eq!(failure.pointer, "/a~1b~0c");
-    }
-}
+mod tests;
