@@ -1,13 +1,19 @@
 //! What a served tool and an idle MCP session over streamable HTTP hold. The server serves
 //! `TOOLS` runtime tools (1000 unless set), each with a small schema of its own; the heap
-//! and resident size they add are read first. Then `SESSIONS` sessions (1000 unless
-//! set) are opened on it in this process and left alone, and the heap in use is read
-//! (every allocation counted, so the figure is what the sessions hold, not what the
-//! allocator keeps): right after they open (awake: rmcp's service of each, its task and
-//! channels) and once they have slept (a minute without a request: only what wakes them is
-//! kept). A second batch shows the memory the first gave back reused: the
-//! allocator keeps freed pages, so the resident size stays near its high-water mark, which
-//! `with_max_sessions` bounds.
+//! and resident size they add are read first. Then `SESSIONS` sessions (1000 unless set)
+//! are opened on it in this process and left alone, and the heap in use is read (every
+//! allocation counted, so the figure is what the sessions hold, not what the allocator
+//! keeps):
+//!
+//! - sessions that only shook hands: right after they open (awake: rmcp's service of each,
+//!   its tasks and channels), then after ten seconds (asleep: nothing to resume, so only
+//!   what wakes them is kept);
+//! - sessions that also listed the tools: awake for a minute, as long as rmcp keeps the
+//!   answer for a client that resumes its stream, then asleep.
+//!
+//! The second batch opens in the memory the first gave back: the allocator keeps freed
+//! pages, so the resident size stays near its high-water mark, which `with_max_sessions`
+//! bounds.
 //!
 //! Run with `cargo bench -p aleph-tools --features mcp-http --bench mcp_sessions`.
 
@@ -27,9 +33,13 @@ use tokio::net::TcpStream;
 #[global_allocator]
 static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
 
-/// How long after its last request a session sleeps, with the default idle timeout (five
+/// How long after its last request a session with nothing to resume sleeps (five seconds),
+/// with the time between two looks of the server (five seconds) and a little more.
+const QUIET: Duration = Duration::from_secs(11);
+
+/// How long after its last answer a session sleeps, with the default idle timeout (five
 /// minutes), and a little more for the server to look.
-const ASLEEP: Duration = Duration::from_secs(65);
+const ASLEEP: Duration = Duration::from_secs(70);
 
 /// The resident size of this process, in bytes.
 fn rss() -> usize {
@@ -65,8 +75,8 @@ async fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> String {
     answer
 }
 
-/// Opens a session with the handshake.
-async fn open(addr: SocketAddr) {
+/// Opens a session with the handshake, and lists the tools in it when `list` says so.
+async fn open(addr: SocketAddr, list: bool) {
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
     let answer = post(addr, None, initialize).await;
     let id = answer
@@ -80,6 +90,11 @@ async fn open(addr: SocketAddr) {
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let answer = post(addr, Some(&id), initialized).await;
     assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    if list {
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        let answer = post(addr, Some(&id), list).await;
+        assert!(answer.contains(r#""tools":["#), "{answer}");
+    }
 }
 
 /// `count` runtime tools, each with a description and a two-argument schema of its own.
@@ -140,29 +155,51 @@ fn main() {
         let addr = http.local_addr();
         // What the first sessions set up once (tables, the runtime's slabs) is not theirs.
         for _ in 0..20 {
-            open(addr).await;
+            open(addr, false).await;
         }
-        tokio::time::sleep(ASLEEP).await;
+        tokio::time::sleep(QUIET).await;
         let before = (ALLOCATOR.allocated(), rss());
-        // Two batches: the second opens in the memory the first gave back when it slept.
-        for open_now in [sessions, 2 * sessions] {
-            for _ in 0..sessions {
-                open(addr).await;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let awake = (ALLOCATOR.allocated(), rss());
-            tokio::time::sleep(ASLEEP).await;
-            let asleep = (ALLOCATOR.allocated(), rss());
-            let each = |now: usize, then: usize| now.saturating_sub(then) / open_now;
-            println!(
-                "{open_now} idle sessions, the last {sessions} just opened: heap {} bytes each, \
-                 resident {}; all asleep: heap {} bytes each, resident {}",
-                each(awake.0, before.0),
-                each(awake.1, before.1),
-                each(asleep.0, before.0),
-                each(asleep.1, before.1),
-            );
+        let each = |now: (usize, usize), then: (usize, usize), count: usize| {
+            format!(
+                "heap {} bytes each, resident {}",
+                now.0.saturating_sub(then.0) / count,
+                now.1.saturating_sub(then.1) / count
+            )
+        };
+        for _ in 0..sessions {
+            open(addr, false).await;
         }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let awake = (ALLOCATOR.allocated(), rss());
+        tokio::time::sleep(QUIET).await;
+        let quiet = (ALLOCATOR.allocated(), rss());
+        println!(
+            "{sessions} sessions that only shook hands: just opened, {}; ten seconds later, {}",
+            each(awake, before, sessions),
+            each(quiet, before, sessions),
+        );
+        let first = quiet;
+        for _ in 0..sessions {
+            open(addr, true).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let awake = (ALLOCATOR.allocated(), rss());
+        tokio::time::sleep(QUIET).await;
+        let quiet = (ALLOCATOR.allocated(), rss());
+        tokio::time::sleep(ASLEEP.saturating_sub(QUIET)).await;
+        let asleep = (ALLOCATOR.allocated(), rss());
+        println!(
+            "{sessions} more that also listed the tools: just opened, {}; ten seconds later, \
+             {}; a minute later, {}",
+            each(awake, first, sessions),
+            each(quiet, first, sessions),
+            each(asleep, first, sessions),
+        );
+        println!(
+            "all {} asleep: {}",
+            2 * sessions,
+            each(asleep, before, 2 * sessions)
+        );
         println!(
             "the process with {tools} tools and {} idle sessions: resident {} bytes",
             2 * sessions + 20,

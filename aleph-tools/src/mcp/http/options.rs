@@ -153,8 +153,11 @@ impl McpServer {
     /// and its id then gets `404 Not Found`, which tells the client to open a new session.
     /// Clients that keep the `GET` stream open (the official SDKs do) never see it.
     ///
-    /// An idle session gives up most of what it holds after a minute (or half this time,
-    /// if shorter): it then costs about a kilobyte, and its next request brings it back.
+    /// An idle session gives up most of what it holds (rmcp's service of it, about 95 KB)
+    /// once nothing in it is left for a client to resume: five seconds after its last
+    /// request when none of its streams carried an event in the last minute, otherwise a
+    /// minute after the last event (or half this time, if shorter). It then costs under a
+    /// kilobyte, and its next request brings it back.
     ///
     /// ```
     /// use std::time::Duration;

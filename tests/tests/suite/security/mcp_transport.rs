@@ -587,8 +587,8 @@ fn rss_kib(pid: u32) -> u64 {
 /// Memory per idle session of a real server process (the conformance server, which serves
 /// prompts, resources and tools, with the default limits): `SESSIONS` sessions (1000 unless
 /// set) are opened and left idle, and the server's resident memory is read before, right
-/// after (awake: rmcp's service of each, its task and channels) and once they have slept (a
-/// minute without a request). Prints the figures. The resident size counts what the
+/// after (awake: rmcp's service of each, its tasks and channels) and once they have slept
+/// (five seconds without a request, with nothing to resume). Prints the figures. The resident size counts what the
 /// allocator keeps as well; `benches/mcp_sessions.rs` counts the heap the sessions hold.
 ///
 /// ```text
@@ -596,7 +596,7 @@ fn rss_kib(pid: u32) -> u64 {
 ///   security::mcp_transport::memory_per_idle_session -- --ignored --nocapture
 /// ```
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement of a minute and more; run by hand"]
+#[ignore = "a measurement, of resident memory; run by hand"]
 async fn memory_per_idle_session() {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
@@ -627,8 +627,9 @@ async fn memory_per_idle_session() {
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let awake = rss_kib(pid);
-    // A minute idle puts a session to sleep; the server looks every five seconds.
-    tokio::time::sleep(Duration::from_secs(70)).await;
+    // Five seconds idle put a session that only shook hands to sleep; the server looks
+    // every five seconds.
+    tokio::time::sleep(Duration::from_secs(12)).await;
     let asleep = rss_kib(pid);
     drop(server.stdin.take());
     let _ = server.wait();

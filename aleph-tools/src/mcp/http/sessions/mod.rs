@@ -1,8 +1,9 @@
 //! The live HTTP sessions: how many there are, whose, when each was last used and whether a
 //! stream of it is open. From that, the caps on sessions (per identity and in all), the
 //! idle timeout, and sleep: a session idle for a while gives up rmcp's per-session service
-//! (its task and channels, about 60 KB) and keeps only what it needs to wake
-//! ([`Record`]), which rmcp's session restore brings back at the session's next request.
+//! (its tasks and channels, about 95 KB) and keeps only what it needs to wake
+//! ([`Record`], under a kilobyte), which rmcp's session restore brings back at the
+//! session's next request.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,10 +29,15 @@ pub(in crate::mcp) const DEFAULT_MAX_SESSIONS: usize = 1024;
 /// The most sessions one identity holds at once, unless set.
 pub(in crate::mcp) const DEFAULT_MAX_PER_IDENTITY: usize = 64;
 
-/// How long an idle session keeps rmcp's service before it sleeps (at most; half the idle
-/// timeout when that is shorter). As long as rmcp keeps a finished request's events for a
-/// client that resumes its stream, so sleep takes nothing a client could still ask for.
+/// How long a session keeps rmcp's service after a stream of it carried an event (at most;
+/// half the idle timeout when that is shorter). As long as rmcp keeps a finished stream's
+/// events for a client that resumes it, so sleep takes nothing a client could still ask for.
 const KEEP_AWAKE: Duration = Duration::from_mins(1);
+
+/// How long a session whose service holds nothing to resume (one that only shook hands, or
+/// whose events are older than [`KEEP_AWAKE`]) stays awake without a request: long enough
+/// that a client's next request right after the handshake finds it awake.
+const QUIET: Duration = Duration::from_secs(5);
 
 /// The caps and the idle timeout, as [`McpServer`](crate::mcp::McpServer) was given them.
 #[derive(Debug, Clone, Copy)]
@@ -52,9 +58,14 @@ impl Default for SessionLimits {
 }
 
 impl SessionLimits {
-    /// How long a session sits idle before it sleeps.
+    /// How long a session stays awake after a stream of it carried an event.
     fn sleep_after(&self) -> Duration {
         KEEP_AWAKE.min(self.idle_timeout / 2)
+    }
+
+    /// How long a session with nothing to resume sits idle before it sleeps.
+    fn quiet(&self) -> Duration {
+        QUIET.min(self.sleep_after())
     }
 
     /// How often the sessions are looked over.
@@ -84,6 +95,9 @@ struct Record {
     /// What the client set in the session (log level, subscriptions).
     remembered: Arc<Remembered>,
     last_used: Instant,
+    /// When a stream of it last carried an event, which rmcp's service keeps for a client
+    /// that resumes the stream.
+    last_event: Option<Instant>,
     /// The session's streams open now (requests running, the client's `GET` stream).
     busy: u32,
     phase: Phase,
@@ -207,6 +221,7 @@ impl Ledger {
                 params: Some(Box::new(params)),
                 remembered: Arc::new(Remembered::new()),
                 last_used: Instant::now(),
+                last_event: None,
                 busy: 0,
                 phase: Phase::Asleep,
                 shared: true,
@@ -258,6 +273,7 @@ impl Ledger {
                 params: None,
                 remembered: Arc::new(Remembered::new()),
                 last_used: Instant::now(),
+                last_event: None,
                 busy: 0,
                 phase: Phase::Awake,
                 shared: false,
@@ -330,6 +346,16 @@ impl Ledger {
         }
     }
 
+    /// A stream of session `id` carried an event: it is in use, and its service keeps the
+    /// event for a while.
+    fn carried(&self, id: &str) {
+        if let Some(record) = lock(&self.book).sessions.get_mut(id) {
+            let now = Instant::now();
+            record.last_used = now;
+            record.last_event = Some(now);
+        }
+    }
+
     /// A stream of session `id` opens; the session is busy until the guard is dropped.
     pub(in crate::mcp) fn busy(self: &Arc<Self>, id: &SessionId) -> Busy {
         if let Some(record) = lock(&self.book).sessions.get_mut(id) {
@@ -365,9 +391,14 @@ impl Ledger {
             return None;
         }
         let idle = now.saturating_duration_since(record.last_used);
+        // Events a client may still resume from keep the service awake.
+        let keeps_events = record
+            .last_event
+            .is_some_and(|at| now.saturating_duration_since(at) < self.limits.sleep_after());
         if idle >= self.limits.idle_timeout {
             Some(Due::End)
-        } else if idle >= self.limits.sleep_after()
+        } else if idle >= self.limits.quiet()
+            && !keeps_events
             && record.phase == Phase::Awake
             && record.params.is_some()
         {
@@ -540,9 +571,9 @@ pub(in crate::mcp) struct Busy {
 }
 
 impl Busy {
-    /// The stream carried an event: the session is in use.
+    /// The stream carried an event: the session is in use, and its service keeps the event.
     pub(in crate::mcp) fn used(&self) {
-        self.ledger.touch(&self.id);
+        self.ledger.carried(&self.id);
     }
 }
 

@@ -63,3 +63,31 @@ async fn idle_sessions_sleep_then_end_and_busy_ones_do_not() {
     drop(stream);
     assert!(ledger.due(Instant::now()).is_empty(), "just used");
 }
+
+#[test]
+fn a_session_with_nothing_to_resume_sleeps_sooner() {
+    let ledger = Ledger::new(
+        SessionLimits {
+            idle_timeout: Duration::from_mins(5),
+            max_sessions: 10,
+            max_per_identity: 10,
+        },
+        None,
+    );
+    let (bare, answered): (SessionId, SessionId) = (Arc::from("bare"), Arc::from("answered"));
+    for id in [&bare, &answered] {
+        ledger.opened(id);
+        ledger.initialized(id, None, Some(InitializeRequestParams::default()));
+    }
+    // A request's stream carries its answer, which rmcp keeps for a client that resumes.
+    let stream = ledger.busy(&answered);
+    stream.used();
+    drop(stream);
+    let soon = Instant::now() + QUIET + Duration::from_millis(100);
+    assert!(ledger.due(Instant::now()).is_empty(), "just used");
+    assert_eq!(ledger.due(soon), [(bare.clone(), Due::Sleep)]);
+    let later = Instant::now() + KEEP_AWAKE + Duration::from_millis(100);
+    let mut due = ledger.due(later);
+    due.sort_by(|one, other| one.0.cmp(&other.0));
+    assert_eq!(due, [(answered, Due::Sleep), (bare, Due::Sleep)]);
+}
