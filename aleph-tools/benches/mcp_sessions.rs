@@ -59,12 +59,17 @@ fn rss() -> usize {
 
 /// Sends one `POST /mcp` on a connection of its own and reads the whole answer.
 async fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> String {
+    send(addr, "POST", session, body).await
+}
+
+/// Sends one request to `/mcp` on a connection of its own and reads the whole answer.
+async fn send(addr: SocketAddr, method: &str, session: Option<&str>, body: &str) -> String {
     let mut socket = TcpStream::connect(addr).await.expect("connect");
     let session = session.map_or(String::new(), |id| {
         format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-11-25\r\n")
     });
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",
         body.len()
@@ -75,8 +80,9 @@ async fn post(addr: SocketAddr, session: Option<&str>, body: &str) -> String {
     answer
 }
 
-/// Opens a session with the handshake, and lists the tools in it when `list` says so.
-async fn open(addr: SocketAddr, list: bool) {
+/// Opens a session with the handshake, and lists the tools in it when `list` says so; its
+/// id.
+async fn open(addr: SocketAddr, list: bool) -> String {
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
     let answer = post(addr, None, initialize).await;
     let id = answer
@@ -95,6 +101,7 @@ async fn open(addr: SocketAddr, list: bool) {
         let answer = post(addr, Some(&id), list).await;
         assert!(answer.contains(r#""tools":["#), "{answer}");
     }
+    id
 }
 
 /// `count` runtime tools, each with a description and a two-argument schema of its own.
@@ -157,6 +164,10 @@ fn main() {
         for _ in 0..20 {
             open(addr, false).await;
         }
+        // The first list of the tools builds the list every session is answered from.
+        let listed = open(addr, true).await;
+        let ended = send(addr, "DELETE", Some(&listed), "").await;
+        assert!(ended.starts_with("HTTP/1.1 2"), "{ended}");
         tokio::time::sleep(QUIET).await;
         let before = (ALLOCATOR.allocated(), rss());
         let each = |now: (usize, usize), then: (usize, usize), count: usize| {

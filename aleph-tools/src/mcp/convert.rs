@@ -64,13 +64,13 @@ pub(super) fn tool_to_mcp(
 /// A result as `tools/call` answers it: the model's text, `isError`, and structured content
 /// shaped by the tool's output schema, in `shape`.
 pub(super) fn result_to_mcp(
-    result: &ToolResult,
+    result: ToolResult,
     definition: Option<&ToolDefinition>,
     shape: OutputShape,
 ) -> CallToolResult {
     // Built as rmcp's type directly, the same result `ToolResult::to_mcp` writes as JSON.
     let content = if result.success && !result.content.is_empty() {
-        result.content.iter().map(block_to_mcp).collect()
+        result.content.into_iter().map(block_into_mcp).collect()
     } else {
         vec![ContentBlock::text(result.model_text().into_owned())]
     };
@@ -84,7 +84,7 @@ pub(super) fn result_to_mcp(
     if definition.is_some_and(|definition| shape.wraps(definition)) {
         out.structured_content = Some(serde_json::json!({ "result": result.output }));
     } else if result.output.is_object() || (declared && shape == OutputShape::Plain) {
-        out.structured_content = Some(result.output.clone());
+        out.structured_content = Some(result.output);
     }
     out
 }
@@ -165,7 +165,7 @@ pub(super) fn message_to_mcp(message: &PromptMessage) -> rmcp::model::PromptMess
         PromptRole::Assistant => Role::Assistant,
         _ => Role::User,
     };
-    rmcp::model::PromptMessage::new(role, block_to_mcp(&message.content))
+    rmcp::model::PromptMessage::new(role, block_into_mcp(message.content.clone()))
 }
 
 /// A content block as rmcp's: text built directly, the rest through their shared JSON
@@ -208,17 +208,15 @@ pub(super) fn contents_to_mcp(
     serde_json::to_value(contents).and_then(serde_json::from_value)
 }
 
-fn block_to_mcp(block: &Content) -> ContentBlock {
-    if let Some(text) = block.as_text() {
-        return ContentBlock::text(text);
-    }
-    if let Content::ToolReference(_) = block {
+fn block_into_mcp(block: Content) -> ContentBlock {
+    match block {
+        Content::Text(text) => ContentBlock::text(text.text),
         // MCP has no such block: the line naming the tool.
-        return ContentBlock::text(block.describe());
+        Content::ToolReference(_) => ContentBlock::text(block.describe()),
+        _ => serde_json::to_value(&block)
+            .and_then(serde_json::from_value)
+            .unwrap_or_else(|_| ContentBlock::text(block.describe())),
     }
-    serde_json::to_value(block)
-        .and_then(serde_json::from_value)
-        .unwrap_or_else(|_| ContentBlock::text(block.describe()))
 }
 
 /// A remote content block as this crate's, kept whole; a block this crate does not know
@@ -296,9 +294,12 @@ mod result_tests {
             let wrap = definition.is_some_and(output_is_wrapped);
             let mut expected = result.to_mcp(wrap);
             expected["resultType"] = json!("complete");
-            let built =
-                serde_json::to_value(result_to_mcp(result, definition, OutputShape::Wrapped))
-                    .unwrap();
+            let built = serde_json::to_value(result_to_mcp(
+                result.clone(),
+                definition,
+                OutputShape::Wrapped,
+            ))
+            .unwrap();
             assert_eq!(built, expected, "{result:?}");
         }
     }
@@ -309,12 +310,12 @@ mod result_tests {
             .with_output_schema(json!({ "type": "integer", "minimum": 0 }));
         let untyped = ToolDefinition::new("u", "d", json!({ "type": "object" }));
         let answer = ToolResult::ok(ToolOutput::json(json!(42)), std::time::Duration::ZERO);
-        let plain = result_to_mcp(&answer, Some(&number), OutputShape::Plain);
+        let plain = result_to_mcp(answer.clone(), Some(&number), OutputShape::Plain);
         assert_eq!(plain.structured_content, Some(json!(42)));
-        let wrapped = result_to_mcp(&answer, Some(&number), OutputShape::Wrapped);
+        let wrapped = result_to_mcp(answer.clone(), Some(&number), OutputShape::Wrapped);
         assert_eq!(wrapped.structured_content, Some(json!({ "result": 42 })));
         // Without a declared schema only objects are structured, in either shape.
-        let plain = result_to_mcp(&answer, Some(&untyped), OutputShape::Plain);
+        let plain = result_to_mcp(answer, Some(&untyped), OutputShape::Plain);
         assert_eq!(plain.structured_content, None);
 
         let listed = tool_to_mcp(&number, Dialect::MCP, OutputShape::Plain).unwrap();

@@ -48,13 +48,22 @@ struct Envelope<'a> {
     id: Option<Value>,
 }
 
-/// The middleware in front of rmcp on `/mcp` (after the token check, so a stranger's body
-/// is never read).
-pub(super) async fn intake(
-    State(intake): State<Arc<Intake>>,
+/// The intake as a layer of `/mcp`, after the token check (so a stranger's body is never
+/// read).
+pub(super) async fn intake_layer(
+    State(read): State<Arc<Intake>>,
     request: Request,
     next: Next,
 ) -> Response {
+    intake(&read, request, |request| next.run(request)).await
+}
+
+/// What a request to `/mcp` goes through before `next` (rmcp) reads it.
+pub(super) async fn intake<F, Fut>(intake: &Intake, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     if intake.ledger.shared().is_some()
         && let Some(id) = request
             .headers()
@@ -71,14 +80,14 @@ pub(super) async fn intake(
     if request.method() == Method::GET && request.headers().contains_key("last-event-id") {
         // A stream resumed: the rest of a request's answer, which a drain waits for.
         let answering = intake.in_flight.answering();
-        return counted_while_streaming(next.run(request).await, answering);
+        return counted_while_streaming(next(request).await, answering);
     }
     if request.method() != Method::POST {
         // A draining server opens no new stream.
         if request.method() == Method::GET && intake.in_flight.is_draining() {
             return draining(None);
         }
-        return next.run(request).await;
+        return next(request).await;
     }
     // Counted from here until its answer is sent; a drain that begins later waits for it,
     // and one that began earlier is seen below.
@@ -135,9 +144,7 @@ pub(super) async fn intake(
             Ok(_) => {}
         }
     }
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes.clone())))
-        .await;
+    let response = next(Request::from_parts(parts, Body::from(bytes.clone()))).await;
     drop(reservation);
     let response = counted_while_streaming(response, answering);
     // rmcp answers a body it cannot read as a message `415`, in plain text.

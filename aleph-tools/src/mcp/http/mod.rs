@@ -17,17 +17,19 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::ServiceExt as _;
 use axum::response::IntoResponse;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_layer::Layer as _;
 
 pub use self::drain::Drained;
-use self::front::{Front, front};
+use self::front::{Front, Fronted};
 use self::guard::Guard;
-use self::intake::{Intake, intake};
+use self::intake::{Intake, intake_layer};
 pub(in crate::mcp) use self::options::HttpOptions;
 use self::sessions::Ledger;
 use super::auth::{Gate, authenticate, metadata_routes};
@@ -136,7 +138,7 @@ impl McpServer {
         }
         let mut intake_in_front = None;
         if let Some(auth) = auth {
-            router = router.layer(axum::middleware::from_fn_with_state(read, intake));
+            router = router.layer(axum::middleware::from_fn_with_state(read, intake_layer));
             let gate = Gate::new(auth, MCP_PATH, ledger);
             let check = axum::middleware::from_fn_with_state(Arc::clone(&gate), authenticate);
             router = router.layer(check.clone());
@@ -150,23 +152,17 @@ impl McpServer {
         // Probes are answered before any check; the Host and Origin are checked before the
         // token, so a request for another host or from another site's page is told nothing
         // about this one.
-        let front_state = Arc::new(Front {
+        let front = Front {
             in_flight: Arc::clone(&in_flight),
             guard: checks,
             intake: intake_in_front,
-        });
-        router = router
-            .merge(beside)
-            .layer(axum::middleware::from_fn_with_state(front_state, front));
-        if let Some(origins) = cors {
-            router = router.layer(cors_layer(&origins));
-        }
-        let stop = shutdown.clone();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await
-        });
+        };
+        let app = Fronted::new(front, router.merge(beside));
+        let stop = shutdown.clone().cancelled_owned();
+        let task = match cors {
+            Some(origins) => tokio::spawn(serve(listener, cors_layer(&origins).layer(app), stop)),
+            None => tokio::spawn(serve(listener, app, stop)),
+        };
         Ok(McpHttpServer {
             addr: local,
             shutdown,
@@ -175,6 +171,27 @@ impl McpServer {
             tasks,
         })
     }
+}
+
+/// Serves `app` on `listener` until `stop`, then lets the requests running finish.
+async fn serve<S>(
+    listener: TcpListener,
+    app: S,
+    stop: WaitForCancellationFutureOwned,
+) -> std::io::Result<()>
+where
+    S: tower_service::Service<
+            axum::extract::Request,
+            Response = axum::response::Response,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    axum::serve(listener, app.into_make_service())
+        .with_graceful_shutdown(stop)
+        .await
 }
 
 /// rmcp's service as the router serves it: a request costs one reference count and one

@@ -42,7 +42,7 @@ use super::tasks::TaskTable;
 use crate::schema::Dialect;
 use crate::server::CallArgs;
 use crate::util::sync::lock;
-use crate::{AlephToolServer, Identity, ToolContext, ToolErrorKind, ToolResult};
+use crate::{AlephToolServer, Identity, ToolContext, ToolDefinition, ToolErrorKind, ToolResult};
 
 /// What every session of a server shares: the tools and how they are served.
 #[derive(Clone)]
@@ -135,7 +135,10 @@ impl Session {
         request: &CancellationToken,
     ) -> Result<CallToolResponse, ErrorData> {
         match call.round(request).await {
-            Round::Done(result) => self.finish(&call.tool, &result, OutputShape::Plain),
+            Round::Done(result) => {
+                let called = self.served.tools.offered(&call.tool);
+                self.finish(&call.tool, result, called, OutputShape::Plain)
+            }
             Round::Asks(asks) => match self.served.waiting.park(call) {
                 Some(state) => Ok(InputRequiredResult::new(Some(asks), Some(state)).into()),
                 None => Err(ErrorData::internal_error(
@@ -146,31 +149,30 @@ impl Session {
         }
     }
 
-    /// The answer to a call of `tool` that ended with `result`, its output in `shape`.
+    /// The answer to a call of `tool` (offered as `called`) that ended with `result`, its
+    /// output in `shape`.
     fn finish(
         &self,
         tool: &str,
-        result: &ToolResult,
+        result: ToolResult,
+        called: Option<Arc<ToolDefinition>>,
         shape: OutputShape,
     ) -> Result<CallToolResponse, ErrorData> {
         answer(
             &self.served.tools,
             self.served.unknown_tools_as_results,
-            tool,
+            (tool, called),
             result,
             shape,
         )
         .map(Into::into)
     }
 
-    /// Whether a call of `tool` runs as a task: the tool is marked so, and the client takes
-    /// task handles.
-    fn runs_as_task(&self, tool: &str, context: &RequestContext<RoleServer>) -> bool {
+    /// Whether a call of the tool offered as `called` runs as a task: the tool is marked so,
+    /// and the client takes task handles.
+    fn runs_as_task(called: Option<&ToolDefinition>, context: &RequestContext<RoleServer>) -> bool {
         // The tool first: most are not tasks, and reading the capabilities copies them.
-        self.served
-            .tools
-            .offered(tool)
-            .is_some_and(|definition| definition.task)
+        called.is_some_and(|definition| definition.task)
             && context
                 .client_capabilities()
                 .is_some_and(|capabilities| capabilities.supports_tasks())
@@ -211,7 +213,8 @@ impl Session {
         );
         let shape = OutputShape::of(&context.meta);
         let finish = move |result: &ToolResult| -> Result<JsonObject, ErrorData> {
-            let call_result = answer(&tools, unknown, &name, result, shape)?;
+            let called = tools.offered(&name);
+            let call_result = answer(&tools, unknown, (&name, called), result.clone(), shape)?;
             match serde_json::to_value(call_result) {
                 Ok(Value::Object(object)) => Ok(object),
                 Ok(_) | Err(_) => Err(ErrorData::internal_error(
@@ -229,13 +232,14 @@ impl Session {
     }
 }
 
-/// The `CallToolResult` for a call of `tool` that ended with `result`, its output in `shape`;
-/// a call of a tool not served is an error unless `unknown_as_results`.
+/// The `CallToolResult` for a call of `tool` (offered as `called`) that ended with `result`,
+/// its output in `shape`; a call of a tool not served is an error unless
+/// `unknown_as_results`.
 fn answer(
     tools: &AlephToolServer,
     unknown_as_results: bool,
-    tool: &str,
-    result: &ToolResult,
+    (tool, called): (&str, Option<Arc<ToolDefinition>>),
+    result: ToolResult,
     shape: OutputShape,
 ) -> Result<rmcp::model::CallToolResult, ErrorData> {
     if result.error_kind == Some(ToolErrorKind::NotFound) && !unknown_as_results {
@@ -244,7 +248,11 @@ fn answer(
             Some(serde_json::json!({ "name": tool })),
         ));
     }
-    let definition = tools.offered(result.tool_that_ran(tool));
+    // A repaired name ran another tool than the one called.
+    let definition = match &result.repair {
+        Some(repair) => tools.offered(&repair.repaired_name),
+        None => called,
+    };
     Ok(result_to_mcp(result, definition.as_deref(), shape))
 }
 
@@ -306,7 +314,8 @@ impl ServerHandler for Session {
             call.answer(request.input_responses.unwrap_or_default());
             return self.play(call, &context.ct).await;
         }
-        if self.runs_as_task(&request.name, &context) {
+        let called = self.served.tools.offered(&request.name);
+        if Self::runs_as_task(called.as_deref(), &context) {
             return self.start_task(request, &context).await;
         }
         // A call carried on with answers was counted when it started; a task counts itself.
@@ -346,7 +355,7 @@ impl ServerHandler for Session {
             .await;
         drop(running);
         events.flush().await;
-        self.finish(&request.name, &result, OutputShape::Wrapped)
+        self.finish(&request.name, result, called, OutputShape::Wrapped)
     }
 
     async fn get_task(
