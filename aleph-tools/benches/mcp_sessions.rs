@@ -104,6 +104,27 @@ async fn open(addr: SocketAddr, list: bool) -> String {
     id
 }
 
+/// The heap in use and the resident size now.
+fn memory() -> (usize, usize) {
+    (ALLOCATOR.allocated(), rss())
+}
+
+/// Opens `count` sessions (listing the tools in each when `list` says so); the memory right
+/// after, and once the server has had the time to put those with nothing to resume to sleep.
+async fn open_batch(
+    addr: SocketAddr,
+    count: usize,
+    list: bool,
+) -> ((usize, usize), (usize, usize)) {
+    for _ in 0..count {
+        open(addr, list).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let awake = memory();
+    tokio::time::sleep(QUIET).await;
+    (awake, memory())
+}
+
 /// `count` runtime tools, each with a description and a two-argument schema of its own.
 fn served_tools(count: usize) -> AlephToolServer {
     let server = AlephToolServer::new();
@@ -169,7 +190,7 @@ fn main() {
         let ended = send(addr, "DELETE", Some(&listed), "").await;
         assert!(ended.starts_with("HTTP/1.1 2"), "{ended}");
         tokio::time::sleep(QUIET).await;
-        let before = (ALLOCATOR.allocated(), rss());
+        let before = memory();
         let each = |now: (usize, usize), then: (usize, usize), count: usize| {
             format!(
                 "heap {} bytes each, resident {}",
@@ -177,28 +198,16 @@ fn main() {
                 now.1.saturating_sub(then.1) / count
             )
         };
-        for _ in 0..sessions {
-            open(addr, false).await;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let awake = (ALLOCATOR.allocated(), rss());
-        tokio::time::sleep(QUIET).await;
-        let quiet = (ALLOCATOR.allocated(), rss());
+        let (awake, quiet) = open_batch(addr, sessions, false).await;
         println!(
             "{sessions} sessions that only shook hands: just opened, {}; ten seconds later, {}",
             each(awake, before, sessions),
             each(quiet, before, sessions),
         );
         let first = quiet;
-        for _ in 0..sessions {
-            open(addr, true).await;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let awake = (ALLOCATOR.allocated(), rss());
-        tokio::time::sleep(QUIET).await;
-        let quiet = (ALLOCATOR.allocated(), rss());
+        let (awake, quiet) = open_batch(addr, sessions, true).await;
         tokio::time::sleep(ASLEEP.saturating_sub(QUIET)).await;
-        let asleep = (ALLOCATOR.allocated(), rss());
+        let asleep = memory();
         println!(
             "{sessions} more that also listed the tools: just opened, {}; ten seconds later, \
              {}; a minute later, {}",
