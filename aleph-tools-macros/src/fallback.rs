@@ -31,7 +31,7 @@ pub(crate) fn emit(tool: &Tool, errors: &Errors) -> TokenStream {
 
         #(#cfgs)*
         #[allow(missing_docs)]
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #[derive(::core::clone::Clone, ::core::default::Default)]
         #vis struct #tool;
 
         #(#cfgs)*

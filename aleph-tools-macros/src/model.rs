@@ -3,10 +3,11 @@
 //! reports what it cannot read; [`validate`](crate::validate) checks the rest.
 
 use heck::ToUpperCamelCase;
-use proc_macro2::{Span, TokenStream};
-use quote::format_ident;
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use quote::{ToTokens, TokenStreamExt, format_ident};
 use syn::ext::IdentExt;
-use syn::{Ident, ItemFn};
+use syn::parse::{Parse, ParseStream};
+use syn::{Attribute, Ident, Signature, Visibility};
 
 use crate::attr::{self, ToolAttrs};
 use crate::docs;
@@ -16,7 +17,7 @@ use crate::signature::{self, Analyzed};
 /// One `#[tool]`, parsed.
 pub(crate) struct Tool {
     /// The function, with what is ours taken off its parameters so it compiles as written.
-    pub func: ItemFn,
+    pub func: Func,
     pub attrs: ToolAttrs,
     pub analyzed: Analyzed,
     /// The name the model calls it by, and where it was written.
@@ -50,7 +51,7 @@ impl Tool {
         item: TokenStream,
         errors: &mut Errors,
     ) -> Result<Self, TokenStream> {
-        let Ok(mut func) = syn::parse2::<ItemFn>(item.clone()) else {
+        let Ok(mut func) = syn::parse2::<Func>(item.clone()) else {
             errors.at(
                 Span::call_site(),
                 "#[tool] goes on a function (`fn` or `async fn`); put it on the function that does the work",
@@ -80,9 +81,46 @@ impl Tool {
     }
 }
 
+/// A function as `#[tool]` reads it: its attributes, visibility and signature parsed, its
+/// body kept as the tokens written. Nothing reads the body, and parsing it would cost every
+/// build of the tool's crate time in proportion to the body's length.
+pub(crate) struct Func {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub sig: Signature,
+    pub body: Group,
+}
+
+impl Parse for Func {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let body: Group = input.parse()?;
+        if body.delimiter() != Delimiter::Brace {
+            return Err(syn::Error::new(body.span(), "expected the function's body"));
+        }
+        Ok(Self {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+impl ToTokens for Func {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.append_all(&self.attrs);
+        self.vis.to_tokens(tokens);
+        self.sig.to_tokens(tokens);
+        self.body.to_tokens(tokens);
+    }
+}
+
 /// Removes what is ours or not allowed on parameters (docs, `#[arg]`, `#[serde]`,
 /// `#[schemars]`) so the function compiles as written.
-fn strip_param_attrs(func: &mut ItemFn) {
+fn strip_param_attrs(func: &mut Func) {
     for input in &mut func.sig.inputs {
         if let syn::FnArg::Typed(typed) = input {
             typed.attrs.retain(|a| {

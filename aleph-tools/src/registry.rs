@@ -10,12 +10,17 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::tool::{AlephTool, AlephToolDyn};
+use serde_json::Value;
+
+use crate::context::{StateType, ToolContext};
+use crate::error::ToolError;
+use crate::result::ToolOutput;
+use crate::tool::{AlephTool, AlephToolDyn, BoxFuture, ToolDefinition, TypedArguments};
 
 /// One `#[tool]` function, as the linker collected it.
 pub struct ToolRegistration {
     name: &'static str,
-    make: fn() -> Arc<dyn AlephToolDyn>,
+    tool: &'static dyn AlephToolDyn,
     location: SourceLocation,
 }
 
@@ -38,14 +43,15 @@ impl fmt::Display for SourceLocation {
 
 impl ToolRegistration {
     #[doc(hidden)]
-    pub const fn new<T: AlephTool + Default>(
+    pub const fn new<T: AlephTool>(
+        tool: &'static T,
         file: &'static str,
         line: u32,
         module_path: &'static str,
     ) -> Self {
         Self {
             name: T::NAME,
-            make: make::<T>,
+            tool,
             location: SourceLocation {
                 file,
                 line,
@@ -64,9 +70,9 @@ impl ToolRegistration {
         self.location
     }
 
-    /// A new instance of the tool.
+    /// The tool, to serve.
     pub fn instantiate(&self) -> Arc<dyn AlephToolDyn> {
-        (self.make)()
+        Arc::new(Linked(self.tool))
     }
 }
 
@@ -79,8 +85,39 @@ impl fmt::Debug for ToolRegistration {
     }
 }
 
-fn make<T: AlephTool + Default>() -> Arc<dyn AlephToolDyn> {
-    Arc::new(T::default())
+/// A registered tool, served from the `static` the linker collected. The registration
+/// holds the tool itself rather than a constructor generic over its type, which would make
+/// every `#[tool]` compile one more function and its allocation.
+struct Linked(&'static dyn AlephToolDyn);
+
+impl AlephToolDyn for Linked {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        self.0.definition()
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        self.0.call(args, ctx)
+    }
+
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        self.0.validate(args)
+    }
+
+    fn required_state(&self) -> Vec<StateType> {
+        self.0.required_state()
+    }
+
+    fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
+        self.0.typed_arguments()
+    }
 }
 
 inventory::collect!(ToolRegistration);

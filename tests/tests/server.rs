@@ -87,6 +87,36 @@ async fn from_registry_serves_every_registered_tool_and_only_those() {
     assert_eq!(echo.location().module_path, "server");
 }
 
+/// What the registry hands the server is the tool itself, behind a reference to the
+/// linker's copy: every question put to it gets the tool's own answer.
+#[tokio::test]
+async fn a_registered_tool_answers_as_the_tool_itself() {
+    let registrations = registered_tools();
+    let echo = registrations.iter().find(|r| r.name() == "echo").unwrap();
+    let served = echo.instantiate();
+    assert_eq!(served.name(), "echo");
+    assert_eq!(served.definition(), AlephToolDyn::definition(&EchoTool));
+    assert_eq!(
+        served.required_state(),
+        AlephToolDyn::required_state(&EchoTool)
+    );
+    assert!(
+        served.typed_arguments().is_some(),
+        "a registered #[tool] keeps the server's typed fast path"
+    );
+    let refused = served.validate(&json!({ "text": 5 })).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        EchoTool
+            .validate(&json!({ "text": 5 }))
+            .unwrap_err()
+            .to_string()
+    );
+    let ctx = ToolContext::new();
+    let output = served.call(json!({ "text": "hi" }), &ctx).await.unwrap();
+    assert_eq!(output.data, Some(json!("hi")));
+}
+
 #[tokio::test]
 async fn definitions_carry_every_key_and_list_in_name_order() {
     let server = AlephToolServer::builder()

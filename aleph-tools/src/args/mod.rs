@@ -22,10 +22,13 @@ pub(crate) const ARGUMENTS_OBJECT: &str = "a JSON object of named arguments";
 /// Reads `args` into `A`, or says what is wrong with them. `null` counts as no arguments:
 /// models send it for tools without parameters.
 pub(crate) fn parse_args<A: DeserializeOwned>(tool: &str, args: &Value) -> Result<A, ToolError> {
-    let args = arguments_object(tool, args)?;
-    match read(args) {
-        Ok(args) => Ok(args),
-        Err(failure) => Err(refused(tool, args, failure)),
+    // Matches, not `?`: each `?` here would compile one more function for every tool.
+    match arguments_object(tool, args) {
+        Ok(args) => match read(args) {
+            Ok(parsed) => Ok(parsed),
+            Err(failure) => Err(refused(tool, args, failure)),
+        },
+        Err(err) => Err(err),
     }
 }
 

@@ -216,7 +216,11 @@ impl<T: AlephTool> AlephToolDyn for T {
     }
 
     fn validate(&self, args: &Value) -> Result<(), ToolError> {
-        args::parse_args::<T::Args>(T::NAME, args).map(drop)
+        // A match, not `.map(drop)`: that would compile two more functions for every tool.
+        match args::parse_args::<T::Args>(T::NAME, args) {
+            Ok(_) => Ok(()),
+            Err(err) => Err(err),
+        }
     }
 
     fn required_state(&self) -> Vec<StateType> {

@@ -65,8 +65,10 @@ impl<T: AlephTool> TypedArguments for T {
         if !args.is_object() {
             return None;
         }
-        let args: T::Args = read(args).ok()?;
-        Some(Box::pin(run(self, args, ctx)))
+        match read::<T::Args>(args) {
+            Ok(args) => Some(Box::pin(run(self, args, ctx))),
+            Err(_) => None,
+        }
     }
 
     fn reads_context(&self) -> bool {
@@ -74,7 +76,12 @@ impl<T: AlephTool> TypedArguments for T {
     }
 
     fn inline_runner(&self) -> Option<RunInline> {
-        T::INLINE.then_some(run_in_place::<T>)
+        // An `if`, not `then_some`: a tool that is not inline then compiles no runner.
+        if T::INLINE {
+            Some(run_in_place::<T>)
+        } else {
+            None
+        }
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -101,7 +108,9 @@ fn run_in_place<T: AlephTool>(
     if !args.is_object() {
         return None;
     }
-    let args = read(args).ok()?;
+    let Ok(args) = read::<T::Args>(args) else {
+        return None;
+    };
     Some(match tool.downcast_ref::<T>() {
         Some(tool) => run_inline(tool, args, ctx),
         None => Err(another_type(T::NAME)),
