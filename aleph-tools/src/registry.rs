@@ -87,7 +87,9 @@ impl fmt::Debug for ToolRegistration {
 
 /// A registered tool, served from the `static` the linker collected. The registration
 /// holds the tool itself rather than a constructor generic over its type, which would make
-/// every `#[tool]` compile one more function and its allocation.
+/// every `#[tool]` compile one more function and its allocation. It forwards every method of
+/// [`AlephToolDyn`], so a method added there is forwarded here too (the test
+/// `a_registered_tool_answers_as_the_tool_itself` asks each one).
 struct Linked(&'static dyn AlephToolDyn);
 
 impl AlephToolDyn for Linked {

@@ -65,6 +65,7 @@ impl<T: AlephTool> TypedArguments for T {
         if !args.is_object() {
             return None;
         }
+        // A match, not `.ok()?`: that would compile two more functions for every tool.
         match read::<T::Args>(args) {
             Ok(args) => Some(Box::pin(run(self, args, ctx))),
             Err(_) => None,
