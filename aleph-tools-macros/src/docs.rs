@@ -28,6 +28,44 @@ pub(crate) fn lines(attrs: &[Attribute]) -> Vec<String> {
         .collect()
 }
 
+/// The doc comments among `attrs` as schemars' derive reads them, `(title, description)`:
+/// each attribute's text without its first space, joined by line breaks and trimmed; a
+/// first line starting with `#` is the title. `None` when a doc is not a string literal,
+/// which only the derive can read.
+pub(crate) fn schemars_doc(attrs: &[Attribute]) -> Option<(String, String)> {
+    let mut joined = Vec::new();
+    for attr in attrs.iter().filter(|a| is_doc(a)) {
+        let Meta::NameValue(nv) = &attr.meta else {
+            return None;
+        };
+        let Expr::Lit(ExprLit {
+            lit: Lit::Str(text),
+            ..
+        }) = &nv.value
+        else {
+            return None;
+        };
+        let text = text.value();
+        joined.push(text.strip_prefix(' ').map(str::to_owned).unwrap_or(text));
+    }
+    Some(title_and_description(&joined.join("\n")))
+}
+
+/// Splits a doc into schemars' title and description.
+pub(crate) fn title_and_description(doc: &str) -> (String, String) {
+    let doc = doc.trim_ascii();
+    match doc.strip_prefix('#') {
+        Some(_) => {
+            let (first, rest) = doc.split_once('\n').unwrap_or((doc, ""));
+            (
+                first.trim_start_matches('#').trim_ascii().to_owned(),
+                rest.trim_ascii().to_owned(),
+            )
+        }
+        None => (String::new(), doc.to_owned()),
+    }
+}
+
 /// Joins doc lines into a description: lines of one paragraph are unwrapped into one line,
 /// paragraphs are separated by a blank line, and list items, headings and fenced code keep
 /// their own lines.
@@ -85,7 +123,25 @@ fn starts_block(line: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::description;
+    use super::{description, title_and_description};
+
+    #[test]
+    fn a_heading_is_the_title_as_schemars_reads_it() {
+        let split = |doc: &str| {
+            let (title, description) = title_and_description(doc);
+            (title, description)
+        };
+        assert_eq!(
+            split(" Plain text \n"),
+            (String::new(), "Plain text".into())
+        );
+        assert_eq!(
+            split("\n## Heading \nBody\n\nMore\n"),
+            ("Heading".into(), "Body\n\nMore".into())
+        );
+        assert_eq!(split("# Only"), ("Only".into(), String::new()));
+        assert_eq!(split(""), (String::new(), String::new()));
+    }
 
     fn lines(text: &str) -> Vec<String> {
         text.split('\n').map(str::to_owned).collect()

@@ -1,13 +1,14 @@
 //! Writes the code for one valid `#[tool]`: the function as written, `{Pascal}Args`,
 //! `{Pascal}Tool`, its `AlephTool` impl and its link-time registration.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, LitStr, Type};
 
 use crate::attr::ToolAttrs;
+use crate::docs;
 use crate::model::{Func, Names, Tool};
 use crate::signature::{Analyzed, ArgDefault, Output, ParamKind};
 
@@ -44,6 +45,78 @@ struct ParamParts {
     /// The injected types, asked which state they need.
     injected_types: Vec<Type>,
     call_args: Vec<TokenStream>,
+    /// The arguments' types, their defaults and their docs, for impls written without
+    /// the derives; `None` when a field needs a derive.
+    plain: Option<PlainFields>,
+}
+
+/// The fields of an arguments struct whose `Deserialize` and `JsonSchema` `#[tool]` writes
+/// itself: no `#[serde]` or `#[schemars]` attribute, docs that are string literals, and no
+/// more than [`PLAIN_FIELDS_MAX`].
+#[derive(Default)]
+struct PlainFields {
+    names: Vec<String>,
+    types: Vec<Type>,
+    /// `Option<fn() -> T>` for each field, for the reader.
+    defaults: Vec<TokenStream>,
+    /// `Option<Option<Value>>` for each field, for the schema.
+    default_json: Vec<TokenStream>,
+    /// `(title, description)` for each field.
+    docs: Vec<TokenStream>,
+}
+
+/// The most fields the library's generic reader takes (its tuples go up to 16).
+const PLAIN_FIELDS_MAX: usize = 16;
+
+/// Whether the arguments struct's impls can be written without the derives.
+fn plain_fields_fit(analyzed: &Analyzed) -> bool {
+    let mut count = 0;
+    for param in &analyzed.params {
+        if let ParamKind::Arg { field_attrs, .. } = &param.kind {
+            count += 1;
+            let docs_only = field_attrs.iter().all(docs::is_doc);
+            if !docs_only || docs::schemars_doc(field_attrs).is_none() {
+                return false;
+            }
+        }
+    }
+    count <= PLAIN_FIELDS_MAX
+}
+
+impl PlainFields {
+    /// Adds a field; `default_fn` is the function of `#[arg(default = ...)]`.
+    fn push(
+        &mut self,
+        ident: &Ident,
+        ty: &Type,
+        field_attrs: &[Attribute],
+        default: Option<&ArgDefault>,
+        default_fn: Option<Ident>,
+        args: &Ident,
+        private: &TokenStream,
+    ) {
+        self.names.push(ident.unraw().to_string());
+        self.types.push(ty.clone());
+        let (title, description) = docs::schemars_doc(field_attrs).unwrap_or_default();
+        self.docs.push(quote!((#title, #description)));
+        let make = match (default, default_fn) {
+            (None, _) => None,
+            (Some(_), Some(default_fn)) => Some(quote!(#args::#default_fn)),
+            (Some(_), None) => Some(quote!(<#ty as ::core::default::Default>::default)),
+        };
+        match make {
+            None => {
+                self.defaults.push(quote!(#private::None));
+                self.default_json.push(quote!(#private::None));
+            }
+            Some(make) => {
+                self.defaults.push(quote!(#private::Some(#make)));
+                self.default_json.push(
+                    quote!(#private::Some((&#private::DefaultProbe(#make())).default_json())),
+                );
+            }
+        }
+    }
 }
 
 fn param_parts(
@@ -52,7 +125,10 @@ fn param_parts(
     args: &Ident,
     private: &TokenStream,
 ) -> ParamParts {
-    let mut parts = ParamParts::default();
+    let mut parts = ParamParts {
+        plain: plain_fields_fit(analyzed).then(PlainFields::default),
+        ..ParamParts::default()
+    };
     for (index, param) in analyzed.params.iter().enumerate() {
         let ident = &param.ident;
         let ty = &param.ty;
@@ -63,9 +139,9 @@ fn param_parts(
                 default,
             } => {
                 let allow_undocumented = (!documented).then(|| quote!(#[allow(missing_docs)]));
-                let default_attr = match default {
-                    None => None,
-                    Some(ArgDefault::Trait) => Some(quote!(#[serde(default)])),
+                let (default_attr, default_fn) = match default {
+                    None => (None, None),
+                    Some(ArgDefault::Trait) => (Some(quote!(#[serde(default)])), None),
                     Some(ArgDefault::Expr(expr)) => {
                         let default_fn = format_ident!("__aleph_default_{}", ident.unraw());
                         let path = LitStr::new(&format!("{args}::{default_fn}"), Span::call_site());
@@ -75,8 +151,24 @@ fn param_parts(
                                 #expr
                             }
                         });
-                        Some(quote!(#[serde(default = #path)]))
+                        (Some(quote!(#[serde(default = #path)])), Some(default_fn))
                     }
+                };
+                // Without the derives, the defaults are the reader's, not serde attributes.
+                let default_attr = match &mut parts.plain {
+                    Some(plain) => {
+                        plain.push(
+                            ident,
+                            ty,
+                            field_attrs,
+                            default.as_ref(),
+                            default_fn,
+                            args,
+                            private,
+                        );
+                        None
+                    }
+                    None => default_attr,
                 };
                 parts.fields.push(quote! {
                     #(#field_attrs)*
@@ -146,9 +238,6 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
         names,
     } = tool;
     let private = private_path(attrs);
-    let private_str = private.to_string().replace(' ', "");
-    let serde_crate = LitStr::new(&format!("{private_str}::serde"), Span::call_site());
-    let schemars_crate = LitStr::new(&format!("{private_str}::schemars"), Span::call_site());
     let vis = &func.vis;
     let cfgs = cfg_attrs(func);
     let fn_ident = &func.sig.ident;
@@ -160,6 +249,7 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
         injections,
         injected_types,
         call_args,
+        plain,
     } = param_parts(analyzed, vis, args, &private);
     let required_state = required_state(&injected_types, &private);
     let reads_context = reads_context(analyzed);
@@ -189,9 +279,36 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
     // Items of their own, not wrapped in a `const _` block: each block is one more item for
     // the compiler to check and evaluate, for every tool.
     let checks = (!checks.is_empty()).then(|| quote!(#(#cfgs)* #checks));
-    let deny_unknown = attrs.strict.then(|| quote!(#[serde(deny_unknown_fields)]));
     let args_doc =
         format!("Arguments of the `{name}` tool (generated by `#[tool]` from `{fn_ident}`).");
+    let (derives, plain_impls) = match &plain {
+        Some(plain) => (
+            None,
+            Some(plain_impls(
+                plain,
+                &arg_idents,
+                &cfgs,
+                args,
+                &args_doc,
+                attrs.strict,
+                &private,
+            )),
+        ),
+        None => {
+            let private_str = private.to_string().replace(' ', "");
+            let serde_crate = LitStr::new(&format!("{private_str}::serde"), Span::call_site());
+            let schemars_crate =
+                LitStr::new(&format!("{private_str}::schemars"), Span::call_site());
+            let deny_unknown = attrs.strict.then(|| quote!(#[serde(deny_unknown_fields)]));
+            let derives = quote! {
+                #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+                #[serde(crate = #serde_crate)]
+                #[schemars(crate = #schemars_crate)]
+                #deny_unknown
+            };
+            (Some(derives), None)
+        }
+    };
     let tool_doc = format!("The `{name}` tool (generated by `#[tool]` from `{fn_ident}`).");
 
     quote! {
@@ -202,13 +319,12 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
 
         #(#cfgs)*
         #[doc = #args_doc]
-        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-        #[serde(crate = #serde_crate)]
-        #[schemars(crate = #schemars_crate)]
-        #deny_unknown
+        #derives
         #vis struct #args {
             #(#fields,)*
         }
+
+        #plain_impls
 
         #defaults
 
@@ -249,6 +365,96 @@ pub(crate) fn emit(tool: &Tool) -> TokenStream {
 
         #submit
     }
+}
+
+/// `Deserialize` and `JsonSchema` for an arguments struct of plain fields: each a call into
+/// the library's generic reader and schema builder over the tuple of the field types.
+fn plain_impls(
+    plain: &PlainFields,
+    idents: &[Ident],
+    cfgs: &[&Attribute],
+    args: &Ident,
+    args_doc: &str,
+    strict: bool,
+    private: &TokenStream,
+) -> TokenStream {
+    let PlainFields {
+        names,
+        types,
+        defaults,
+        default_json,
+        docs,
+    } = plain;
+    let name = args.to_string();
+    let shape = quote! {
+        &#private::ArgsStruct {
+            name: #name,
+            fields: &[#(#names),*],
+            strict: #strict,
+        }
+    };
+    let (title, description) = docs::title_and_description(args_doc);
+    // Spanned at the parameter's type, path and all, so that is where an unmet bound is
+    // reported.
+    let checks = types.iter().map(|ty| {
+        let private = respanned(private.clone(), ty.span());
+        quote_spanned!(ty.span()=> let _: #private::Argument<#ty>;)
+    });
+    quote! {
+        #(#cfgs)*
+        #[automatically_derived]
+        impl<'de> #private::serde::Deserialize<'de> for #args {
+            fn deserialize<__D: #private::serde::Deserializer<'de>>(
+                deserializer: __D,
+            ) -> #private::Result<Self, __D::Error> {
+                #(#checks)*
+                match #private::read_args::<__D, (#(#types,)*)>(deserializer, #shape, (#(#defaults,)*)) {
+                    #private::Ok((#(#idents,)*)) => #private::Ok(Self { #(#idents),* }),
+                    #private::Err(error) => #private::Err(error),
+                }
+            }
+        }
+
+        #(#cfgs)*
+        #[automatically_derived]
+        impl #private::schemars::JsonSchema for #args {
+            fn schema_name() -> #private::Cow<'static, str> {
+                #private::Cow::Borrowed(#name)
+            }
+
+            fn schema_id() -> #private::Cow<'static, str> {
+                #private::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #name))
+            }
+
+            fn json_schema(generator: &mut #private::schemars::SchemaGenerator) -> #private::schemars::Schema {
+                #[allow(unused_imports)]
+                use #private::{DefaultNotShown as _, DefaultShown as _};
+                #private::args_schema::<(#(#types,)*)>(
+                    generator,
+                    #shape,
+                    &[#(#docs),*],
+                    (#title, #description),
+                    &[#(#default_json),*],
+                )
+            }
+        }
+    }
+}
+
+/// `tokens` with every span set to `span`.
+fn respanned(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut inner = Group::new(group.delimiter(), respanned(group.stream(), span));
+                inner.set_span(span);
+                return TokenTree::Group(inner);
+            }
+            token.set_span(span);
+            token
+        })
+        .collect()
 }
 
 /// The inherent impl holding the functions of `#[arg(default = ...)]`, when there are any.
@@ -447,4 +653,64 @@ fn definition_setters(attrs: &ToolAttrs, private: &TokenStream) -> Vec<TokenStre
         setters.push(quote!(.with_defer_loading(true)));
     }
     setters
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use crate::errors::Errors;
+    use crate::model::Tool;
+
+    /// How the derives of the arguments struct read in the expansion's text.
+    const DERIVES: &str = "serde :: Deserialize , ";
+
+    /// The expansion of `#[tool]` on `item`, as text.
+    fn expand(item: proc_macro2::TokenStream) -> String {
+        let mut errors = Errors::default();
+        let Ok(tool) = Tool::parse(quote!(), item, &mut errors) else {
+            panic!("the tool parses");
+        };
+        assert!(errors.is_empty());
+        super::emit(&tool).to_string()
+    }
+
+    #[test]
+    fn plain_fields_are_read_by_the_library_and_attributed_ones_by_the_derives() {
+        let plain = expand(quote! {
+            /// Adds.
+            fn add(
+                /// The first
+                a: i64,
+                #[arg(default = 2)] b: i64,
+                label: Option<String>,
+            ) -> i64 { a + b }
+        });
+        assert!(plain.contains("read_args"), "{plain}");
+        assert!(plain.contains("args_schema"), "{plain}");
+        assert!(!plain.contains(DERIVES), "{plain}");
+        assert!(!plain.contains("serde (default"), "{plain}");
+
+        let attributed = expand(quote! {
+            /// Adds.
+            fn add(#[serde(rename = "x")] a: i64, b: i64) -> i64 { a + b }
+        });
+        assert!(attributed.contains(DERIVES), "{attributed}");
+        assert!(!attributed.contains("read_args"), "{attributed}");
+
+        let many: Vec<_> = (0..17_u32)
+            .map(|i| quote::format_ident!("a{}", i))
+            .collect();
+        let wide = expand(quote! {
+            /// Takes many.
+            fn wide(#(#many: u8),*) {}
+        });
+        assert!(wide.contains(DERIVES), "{wide}");
+
+        let computed_doc = expand(quote! {
+            /// Adds.
+            fn add(#[doc = include_str!("x.md")] a: i64) -> i64 { a }
+        });
+        assert!(computed_doc.contains(DERIVES), "{computed_doc}");
+    }
 }

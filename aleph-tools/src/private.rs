@@ -9,6 +9,10 @@ use std::task::{Context, Poll};
 
 use crate::schema::schema_for;
 
+pub use crate::args::fields::{
+    ArgsStruct, Argument, DefaultNotShown, DefaultProbe, DefaultShown, FieldSchemas, FieldValues,
+    args_schema, read_args,
+};
 pub use crate::context::Caller;
 pub use crate::context::{FromToolContext, StateType, ToolContext};
 pub use crate::error::ToolError;
@@ -20,6 +24,7 @@ pub use ::core::future::Future;
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 pub use ::core::time::Duration;
+pub use ::std::borrow::Cow;
 pub use ::std::string::String;
 pub use ::std::sync::Arc as StdArc;
 pub use ::std::vec::Vec;

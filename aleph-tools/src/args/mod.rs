@@ -5,6 +5,7 @@
 //! the error; the value found there is described as the schema check describes it, so an
 //! error reads the same whichever of the two found it.
 
+pub(crate) mod fields;
 mod reader;
 
 use std::sync::LazyLock;

@@ -48,6 +48,7 @@ mod node_plugins;
 mod operations;
 mod paths;
 mod pdf;
+mod plain_args;
 mod plugin_adapters;
 mod plugin_hooks;
 mod plugin_hostile;

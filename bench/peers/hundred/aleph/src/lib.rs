@@ -8,16 +8,16 @@ use aleph_tools::prelude::*;
 #[tool]
 pub async fn tool_0(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(0).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(0).wrapping_add(i128::from(b))
     )
 }
 
@@ -25,16 +25,16 @@ pub async fn tool_0(
 #[tool]
 pub async fn tool_1(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(1).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(1).wrapping_add(i128::from(b))
     )
 }
 
@@ -42,16 +42,16 @@ pub async fn tool_1(
 #[tool]
 pub async fn tool_2(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(2).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(2).wrapping_add(i128::from(b))
     )
 }
 
@@ -61,14 +61,14 @@ pub async fn tool_3(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(3).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(3).wrapping_add(i128::from(b))
     )
 }
 
@@ -76,16 +76,16 @@ pub async fn tool_3(
 #[tool]
 pub async fn tool_4(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(4).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(4).wrapping_add(i128::from(b))
     )
 }
 
@@ -93,16 +93,16 @@ pub async fn tool_4(
 #[tool]
 pub async fn tool_5(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(5).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(5).wrapping_add(i128::from(b))
     )
 }
 
@@ -110,16 +110,16 @@ pub async fn tool_5(
 #[tool]
 pub async fn tool_6(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(6).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(6).wrapping_add(i128::from(b))
     )
 }
 
@@ -127,16 +127,16 @@ pub async fn tool_6(
 #[tool]
 pub async fn tool_7(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(7).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(7).wrapping_add(i128::from(b))
     )
 }
 
@@ -144,16 +144,16 @@ pub async fn tool_7(
 #[tool]
 pub async fn tool_8(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(8).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(8).wrapping_add(i128::from(b))
     )
 }
 
@@ -161,16 +161,16 @@ pub async fn tool_8(
 #[tool]
 pub async fn tool_9(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(9).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(9).wrapping_add(i128::from(b))
     )
 }
 
@@ -178,16 +178,16 @@ pub async fn tool_9(
 #[tool]
 pub async fn tool_10(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(10).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(10).wrapping_add(i128::from(b))
     )
 }
 
@@ -197,14 +197,14 @@ pub async fn tool_11(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(11).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(11).wrapping_add(i128::from(b))
     )
 }
 
@@ -212,16 +212,16 @@ pub async fn tool_11(
 #[tool]
 pub async fn tool_12(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(12).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(12).wrapping_add(i128::from(b))
     )
 }
 
@@ -229,16 +229,16 @@ pub async fn tool_12(
 #[tool]
 pub async fn tool_13(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(13).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(13).wrapping_add(i128::from(b))
     )
 }
 
@@ -246,16 +246,16 @@ pub async fn tool_13(
 #[tool]
 pub async fn tool_14(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(14).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(14).wrapping_add(i128::from(b))
     )
 }
 
@@ -263,16 +263,16 @@ pub async fn tool_14(
 #[tool]
 pub async fn tool_15(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(15).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(15).wrapping_add(i128::from(b))
     )
 }
 
@@ -280,16 +280,16 @@ pub async fn tool_15(
 #[tool]
 pub async fn tool_16(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(16).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(16).wrapping_add(i128::from(b))
     )
 }
 
@@ -297,16 +297,16 @@ pub async fn tool_16(
 #[tool]
 pub async fn tool_17(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(17).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(17).wrapping_add(i128::from(b))
     )
 }
 
@@ -314,16 +314,16 @@ pub async fn tool_17(
 #[tool]
 pub async fn tool_18(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(18).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(18).wrapping_add(i128::from(b))
     )
 }
 
@@ -333,14 +333,14 @@ pub async fn tool_19(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(19).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(19).wrapping_add(i128::from(b))
     )
 }
 
@@ -348,16 +348,16 @@ pub async fn tool_19(
 #[tool]
 pub async fn tool_20(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(20).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(20).wrapping_add(i128::from(b))
     )
 }
 
@@ -365,16 +365,16 @@ pub async fn tool_20(
 #[tool]
 pub async fn tool_21(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(21).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(21).wrapping_add(i128::from(b))
     )
 }
 
@@ -382,16 +382,16 @@ pub async fn tool_21(
 #[tool]
 pub async fn tool_22(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(22).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(22).wrapping_add(i128::from(b))
     )
 }
 
@@ -399,16 +399,16 @@ pub async fn tool_22(
 #[tool]
 pub async fn tool_23(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(23).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(23).wrapping_add(i128::from(b))
     )
 }
 
@@ -416,7 +416,7 @@ pub async fn tool_23(
 #[tool]
 pub async fn tool_24(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
     b: i64,
     /// Written before the result
@@ -424,8 +424,8 @@ pub async fn tool_24(
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(24).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(24).wrapping_add(i128::from(b))
     )
 }
 
@@ -433,7 +433,7 @@ pub async fn tool_24(
 #[tool]
 pub async fn tool_25(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
     b: i64,
     /// Written before the result
@@ -441,8 +441,8 @@ pub async fn tool_25(
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(25).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(25).wrapping_add(i128::from(b))
     )
 }
 
@@ -450,7 +450,7 @@ pub async fn tool_25(
 #[tool]
 pub async fn tool_26(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
     b: i64,
     /// Written before the result
@@ -458,8 +458,8 @@ pub async fn tool_26(
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(26).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(26).wrapping_add(i128::from(b))
     )
 }
 
@@ -475,8 +475,8 @@ pub async fn tool_27(
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(27).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(27).wrapping_add(i128::from(b))
     )
 }
 
@@ -484,7 +484,7 @@ pub async fn tool_27(
 #[tool]
 pub async fn tool_28(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
     b: i64,
     /// Written before the result
@@ -492,8 +492,8 @@ pub async fn tool_28(
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(28).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(28).wrapping_add(i128::from(b))
     )
 }
 
@@ -501,7 +501,7 @@ pub async fn tool_28(
 #[tool]
 pub async fn tool_29(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
     b: i64,
     /// Written before the result
@@ -509,8 +509,8 @@ pub async fn tool_29(
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(29).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(29).wrapping_add(i128::from(b))
     )
 }
 
@@ -518,7 +518,7 @@ pub async fn tool_29(
 #[tool]
 pub async fn tool_30(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
     b: i64,
     /// Written before the result
@@ -526,8 +526,8 @@ pub async fn tool_30(
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(30).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(30).wrapping_add(i128::from(b))
     )
 }
 
@@ -535,7 +535,7 @@ pub async fn tool_30(
 #[tool]
 pub async fn tool_31(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
     b: i64,
     /// Written before the result
@@ -543,8 +543,8 @@ pub async fn tool_31(
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(31).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(31).wrapping_add(i128::from(b))
     )
 }
 
@@ -552,16 +552,16 @@ pub async fn tool_31(
 #[tool]
 pub async fn tool_32(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(32).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(32).wrapping_add(i128::from(b))
     )
 }
 
@@ -569,16 +569,16 @@ pub async fn tool_32(
 #[tool]
 pub async fn tool_33(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(33).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(33).wrapping_add(i128::from(b))
     )
 }
 
@@ -586,16 +586,16 @@ pub async fn tool_33(
 #[tool]
 pub async fn tool_34(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(34).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(34).wrapping_add(i128::from(b))
     )
 }
 
@@ -605,14 +605,14 @@ pub async fn tool_35(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(35).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(35).wrapping_add(i128::from(b))
     )
 }
 
@@ -620,16 +620,16 @@ pub async fn tool_35(
 #[tool]
 pub async fn tool_36(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(36).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(36).wrapping_add(i128::from(b))
     )
 }
 
@@ -637,16 +637,16 @@ pub async fn tool_36(
 #[tool]
 pub async fn tool_37(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(37).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(37).wrapping_add(i128::from(b))
     )
 }
 
@@ -654,16 +654,16 @@ pub async fn tool_37(
 #[tool]
 pub async fn tool_38(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(38).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(38).wrapping_add(i128::from(b))
     )
 }
 
@@ -671,16 +671,16 @@ pub async fn tool_38(
 #[tool]
 pub async fn tool_39(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(39).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(39).wrapping_add(i128::from(b))
     )
 }
 
@@ -688,16 +688,16 @@ pub async fn tool_39(
 #[tool]
 pub async fn tool_40(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(40).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(40).wrapping_add(i128::from(b))
     )
 }
 
@@ -705,16 +705,16 @@ pub async fn tool_40(
 #[tool]
 pub async fn tool_41(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(41).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(41).wrapping_add(i128::from(b))
     )
 }
 
@@ -722,16 +722,16 @@ pub async fn tool_41(
 #[tool]
 pub async fn tool_42(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(42).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(42).wrapping_add(i128::from(b))
     )
 }
 
@@ -741,14 +741,14 @@ pub async fn tool_43(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(43).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(43).wrapping_add(i128::from(b))
     )
 }
 
@@ -756,16 +756,16 @@ pub async fn tool_43(
 #[tool]
 pub async fn tool_44(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(44).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(44).wrapping_add(i128::from(b))
     )
 }
 
@@ -773,16 +773,16 @@ pub async fn tool_44(
 #[tool]
 pub async fn tool_45(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(45).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(45).wrapping_add(i128::from(b))
     )
 }
 
@@ -790,16 +790,16 @@ pub async fn tool_45(
 #[tool]
 pub async fn tool_46(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(46).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(46).wrapping_add(i128::from(b))
     )
 }
 
@@ -807,16 +807,16 @@ pub async fn tool_46(
 #[tool]
 pub async fn tool_47(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(47).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(47).wrapping_add(i128::from(b))
     )
 }
 
@@ -824,16 +824,16 @@ pub async fn tool_47(
 #[tool]
 pub async fn tool_48(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(48).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(48).wrapping_add(i128::from(b))
     )
 }
 
@@ -841,16 +841,16 @@ pub async fn tool_48(
 #[tool]
 pub async fn tool_49(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(49).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(49).wrapping_add(i128::from(b))
     )
 }
 
@@ -858,16 +858,16 @@ pub async fn tool_49(
 #[tool]
 pub async fn tool_50(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(50).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(50).wrapping_add(i128::from(b))
     )
 }
 
@@ -877,14 +877,14 @@ pub async fn tool_51(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(51).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(51).wrapping_add(i128::from(b))
     )
 }
 
@@ -892,16 +892,16 @@ pub async fn tool_51(
 #[tool]
 pub async fn tool_52(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(52).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(52).wrapping_add(i128::from(b))
     )
 }
 
@@ -909,16 +909,16 @@ pub async fn tool_52(
 #[tool]
 pub async fn tool_53(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(53).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(53).wrapping_add(i128::from(b))
     )
 }
 
@@ -926,16 +926,16 @@ pub async fn tool_53(
 #[tool]
 pub async fn tool_54(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(54).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(54).wrapping_add(i128::from(b))
     )
 }
 
@@ -943,16 +943,16 @@ pub async fn tool_54(
 #[tool]
 pub async fn tool_55(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(55).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(55).wrapping_add(i128::from(b))
     )
 }
 
@@ -960,16 +960,16 @@ pub async fn tool_55(
 #[tool]
 pub async fn tool_56(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(56).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(56).wrapping_add(i128::from(b))
     )
 }
 
@@ -977,16 +977,16 @@ pub async fn tool_56(
 #[tool]
 pub async fn tool_57(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(57).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(57).wrapping_add(i128::from(b))
     )
 }
 
@@ -994,16 +994,16 @@ pub async fn tool_57(
 #[tool]
 pub async fn tool_58(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(58).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(58).wrapping_add(i128::from(b))
     )
 }
 
@@ -1013,14 +1013,14 @@ pub async fn tool_59(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(59).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(59).wrapping_add(i128::from(b))
     )
 }
 
@@ -1028,16 +1028,16 @@ pub async fn tool_59(
 #[tool]
 pub async fn tool_60(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(60).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(60).wrapping_add(i128::from(b))
     )
 }
 
@@ -1045,16 +1045,16 @@ pub async fn tool_60(
 #[tool]
 pub async fn tool_61(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(61).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(61).wrapping_add(i128::from(b))
     )
 }
 
@@ -1062,16 +1062,16 @@ pub async fn tool_61(
 #[tool]
 pub async fn tool_62(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(62).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(62).wrapping_add(i128::from(b))
     )
 }
 
@@ -1079,16 +1079,16 @@ pub async fn tool_62(
 #[tool]
 pub async fn tool_63(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(63).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(63).wrapping_add(i128::from(b))
     )
 }
 
@@ -1096,16 +1096,16 @@ pub async fn tool_63(
 #[tool]
 pub async fn tool_64(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(64).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(64).wrapping_add(i128::from(b))
     )
 }
 
@@ -1113,16 +1113,16 @@ pub async fn tool_64(
 #[tool]
 pub async fn tool_65(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(65).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(65).wrapping_add(i128::from(b))
     )
 }
 
@@ -1130,16 +1130,16 @@ pub async fn tool_65(
 #[tool]
 pub async fn tool_66(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(66).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(66).wrapping_add(i128::from(b))
     )
 }
 
@@ -1149,14 +1149,14 @@ pub async fn tool_67(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(67).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(67).wrapping_add(i128::from(b))
     )
 }
 
@@ -1164,16 +1164,16 @@ pub async fn tool_67(
 #[tool]
 pub async fn tool_68(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(68).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(68).wrapping_add(i128::from(b))
     )
 }
 
@@ -1181,16 +1181,16 @@ pub async fn tool_68(
 #[tool]
 pub async fn tool_69(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(69).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(69).wrapping_add(i128::from(b))
     )
 }
 
@@ -1198,16 +1198,16 @@ pub async fn tool_69(
 #[tool]
 pub async fn tool_70(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(70).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(70).wrapping_add(i128::from(b))
     )
 }
 
@@ -1215,16 +1215,16 @@ pub async fn tool_70(
 #[tool]
 pub async fn tool_71(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(71).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(71).wrapping_add(i128::from(b))
     )
 }
 
@@ -1232,16 +1232,16 @@ pub async fn tool_71(
 #[tool]
 pub async fn tool_72(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(72).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(72).wrapping_add(i128::from(b))
     )
 }
 
@@ -1249,16 +1249,16 @@ pub async fn tool_72(
 #[tool]
 pub async fn tool_73(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(73).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(73).wrapping_add(i128::from(b))
     )
 }
 
@@ -1266,16 +1266,16 @@ pub async fn tool_73(
 #[tool]
 pub async fn tool_74(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(74).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(74).wrapping_add(i128::from(b))
     )
 }
 
@@ -1285,14 +1285,14 @@ pub async fn tool_75(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(75).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(75).wrapping_add(i128::from(b))
     )
 }
 
@@ -1300,16 +1300,16 @@ pub async fn tool_75(
 #[tool]
 pub async fn tool_76(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(76).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(76).wrapping_add(i128::from(b))
     )
 }
 
@@ -1317,16 +1317,16 @@ pub async fn tool_76(
 #[tool]
 pub async fn tool_77(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(77).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(77).wrapping_add(i128::from(b))
     )
 }
 
@@ -1334,16 +1334,16 @@ pub async fn tool_77(
 #[tool]
 pub async fn tool_78(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(78).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(78).wrapping_add(i128::from(b))
     )
 }
 
@@ -1351,16 +1351,16 @@ pub async fn tool_78(
 #[tool]
 pub async fn tool_79(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(79).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(79).wrapping_add(i128::from(b))
     )
 }
 
@@ -1368,16 +1368,16 @@ pub async fn tool_79(
 #[tool]
 pub async fn tool_80(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(80).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(80).wrapping_add(i128::from(b))
     )
 }
 
@@ -1385,16 +1385,16 @@ pub async fn tool_80(
 #[tool]
 pub async fn tool_81(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(81).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(81).wrapping_add(i128::from(b))
     )
 }
 
@@ -1402,16 +1402,16 @@ pub async fn tool_81(
 #[tool]
 pub async fn tool_82(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(82).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(82).wrapping_add(i128::from(b))
     )
 }
 
@@ -1421,14 +1421,14 @@ pub async fn tool_83(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(83).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(83).wrapping_add(i128::from(b))
     )
 }
 
@@ -1436,16 +1436,16 @@ pub async fn tool_83(
 #[tool]
 pub async fn tool_84(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(84).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(84).wrapping_add(i128::from(b))
     )
 }
 
@@ -1453,16 +1453,16 @@ pub async fn tool_84(
 #[tool]
 pub async fn tool_85(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(85).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(85).wrapping_add(i128::from(b))
     )
 }
 
@@ -1470,16 +1470,16 @@ pub async fn tool_85(
 #[tool]
 pub async fn tool_86(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(86).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(86).wrapping_add(i128::from(b))
     )
 }
 
@@ -1487,16 +1487,16 @@ pub async fn tool_86(
 #[tool]
 pub async fn tool_87(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(87).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(87).wrapping_add(i128::from(b))
     )
 }
 
@@ -1504,16 +1504,16 @@ pub async fn tool_87(
 #[tool]
 pub async fn tool_88(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(88).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(88).wrapping_add(i128::from(b))
     )
 }
 
@@ -1521,16 +1521,16 @@ pub async fn tool_88(
 #[tool]
 pub async fn tool_89(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(89).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(89).wrapping_add(i128::from(b))
     )
 }
 
@@ -1538,16 +1538,16 @@ pub async fn tool_89(
 #[tool]
 pub async fn tool_90(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(90).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(90).wrapping_add(i128::from(b))
     )
 }
 
@@ -1559,12 +1559,12 @@ pub async fn tool_91(
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(91).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(91).wrapping_add(i128::from(b))
     )
 }
 
@@ -1572,16 +1572,16 @@ pub async fn tool_91(
 #[tool]
 pub async fn tool_92(
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(92).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(92).wrapping_add(i128::from(b))
     )
 }
 
@@ -1589,16 +1589,16 @@ pub async fn tool_92(
 #[tool]
 pub async fn tool_93(
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(93).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(93).wrapping_add(i128::from(b))
     )
 }
 
@@ -1606,16 +1606,16 @@ pub async fn tool_93(
 #[tool]
 pub async fn tool_94(
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(94).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(94).wrapping_add(i128::from(b))
     )
 }
 
@@ -1623,16 +1623,16 @@ pub async fn tool_94(
 #[tool]
 pub async fn tool_95(
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(95).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(95).wrapping_add(i128::from(b))
     )
 }
 
@@ -1640,16 +1640,16 @@ pub async fn tool_95(
 #[tool]
 pub async fn tool_96(
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(96).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(96).wrapping_add(i128::from(b))
     )
 }
 
@@ -1657,16 +1657,16 @@ pub async fn tool_96(
 #[tool]
 pub async fn tool_97(
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(97).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(97).wrapping_add(i128::from(b))
     )
 }
 
@@ -1674,16 +1674,16 @@ pub async fn tool_97(
 #[tool]
 pub async fn tool_98(
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(98).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(98).wrapping_add(i128::from(b))
     )
 }
 
@@ -1693,14 +1693,14 @@ pub async fn tool_99(
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 ) -> String {
     format!(
         "{}{}",
-        label.unwrap_or_default(),
-        a.wrapping_mul(99).wrapping_add(b)
+        label.map(|l| l.to_string()).unwrap_or_default(),
+        i128::from(a).wrapping_mul(99).wrapping_add(i128::from(b))
     )
 }
 

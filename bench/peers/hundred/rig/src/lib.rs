@@ -11,9 +11,9 @@ use serde::Deserialize;
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool0Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -38,8 +38,10 @@ impl Tool for Tool0 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool0Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(0).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(0)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -48,9 +50,9 @@ impl Tool for Tool0 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool1Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -75,8 +77,10 @@ impl Tool for Tool1 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool1Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(1).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(1)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -85,9 +89,9 @@ impl Tool for Tool1 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool2Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -112,8 +116,10 @@ impl Tool for Tool2 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool2Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(2).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(2)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -124,7 +130,7 @@ pub struct Tool3Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -149,8 +155,10 @@ impl Tool for Tool3 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool3Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(3).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(3)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -159,9 +167,9 @@ impl Tool for Tool3 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool4Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -186,8 +194,10 @@ impl Tool for Tool4 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool4Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(4).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(4)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -196,9 +206,9 @@ impl Tool for Tool4 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool5Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -223,8 +233,10 @@ impl Tool for Tool5 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool5Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(5).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(5)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -233,9 +245,9 @@ impl Tool for Tool5 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool6Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -260,8 +272,10 @@ impl Tool for Tool6 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool6Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(6).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(6)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -270,9 +284,9 @@ impl Tool for Tool6 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool7Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -297,8 +311,10 @@ impl Tool for Tool7 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool7Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(7).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(7)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -307,9 +323,9 @@ impl Tool for Tool7 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool8Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -334,8 +350,10 @@ impl Tool for Tool8 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool8Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(8).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(8)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -344,9 +362,9 @@ impl Tool for Tool8 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool9Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -371,8 +389,10 @@ impl Tool for Tool9 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool9Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(9).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(9)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -381,9 +401,9 @@ impl Tool for Tool9 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool10Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -408,8 +428,10 @@ impl Tool for Tool10 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool10Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(10).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(10)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -420,7 +442,7 @@ pub struct Tool11Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -445,8 +467,10 @@ impl Tool for Tool11 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool11Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(11).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(11)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -455,9 +479,9 @@ impl Tool for Tool11 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool12Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -482,8 +506,10 @@ impl Tool for Tool12 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool12Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(12).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(12)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -492,9 +518,9 @@ impl Tool for Tool12 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool13Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -519,8 +545,10 @@ impl Tool for Tool13 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool13Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(13).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(13)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -529,9 +557,9 @@ impl Tool for Tool13 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool14Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -556,8 +584,10 @@ impl Tool for Tool14 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool14Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(14).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(14)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -566,9 +596,9 @@ impl Tool for Tool14 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool15Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -593,8 +623,10 @@ impl Tool for Tool15 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool15Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(15).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(15)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -603,9 +635,9 @@ impl Tool for Tool15 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool16Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -630,8 +662,10 @@ impl Tool for Tool16 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool16Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(16).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(16)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -640,9 +674,9 @@ impl Tool for Tool16 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool17Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -667,8 +701,10 @@ impl Tool for Tool17 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool17Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(17).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(17)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -677,9 +713,9 @@ impl Tool for Tool17 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool18Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -704,8 +740,10 @@ impl Tool for Tool18 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool18Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(18).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(18)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -716,7 +754,7 @@ pub struct Tool19Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -741,8 +779,10 @@ impl Tool for Tool19 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool19Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(19).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(19)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -751,9 +791,9 @@ impl Tool for Tool19 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool20Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -778,8 +818,10 @@ impl Tool for Tool20 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool20Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(20).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(20)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -788,9 +830,9 @@ impl Tool for Tool20 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool21Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -815,8 +857,10 @@ impl Tool for Tool21 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool21Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(21).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(21)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -825,9 +869,9 @@ impl Tool for Tool21 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool22Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -852,8 +896,10 @@ impl Tool for Tool22 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool22Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(22).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(22)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -862,9 +908,9 @@ impl Tool for Tool22 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool23Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -889,8 +935,10 @@ impl Tool for Tool23 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool23Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(23).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(23)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -899,7 +947,7 @@ impl Tool for Tool23 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool24Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
     b: i64,
     /// Written before the result
@@ -926,8 +974,10 @@ impl Tool for Tool24 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool24Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(24).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(24)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -936,7 +986,7 @@ impl Tool for Tool24 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool25Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
     b: i64,
     /// Written before the result
@@ -963,8 +1013,10 @@ impl Tool for Tool25 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool25Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(25).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(25)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -973,7 +1025,7 @@ impl Tool for Tool25 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool26Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
     b: i64,
     /// Written before the result
@@ -1000,8 +1052,10 @@ impl Tool for Tool26 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool26Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(26).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(26)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1037,8 +1091,10 @@ impl Tool for Tool27 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool27Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(27).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(27)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1047,7 +1103,7 @@ impl Tool for Tool27 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool28Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
     b: i64,
     /// Written before the result
@@ -1074,8 +1130,10 @@ impl Tool for Tool28 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool28Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(28).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(28)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1084,7 +1142,7 @@ impl Tool for Tool28 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool29Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
     b: i64,
     /// Written before the result
@@ -1111,8 +1169,10 @@ impl Tool for Tool29 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool29Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(29).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(29)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1121,7 +1181,7 @@ impl Tool for Tool29 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool30Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
     b: i64,
     /// Written before the result
@@ -1148,8 +1208,10 @@ impl Tool for Tool30 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool30Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(30).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(30)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1158,7 +1220,7 @@ impl Tool for Tool30 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool31Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
     b: i64,
     /// Written before the result
@@ -1185,8 +1247,10 @@ impl Tool for Tool31 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool31Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(31).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(31)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1195,9 +1259,9 @@ impl Tool for Tool31 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool32Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -1222,8 +1286,10 @@ impl Tool for Tool32 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool32Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(32).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(32)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1232,9 +1298,9 @@ impl Tool for Tool32 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool33Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -1259,8 +1325,10 @@ impl Tool for Tool33 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool33Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(33).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(33)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1269,9 +1337,9 @@ impl Tool for Tool33 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool34Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -1296,8 +1364,10 @@ impl Tool for Tool34 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool34Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(34).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(34)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1308,7 +1378,7 @@ pub struct Tool35Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -1333,8 +1403,10 @@ impl Tool for Tool35 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool35Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(35).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(35)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1343,9 +1415,9 @@ impl Tool for Tool35 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool36Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -1370,8 +1442,10 @@ impl Tool for Tool36 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool36Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(36).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(36)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1380,9 +1454,9 @@ impl Tool for Tool36 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool37Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -1407,8 +1481,10 @@ impl Tool for Tool37 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool37Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(37).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(37)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1417,9 +1493,9 @@ impl Tool for Tool37 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool38Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -1444,8 +1520,10 @@ impl Tool for Tool38 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool38Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(38).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(38)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1454,9 +1532,9 @@ impl Tool for Tool38 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool39Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -1481,8 +1559,10 @@ impl Tool for Tool39 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool39Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(39).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(39)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1491,9 +1571,9 @@ impl Tool for Tool39 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool40Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -1518,8 +1598,10 @@ impl Tool for Tool40 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool40Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(40).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(40)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1528,9 +1610,9 @@ impl Tool for Tool40 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool41Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -1555,8 +1637,10 @@ impl Tool for Tool41 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool41Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(41).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(41)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1565,9 +1649,9 @@ impl Tool for Tool41 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool42Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -1592,8 +1676,10 @@ impl Tool for Tool42 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool42Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(42).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(42)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1604,7 +1690,7 @@ pub struct Tool43Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -1629,8 +1715,10 @@ impl Tool for Tool43 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool43Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(43).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(43)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1639,9 +1727,9 @@ impl Tool for Tool43 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool44Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -1666,8 +1754,10 @@ impl Tool for Tool44 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool44Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(44).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(44)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1676,9 +1766,9 @@ impl Tool for Tool44 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool45Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -1703,8 +1793,10 @@ impl Tool for Tool45 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool45Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(45).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(45)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1713,9 +1805,9 @@ impl Tool for Tool45 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool46Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -1740,8 +1832,10 @@ impl Tool for Tool46 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool46Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(46).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(46)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1750,9 +1844,9 @@ impl Tool for Tool46 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool47Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -1777,8 +1871,10 @@ impl Tool for Tool47 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool47Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(47).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(47)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1787,9 +1883,9 @@ impl Tool for Tool47 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool48Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -1814,8 +1910,10 @@ impl Tool for Tool48 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool48Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(48).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(48)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1824,9 +1922,9 @@ impl Tool for Tool48 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool49Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -1851,8 +1949,10 @@ impl Tool for Tool49 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool49Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(49).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(49)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1861,9 +1961,9 @@ impl Tool for Tool49 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool50Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -1888,8 +1988,10 @@ impl Tool for Tool50 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool50Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(50).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(50)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1900,7 +2002,7 @@ pub struct Tool51Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -1925,8 +2027,10 @@ impl Tool for Tool51 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool51Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(51).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(51)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1935,9 +2039,9 @@ impl Tool for Tool51 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool52Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -1962,8 +2066,10 @@ impl Tool for Tool52 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool52Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(52).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(52)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -1972,9 +2078,9 @@ impl Tool for Tool52 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool53Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -1999,8 +2105,10 @@ impl Tool for Tool53 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool53Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(53).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(53)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2009,9 +2117,9 @@ impl Tool for Tool53 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool54Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -2036,8 +2144,10 @@ impl Tool for Tool54 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool54Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(54).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(54)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2046,9 +2156,9 @@ impl Tool for Tool54 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool55Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -2073,8 +2183,10 @@ impl Tool for Tool55 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool55Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(55).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(55)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2083,9 +2195,9 @@ impl Tool for Tool55 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool56Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -2110,8 +2222,10 @@ impl Tool for Tool56 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool56Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(56).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(56)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2120,9 +2234,9 @@ impl Tool for Tool56 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool57Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -2147,8 +2261,10 @@ impl Tool for Tool57 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool57Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(57).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(57)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2157,9 +2273,9 @@ impl Tool for Tool57 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool58Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -2184,8 +2300,10 @@ impl Tool for Tool58 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool58Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(58).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(58)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2196,7 +2314,7 @@ pub struct Tool59Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -2221,8 +2339,10 @@ impl Tool for Tool59 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool59Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(59).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(59)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2231,9 +2351,9 @@ impl Tool for Tool59 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool60Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -2258,8 +2378,10 @@ impl Tool for Tool60 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool60Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(60).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(60)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2268,9 +2390,9 @@ impl Tool for Tool60 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool61Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -2295,8 +2417,10 @@ impl Tool for Tool61 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool61Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(61).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(61)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2305,9 +2429,9 @@ impl Tool for Tool61 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool62Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -2332,8 +2456,10 @@ impl Tool for Tool62 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool62Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(62).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(62)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2342,9 +2468,9 @@ impl Tool for Tool62 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool63Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -2369,8 +2495,10 @@ impl Tool for Tool63 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool63Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(63).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(63)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2379,11 +2507,11 @@ impl Tool for Tool63 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool64Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_64`.
@@ -2406,8 +2534,10 @@ impl Tool for Tool64 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool64Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(64).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(64)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2416,11 +2546,11 @@ impl Tool for Tool64 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool65Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_65`.
@@ -2443,8 +2573,10 @@ impl Tool for Tool65 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool65Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(65).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(65)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2453,11 +2585,11 @@ impl Tool for Tool65 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool66Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_66`.
@@ -2480,8 +2612,10 @@ impl Tool for Tool66 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool66Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(66).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(66)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2492,9 +2626,9 @@ pub struct Tool67Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_67`.
@@ -2517,8 +2651,10 @@ impl Tool for Tool67 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool67Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(67).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(67)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2527,11 +2663,11 @@ impl Tool for Tool67 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool68Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_68`.
@@ -2554,8 +2690,10 @@ impl Tool for Tool68 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool68Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(68).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(68)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2564,11 +2702,11 @@ impl Tool for Tool68 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool69Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_69`.
@@ -2591,8 +2729,10 @@ impl Tool for Tool69 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool69Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(69).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(69)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2601,11 +2741,11 @@ impl Tool for Tool69 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool70Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_70`.
@@ -2628,8 +2768,10 @@ impl Tool for Tool70 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool70Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(70).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(70)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2638,11 +2780,11 @@ impl Tool for Tool70 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool71Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_71`.
@@ -2665,8 +2807,10 @@ impl Tool for Tool71 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool71Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(71).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(71)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2675,11 +2819,11 @@ impl Tool for Tool71 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool72Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_72`.
@@ -2702,8 +2846,10 @@ impl Tool for Tool72 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool72Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(72).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(72)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2712,11 +2858,11 @@ impl Tool for Tool72 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool73Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_73`.
@@ -2739,8 +2885,10 @@ impl Tool for Tool73 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool73Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(73).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(73)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2749,11 +2897,11 @@ impl Tool for Tool73 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool74Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_74`.
@@ -2776,8 +2924,10 @@ impl Tool for Tool74 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool74Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(74).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(74)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2788,9 +2938,9 @@ pub struct Tool75Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_75`.
@@ -2813,8 +2963,10 @@ impl Tool for Tool75 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool75Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(75).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(75)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2823,11 +2975,11 @@ impl Tool for Tool75 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool76Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_76`.
@@ -2850,8 +3002,10 @@ impl Tool for Tool76 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool76Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(76).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(76)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2860,11 +3014,11 @@ impl Tool for Tool76 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool77Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_77`.
@@ -2887,8 +3041,10 @@ impl Tool for Tool77 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool77Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(77).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(77)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2897,11 +3053,11 @@ impl Tool for Tool77 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool78Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_78`.
@@ -2924,8 +3080,10 @@ impl Tool for Tool78 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool78Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(78).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(78)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2934,11 +3092,11 @@ impl Tool for Tool78 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool79Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_79`.
@@ -2961,8 +3119,10 @@ impl Tool for Tool79 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool79Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(79).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(79)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -2971,11 +3131,11 @@ impl Tool for Tool79 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool80Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_80`.
@@ -2998,8 +3158,10 @@ impl Tool for Tool80 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool80Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(80).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(80)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3008,11 +3170,11 @@ impl Tool for Tool80 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool81Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_81`.
@@ -3035,8 +3197,10 @@ impl Tool for Tool81 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool81Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(81).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(81)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3045,11 +3209,11 @@ impl Tool for Tool81 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool82Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_82`.
@@ -3072,8 +3236,10 @@ impl Tool for Tool82 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool82Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(82).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(82)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3084,9 +3250,9 @@ pub struct Tool83Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_83`.
@@ -3109,8 +3275,10 @@ impl Tool for Tool83 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool83Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(83).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(83)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3119,11 +3287,11 @@ impl Tool for Tool83 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool84Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_84`.
@@ -3146,8 +3314,10 @@ impl Tool for Tool84 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool84Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(84).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(84)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3156,11 +3326,11 @@ impl Tool for Tool84 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool85Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_85`.
@@ -3183,8 +3353,10 @@ impl Tool for Tool85 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool85Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(85).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(85)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3193,11 +3365,11 @@ impl Tool for Tool85 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool86Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_86`.
@@ -3220,8 +3392,10 @@ impl Tool for Tool86 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool86Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(86).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(86)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3230,11 +3404,11 @@ impl Tool for Tool86 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool87Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_87`.
@@ -3257,8 +3431,10 @@ impl Tool for Tool87 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool87Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(87).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(87)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3267,11 +3443,11 @@ impl Tool for Tool87 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool88Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_88`.
@@ -3294,8 +3470,10 @@ impl Tool for Tool88 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool88Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(88).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(88)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3304,11 +3482,11 @@ impl Tool for Tool88 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool89Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_89`.
@@ -3331,8 +3509,10 @@ impl Tool for Tool89 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool89Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(89).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(89)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3341,11 +3521,11 @@ impl Tool for Tool89 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool90Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_90`.
@@ -3368,8 +3548,10 @@ impl Tool for Tool90 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool90Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(90).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(90)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3382,7 +3564,7 @@ pub struct Tool91Args {
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_91`.
@@ -3405,8 +3587,10 @@ impl Tool for Tool91 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool91Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(91).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(91)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3415,11 +3599,11 @@ impl Tool for Tool91 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool92Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_92`.
@@ -3442,8 +3626,10 @@ impl Tool for Tool92 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool92Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(92).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(92)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3452,11 +3638,11 @@ impl Tool for Tool92 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool93Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_93`.
@@ -3479,8 +3665,10 @@ impl Tool for Tool93 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool93Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(93).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(93)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3489,11 +3677,11 @@ impl Tool for Tool93 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool94Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_94`.
@@ -3516,8 +3704,10 @@ impl Tool for Tool94 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool94Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(94).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(94)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3526,11 +3716,11 @@ impl Tool for Tool94 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool95Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_95`.
@@ -3553,8 +3743,10 @@ impl Tool for Tool95 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool95Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(95).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(95)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3563,11 +3755,11 @@ impl Tool for Tool95 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool96Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_96`.
@@ -3590,8 +3782,10 @@ impl Tool for Tool96 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool96Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(96).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(96)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3600,11 +3794,11 @@ impl Tool for Tool96 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool97Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_97`.
@@ -3627,8 +3821,10 @@ impl Tool for Tool97 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool97Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(97).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(97)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3637,11 +3833,11 @@ impl Tool for Tool97 {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool98Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_98`.
@@ -3664,8 +3860,10 @@ impl Tool for Tool98 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool98Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(98).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(98)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }
@@ -3676,9 +3874,9 @@ pub struct Tool99Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// `tool_99`.
@@ -3701,8 +3899,10 @@ impl Tool for Tool99 {
     async fn call(&self, _ctx: &mut ToolContext, args: Tool99Args) -> Result<String, Self::Error> {
         Ok(format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(99).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(99)
+                .wrapping_add(i128::from(args.b))
         ))
     }
 }

@@ -10,9 +10,9 @@ use serde::Deserialize;
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool0Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -21,9 +21,9 @@ pub struct Tool0Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool1Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -32,9 +32,9 @@ pub struct Tool1Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool2Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -45,7 +45,7 @@ pub struct Tool3Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -54,9 +54,9 @@ pub struct Tool3Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool4Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -65,9 +65,9 @@ pub struct Tool4Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool5Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -76,9 +76,9 @@ pub struct Tool5Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool6Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -87,9 +87,9 @@ pub struct Tool6Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool7Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
     label: Option<String>,
 }
@@ -98,9 +98,9 @@ pub struct Tool7Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool8Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -109,9 +109,9 @@ pub struct Tool8Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool9Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -120,9 +120,9 @@ pub struct Tool9Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool10Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -133,7 +133,7 @@ pub struct Tool11Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -142,9 +142,9 @@ pub struct Tool11Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool12Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -153,9 +153,9 @@ pub struct Tool12Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool13Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -164,9 +164,9 @@ pub struct Tool13Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool14Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -175,9 +175,9 @@ pub struct Tool14Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool15Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
     label: Option<String>,
 }
@@ -186,9 +186,9 @@ pub struct Tool15Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool16Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -197,9 +197,9 @@ pub struct Tool16Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool17Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -208,9 +208,9 @@ pub struct Tool17Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool18Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -221,7 +221,7 @@ pub struct Tool19Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -230,9 +230,9 @@ pub struct Tool19Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool20Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -241,9 +241,9 @@ pub struct Tool20Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool21Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -252,9 +252,9 @@ pub struct Tool21Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool22Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -263,9 +263,9 @@ pub struct Tool22Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool23Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
     label: Option<String>,
 }
@@ -274,7 +274,7 @@ pub struct Tool23Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool24Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
     b: i64,
     /// Written before the result
@@ -285,7 +285,7 @@ pub struct Tool24Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool25Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
     b: i64,
     /// Written before the result
@@ -296,7 +296,7 @@ pub struct Tool25Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool26Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
     b: i64,
     /// Written before the result
@@ -318,7 +318,7 @@ pub struct Tool27Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool28Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
     b: i64,
     /// Written before the result
@@ -329,7 +329,7 @@ pub struct Tool28Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool29Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
     b: i64,
     /// Written before the result
@@ -340,7 +340,7 @@ pub struct Tool29Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool30Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
     b: i64,
     /// Written before the result
@@ -351,7 +351,7 @@ pub struct Tool30Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool31Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
     b: i64,
     /// Written before the result
@@ -362,9 +362,9 @@ pub struct Tool31Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool32Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -373,9 +373,9 @@ pub struct Tool32Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool33Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -384,9 +384,9 @@ pub struct Tool33Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool34Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -397,7 +397,7 @@ pub struct Tool35Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -406,9 +406,9 @@ pub struct Tool35Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool36Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -417,9 +417,9 @@ pub struct Tool36Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool37Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -428,9 +428,9 @@ pub struct Tool37Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool38Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -439,9 +439,9 @@ pub struct Tool38Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool39Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
     label: Option<String>,
 }
@@ -450,9 +450,9 @@ pub struct Tool39Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool40Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -461,9 +461,9 @@ pub struct Tool40Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool41Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -472,9 +472,9 @@ pub struct Tool41Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool42Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -485,7 +485,7 @@ pub struct Tool43Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -494,9 +494,9 @@ pub struct Tool43Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool44Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -505,9 +505,9 @@ pub struct Tool44Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool45Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -516,9 +516,9 @@ pub struct Tool45Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool46Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -527,9 +527,9 @@ pub struct Tool46Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool47Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u16,
     /// Written before the result
     label: Option<String>,
 }
@@ -538,9 +538,9 @@ pub struct Tool47Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool48Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -549,9 +549,9 @@ pub struct Tool48Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool49Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -560,9 +560,9 @@ pub struct Tool49Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool50Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -573,7 +573,7 @@ pub struct Tool51Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -582,9 +582,9 @@ pub struct Tool51Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool52Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -593,9 +593,9 @@ pub struct Tool52Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool53Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -604,9 +604,9 @@ pub struct Tool53Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool54Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -615,9 +615,9 @@ pub struct Tool54Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool55Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u32,
     /// Written before the result
     label: Option<String>,
 }
@@ -626,9 +626,9 @@ pub struct Tool55Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool56Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -637,9 +637,9 @@ pub struct Tool56Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool57Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -648,9 +648,9 @@ pub struct Tool57Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool58Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -661,7 +661,7 @@ pub struct Tool59Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -670,9 +670,9 @@ pub struct Tool59Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool60Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -681,9 +681,9 @@ pub struct Tool60Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool61Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -692,9 +692,9 @@ pub struct Tool61Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool62Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -703,9 +703,9 @@ pub struct Tool62Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool63Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: u64,
     /// Written before the result
     label: Option<String>,
 }
@@ -714,33 +714,33 @@ pub struct Tool63Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool64Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_65`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool65Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_66`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool66Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_67`.
@@ -749,86 +749,86 @@ pub struct Tool67Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_68`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool68Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_69`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool69Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_70`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool70Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_71`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool71Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_72`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool72Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_73`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool73Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_74`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool74Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_75`.
@@ -837,86 +837,86 @@ pub struct Tool75Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_76`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool76Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_77`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool77Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_78`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool78Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_79`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool79Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i16,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_80`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool80Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_81`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool81Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_82`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool82Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_83`.
@@ -925,86 +925,86 @@ pub struct Tool83Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_84`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool84Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_85`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool85Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_86`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool86Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_87`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool87Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
-    b: i64,
+    b: i32,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_88`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool88Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_89`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool89Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_90`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool90Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_91`.
@@ -1015,84 +1015,84 @@ pub struct Tool91Args {
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_92`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool92Args {
     /// The first number
-    a: i64,
+    a: u8,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_93`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool93Args {
     /// The first number
-    a: i64,
+    a: u16,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_94`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool94Args {
     /// The first number
-    a: i64,
+    a: u32,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_95`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool95Args {
     /// The first number
-    a: i64,
+    a: u64,
     /// The second number
     b: i64,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_96`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool96Args {
     /// The first number
-    a: i64,
+    a: i8,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_97`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool97Args {
     /// The first number
-    a: i64,
+    a: i16,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_98`.
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Tool98Args {
     /// The first number
-    a: i64,
+    a: i32,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// Arguments of `tool_99`.
@@ -1101,9 +1101,9 @@ pub struct Tool99Args {
     /// The first number
     a: i64,
     /// The second number
-    b: i64,
+    b: u8,
     /// Written before the result
-    label: Option<String>,
+    label: Option<char>,
 }
 
 /// The server holding every tool.
@@ -1117,8 +1117,10 @@ impl Hundred {
     async fn tool_0(&self, Parameters(args): Parameters<Tool0Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(0).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(0)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1127,8 +1129,10 @@ impl Hundred {
     async fn tool_1(&self, Parameters(args): Parameters<Tool1Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(1).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(1)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1137,8 +1141,10 @@ impl Hundred {
     async fn tool_2(&self, Parameters(args): Parameters<Tool2Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(2).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(2)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1147,8 +1153,10 @@ impl Hundred {
     async fn tool_3(&self, Parameters(args): Parameters<Tool3Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(3).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(3)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1157,8 +1165,10 @@ impl Hundred {
     async fn tool_4(&self, Parameters(args): Parameters<Tool4Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(4).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(4)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1167,8 +1177,10 @@ impl Hundred {
     async fn tool_5(&self, Parameters(args): Parameters<Tool5Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(5).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(5)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1177,8 +1189,10 @@ impl Hundred {
     async fn tool_6(&self, Parameters(args): Parameters<Tool6Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(6).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(6)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1187,8 +1201,10 @@ impl Hundred {
     async fn tool_7(&self, Parameters(args): Parameters<Tool7Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(7).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(7)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1197,8 +1213,10 @@ impl Hundred {
     async fn tool_8(&self, Parameters(args): Parameters<Tool8Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(8).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(8)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1207,8 +1225,10 @@ impl Hundred {
     async fn tool_9(&self, Parameters(args): Parameters<Tool9Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(9).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(9)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1217,8 +1237,10 @@ impl Hundred {
     async fn tool_10(&self, Parameters(args): Parameters<Tool10Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(10).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(10)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1227,8 +1249,10 @@ impl Hundred {
     async fn tool_11(&self, Parameters(args): Parameters<Tool11Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(11).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(11)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1237,8 +1261,10 @@ impl Hundred {
     async fn tool_12(&self, Parameters(args): Parameters<Tool12Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(12).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(12)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1247,8 +1273,10 @@ impl Hundred {
     async fn tool_13(&self, Parameters(args): Parameters<Tool13Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(13).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(13)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1257,8 +1285,10 @@ impl Hundred {
     async fn tool_14(&self, Parameters(args): Parameters<Tool14Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(14).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(14)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1267,8 +1297,10 @@ impl Hundred {
     async fn tool_15(&self, Parameters(args): Parameters<Tool15Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(15).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(15)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1277,8 +1309,10 @@ impl Hundred {
     async fn tool_16(&self, Parameters(args): Parameters<Tool16Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(16).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(16)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1287,8 +1321,10 @@ impl Hundred {
     async fn tool_17(&self, Parameters(args): Parameters<Tool17Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(17).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(17)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1297,8 +1333,10 @@ impl Hundred {
     async fn tool_18(&self, Parameters(args): Parameters<Tool18Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(18).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(18)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1307,8 +1345,10 @@ impl Hundred {
     async fn tool_19(&self, Parameters(args): Parameters<Tool19Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(19).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(19)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1317,8 +1357,10 @@ impl Hundred {
     async fn tool_20(&self, Parameters(args): Parameters<Tool20Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(20).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(20)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1327,8 +1369,10 @@ impl Hundred {
     async fn tool_21(&self, Parameters(args): Parameters<Tool21Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(21).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(21)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1337,8 +1381,10 @@ impl Hundred {
     async fn tool_22(&self, Parameters(args): Parameters<Tool22Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(22).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(22)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1347,8 +1393,10 @@ impl Hundred {
     async fn tool_23(&self, Parameters(args): Parameters<Tool23Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(23).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(23)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1357,8 +1405,10 @@ impl Hundred {
     async fn tool_24(&self, Parameters(args): Parameters<Tool24Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(24).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(24)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1367,8 +1417,10 @@ impl Hundred {
     async fn tool_25(&self, Parameters(args): Parameters<Tool25Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(25).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(25)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1377,8 +1429,10 @@ impl Hundred {
     async fn tool_26(&self, Parameters(args): Parameters<Tool26Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(26).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(26)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1387,8 +1441,10 @@ impl Hundred {
     async fn tool_27(&self, Parameters(args): Parameters<Tool27Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(27).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(27)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1397,8 +1453,10 @@ impl Hundred {
     async fn tool_28(&self, Parameters(args): Parameters<Tool28Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(28).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(28)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1407,8 +1465,10 @@ impl Hundred {
     async fn tool_29(&self, Parameters(args): Parameters<Tool29Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(29).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(29)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1417,8 +1477,10 @@ impl Hundred {
     async fn tool_30(&self, Parameters(args): Parameters<Tool30Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(30).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(30)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1427,8 +1489,10 @@ impl Hundred {
     async fn tool_31(&self, Parameters(args): Parameters<Tool31Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(31).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(31)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1437,8 +1501,10 @@ impl Hundred {
     async fn tool_32(&self, Parameters(args): Parameters<Tool32Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(32).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(32)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1447,8 +1513,10 @@ impl Hundred {
     async fn tool_33(&self, Parameters(args): Parameters<Tool33Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(33).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(33)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1457,8 +1525,10 @@ impl Hundred {
     async fn tool_34(&self, Parameters(args): Parameters<Tool34Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(34).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(34)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1467,8 +1537,10 @@ impl Hundred {
     async fn tool_35(&self, Parameters(args): Parameters<Tool35Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(35).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(35)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1477,8 +1549,10 @@ impl Hundred {
     async fn tool_36(&self, Parameters(args): Parameters<Tool36Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(36).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(36)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1487,8 +1561,10 @@ impl Hundred {
     async fn tool_37(&self, Parameters(args): Parameters<Tool37Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(37).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(37)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1497,8 +1573,10 @@ impl Hundred {
     async fn tool_38(&self, Parameters(args): Parameters<Tool38Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(38).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(38)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1507,8 +1585,10 @@ impl Hundred {
     async fn tool_39(&self, Parameters(args): Parameters<Tool39Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(39).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(39)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1517,8 +1597,10 @@ impl Hundred {
     async fn tool_40(&self, Parameters(args): Parameters<Tool40Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(40).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(40)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1527,8 +1609,10 @@ impl Hundred {
     async fn tool_41(&self, Parameters(args): Parameters<Tool41Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(41).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(41)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1537,8 +1621,10 @@ impl Hundred {
     async fn tool_42(&self, Parameters(args): Parameters<Tool42Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(42).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(42)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1547,8 +1633,10 @@ impl Hundred {
     async fn tool_43(&self, Parameters(args): Parameters<Tool43Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(43).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(43)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1557,8 +1645,10 @@ impl Hundred {
     async fn tool_44(&self, Parameters(args): Parameters<Tool44Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(44).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(44)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1567,8 +1657,10 @@ impl Hundred {
     async fn tool_45(&self, Parameters(args): Parameters<Tool45Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(45).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(45)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1577,8 +1669,10 @@ impl Hundred {
     async fn tool_46(&self, Parameters(args): Parameters<Tool46Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(46).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(46)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1587,8 +1681,10 @@ impl Hundred {
     async fn tool_47(&self, Parameters(args): Parameters<Tool47Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(47).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(47)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1597,8 +1693,10 @@ impl Hundred {
     async fn tool_48(&self, Parameters(args): Parameters<Tool48Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(48).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(48)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1607,8 +1705,10 @@ impl Hundred {
     async fn tool_49(&self, Parameters(args): Parameters<Tool49Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(49).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(49)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1617,8 +1717,10 @@ impl Hundred {
     async fn tool_50(&self, Parameters(args): Parameters<Tool50Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(50).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(50)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1627,8 +1729,10 @@ impl Hundred {
     async fn tool_51(&self, Parameters(args): Parameters<Tool51Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(51).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(51)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1637,8 +1741,10 @@ impl Hundred {
     async fn tool_52(&self, Parameters(args): Parameters<Tool52Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(52).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(52)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1647,8 +1753,10 @@ impl Hundred {
     async fn tool_53(&self, Parameters(args): Parameters<Tool53Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(53).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(53)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1657,8 +1765,10 @@ impl Hundred {
     async fn tool_54(&self, Parameters(args): Parameters<Tool54Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(54).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(54)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1667,8 +1777,10 @@ impl Hundred {
     async fn tool_55(&self, Parameters(args): Parameters<Tool55Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(55).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(55)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1677,8 +1789,10 @@ impl Hundred {
     async fn tool_56(&self, Parameters(args): Parameters<Tool56Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(56).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(56)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1687,8 +1801,10 @@ impl Hundred {
     async fn tool_57(&self, Parameters(args): Parameters<Tool57Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(57).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(57)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1697,8 +1813,10 @@ impl Hundred {
     async fn tool_58(&self, Parameters(args): Parameters<Tool58Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(58).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(58)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1707,8 +1825,10 @@ impl Hundred {
     async fn tool_59(&self, Parameters(args): Parameters<Tool59Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(59).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(59)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1717,8 +1837,10 @@ impl Hundred {
     async fn tool_60(&self, Parameters(args): Parameters<Tool60Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(60).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(60)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1727,8 +1849,10 @@ impl Hundred {
     async fn tool_61(&self, Parameters(args): Parameters<Tool61Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(61).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(61)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1737,8 +1861,10 @@ impl Hundred {
     async fn tool_62(&self, Parameters(args): Parameters<Tool62Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(62).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(62)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1747,8 +1873,10 @@ impl Hundred {
     async fn tool_63(&self, Parameters(args): Parameters<Tool63Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(63).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(63)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1757,8 +1885,10 @@ impl Hundred {
     async fn tool_64(&self, Parameters(args): Parameters<Tool64Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(64).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(64)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1767,8 +1897,10 @@ impl Hundred {
     async fn tool_65(&self, Parameters(args): Parameters<Tool65Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(65).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(65)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1777,8 +1909,10 @@ impl Hundred {
     async fn tool_66(&self, Parameters(args): Parameters<Tool66Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(66).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(66)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1787,8 +1921,10 @@ impl Hundred {
     async fn tool_67(&self, Parameters(args): Parameters<Tool67Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(67).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(67)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1797,8 +1933,10 @@ impl Hundred {
     async fn tool_68(&self, Parameters(args): Parameters<Tool68Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(68).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(68)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1807,8 +1945,10 @@ impl Hundred {
     async fn tool_69(&self, Parameters(args): Parameters<Tool69Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(69).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(69)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1817,8 +1957,10 @@ impl Hundred {
     async fn tool_70(&self, Parameters(args): Parameters<Tool70Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(70).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(70)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1827,8 +1969,10 @@ impl Hundred {
     async fn tool_71(&self, Parameters(args): Parameters<Tool71Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(71).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(71)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1837,8 +1981,10 @@ impl Hundred {
     async fn tool_72(&self, Parameters(args): Parameters<Tool72Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(72).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(72)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1847,8 +1993,10 @@ impl Hundred {
     async fn tool_73(&self, Parameters(args): Parameters<Tool73Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(73).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(73)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1857,8 +2005,10 @@ impl Hundred {
     async fn tool_74(&self, Parameters(args): Parameters<Tool74Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(74).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(74)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1867,8 +2017,10 @@ impl Hundred {
     async fn tool_75(&self, Parameters(args): Parameters<Tool75Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(75).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(75)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1877,8 +2029,10 @@ impl Hundred {
     async fn tool_76(&self, Parameters(args): Parameters<Tool76Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(76).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(76)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1887,8 +2041,10 @@ impl Hundred {
     async fn tool_77(&self, Parameters(args): Parameters<Tool77Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(77).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(77)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1897,8 +2053,10 @@ impl Hundred {
     async fn tool_78(&self, Parameters(args): Parameters<Tool78Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(78).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(78)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1907,8 +2065,10 @@ impl Hundred {
     async fn tool_79(&self, Parameters(args): Parameters<Tool79Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(79).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(79)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1917,8 +2077,10 @@ impl Hundred {
     async fn tool_80(&self, Parameters(args): Parameters<Tool80Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(80).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(80)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1927,8 +2089,10 @@ impl Hundred {
     async fn tool_81(&self, Parameters(args): Parameters<Tool81Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(81).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(81)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1937,8 +2101,10 @@ impl Hundred {
     async fn tool_82(&self, Parameters(args): Parameters<Tool82Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(82).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(82)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1947,8 +2113,10 @@ impl Hundred {
     async fn tool_83(&self, Parameters(args): Parameters<Tool83Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(83).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(83)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1957,8 +2125,10 @@ impl Hundred {
     async fn tool_84(&self, Parameters(args): Parameters<Tool84Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(84).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(84)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1967,8 +2137,10 @@ impl Hundred {
     async fn tool_85(&self, Parameters(args): Parameters<Tool85Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(85).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(85)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1977,8 +2149,10 @@ impl Hundred {
     async fn tool_86(&self, Parameters(args): Parameters<Tool86Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(86).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(86)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1987,8 +2161,10 @@ impl Hundred {
     async fn tool_87(&self, Parameters(args): Parameters<Tool87Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(87).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(87)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -1997,8 +2173,10 @@ impl Hundred {
     async fn tool_88(&self, Parameters(args): Parameters<Tool88Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(88).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(88)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2007,8 +2185,10 @@ impl Hundred {
     async fn tool_89(&self, Parameters(args): Parameters<Tool89Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(89).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(89)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2017,8 +2197,10 @@ impl Hundred {
     async fn tool_90(&self, Parameters(args): Parameters<Tool90Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(90).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(90)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2027,8 +2209,10 @@ impl Hundred {
     async fn tool_91(&self, Parameters(args): Parameters<Tool91Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(91).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(91)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2037,8 +2221,10 @@ impl Hundred {
     async fn tool_92(&self, Parameters(args): Parameters<Tool92Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(92).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(92)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2047,8 +2233,10 @@ impl Hundred {
     async fn tool_93(&self, Parameters(args): Parameters<Tool93Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(93).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(93)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2057,8 +2245,10 @@ impl Hundred {
     async fn tool_94(&self, Parameters(args): Parameters<Tool94Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(94).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(94)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2067,8 +2257,10 @@ impl Hundred {
     async fn tool_95(&self, Parameters(args): Parameters<Tool95Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(95).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(95)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2077,8 +2269,10 @@ impl Hundred {
     async fn tool_96(&self, Parameters(args): Parameters<Tool96Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(96).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(96)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2087,8 +2281,10 @@ impl Hundred {
     async fn tool_97(&self, Parameters(args): Parameters<Tool97Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(97).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(97)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2097,8 +2293,10 @@ impl Hundred {
     async fn tool_98(&self, Parameters(args): Parameters<Tool98Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(98).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(98)
+                .wrapping_add(i128::from(args.b))
         )
     }
 
@@ -2107,8 +2305,10 @@ impl Hundred {
     async fn tool_99(&self, Parameters(args): Parameters<Tool99Args>) -> String {
         format!(
             "{}{}",
-            args.label.unwrap_or_default(),
-            args.a.wrapping_mul(99).wrapping_add(args.b)
+            args.label.map(|l| l.to_string()).unwrap_or_default(),
+            i128::from(args.a)
+                .wrapping_mul(99)
+                .wrapping_add(i128::from(args.b))
         )
     }
 }
