@@ -4,7 +4,8 @@
 //! The floor is what a program without a tool server would write: the arguments read into
 //! the arguments struct (from text with `serde_json::from_str`, or from a `Value` with
 //! `serde_json::from_value`), the function, and the output written back with
-//! `serde_json::to_string`.
+//! `serde_json::to_string`. Its arguments structs derive `Deserialize`, as such a program's
+//! do, so the floor does not move with the reader `#[tool]` writes.
 
 use aleph_tools::ToolServerBuilder;
 use aleph_tools::middleware::Audit;
@@ -52,27 +53,41 @@ pub const ADD_ARGS: &str = r#"{"a":20,"b":22}"#;
 /// `distance`'s arguments as a model sends them.
 pub const DISTANCE_ARGS: &str = r#"{"from":{"x":1.5,"y":2.0},"to":{"x":4.5,"y":6.0}}"#;
 
+/// `add`'s arguments, as a program without a tool server declares them.
+#[derive(Deserialize)]
+struct FloorAddArgs {
+    a: i64,
+    b: i64,
+}
+
+/// `distance`'s arguments, as a program without a tool server declares them.
+#[derive(Deserialize)]
+struct FloorDistanceArgs {
+    from: Point,
+    to: Point,
+}
+
 /// The floor for `add`.
 pub fn floor_add(args: &str) -> String {
-    let args: AddArgs = serde_json::from_str(args).unwrap();
+    let args: FloorAddArgs = serde_json::from_str(args).unwrap();
     serde_json::to_string(&add(args.a, args.b)).unwrap()
 }
 
 /// The floor for `distance`.
 pub fn floor_distance(args: &str) -> String {
-    let args: DistanceArgs = serde_json::from_str(args).unwrap();
+    let args: FloorDistanceArgs = serde_json::from_str(args).unwrap();
     serde_json::to_string(&distance(args.from, args.to)).unwrap()
 }
 
 /// The floor for `add`, from a `Value`.
 pub fn floor_add_value(args: Value) -> String {
-    let args: AddArgs = serde_json::from_value(args).unwrap();
+    let args: FloorAddArgs = serde_json::from_value(args).unwrap();
     serde_json::to_string(&add(args.a, args.b)).unwrap()
 }
 
 /// The floor for `distance`, from a `Value`.
 pub fn floor_distance_value(args: Value) -> String {
-    let args: DistanceArgs = serde_json::from_value(args).unwrap();
+    let args: FloorDistanceArgs = serde_json::from_value(args).unwrap();
     serde_json::to_string(&distance(args.from, args.to)).unwrap()
 }
 

@@ -44,16 +44,24 @@ pub trait FieldValues<'de>: Sized {
     /// A slot for each field, all empty.
     fn empty() -> Self::Slots;
 
-    /// Reads the value of field `index` from `map`; a field read twice is refused.
-    fn read_value<A: MapAccess<'de>>(
-        slots: &mut Self::Slots,
-        index: usize,
-        map: &mut A,
+    /// Reads the fields from `map`, each key read with `key`; a key that names no field is
+    /// skipped.
+    ///
+    /// # Errors
+    ///
+    /// A field given twice, a key or value the deserializer refuses.
+    fn read_entries<A: MapAccess<'de>, F: FieldIndex>(
+        map: A,
+        key: FieldKey<F>,
         args: &'static ArgsStruct,
-    ) -> Result<(), A::Error>;
+    ) -> Result<Self::Slots, A::Error>;
 
     /// Reads the fields in order from `seq`. A field after its end is left empty when it
-    /// has a default, and refused when it has none.
+    /// has a default.
+    ///
+    /// # Errors
+    ///
+    /// A field after the end that has no default, a value the deserializer refuses.
     fn read_elements<A: SeqAccess<'de>>(
         seq: &mut A,
         defaults: &Self::Defaults,
@@ -61,7 +69,11 @@ pub trait FieldValues<'de>: Sized {
     ) -> Result<Self::Slots, A::Error>;
 
     /// The values: each one read, or its default, or what its type makes of a missing field
-    /// (`None` for an `Option`; an error naming the field for the rest).
+    /// (`None` for an `Option`).
+    ///
+    /// # Errors
+    ///
+    /// A missing field without a default whose type needs a value.
     fn finish<E: de::Error>(
         slots: Self::Slots,
         defaults: Self::Defaults,
@@ -76,50 +88,66 @@ pub trait FieldSchemas {
     fn property_schemas(generator: &mut SchemaGenerator) -> Vec<(Schema, bool)>;
 }
 
+/// Finds the field a key names: `#[tool]` writes one for each struct, a `match` over the
+/// names, which the compiler makes faster than any search of a list.
+pub trait FieldIndex: Fn(&str) -> Option<usize> + Copy {}
+
+impl<F: Fn(&str) -> Option<usize> + Copy> FieldIndex for F {}
+
 /// `Deserialize::deserialize` of an arguments struct: its fields' values, in order.
-pub fn read_args<'de, D, V>(
+/// `index` finds the field a key names.
+///
+/// # Errors
+///
+/// What serde's derive refuses: a value of the wrong type, a field missing or given twice,
+/// an unknown key in a strict struct.
+#[inline]
+pub fn read_args<'de, D, V, F>(
     deserializer: D,
     args: &'static ArgsStruct,
+    index: F,
     defaults: V::Defaults,
 ) -> Result<V, D::Error>
 where
     D: Deserializer<'de>,
     V: FieldValues<'de>,
+    F: FieldIndex,
 {
-    deserializer.deserialize_struct(args.name, args.fields, ArgsVisitor::<V> { args, defaults })
+    let visitor = ArgsVisitor::<V, F> {
+        args,
+        index,
+        defaults,
+    };
+    deserializer.deserialize_struct(args.name, args.fields, visitor)
 }
 
 /// Reads the fields and fills in the missing ones inside the deserializer's call, so an
 /// error about a missing field carries its position, as the derive's does.
-struct ArgsVisitor<'de, V: FieldValues<'de>> {
+struct ArgsVisitor<'de, V: FieldValues<'de>, F> {
     args: &'static ArgsStruct,
+    index: F,
     defaults: V::Defaults,
 }
 
-impl<'de, V: FieldValues<'de>> Visitor<'de> for ArgsVisitor<'de, V> {
+impl<'de, V: FieldValues<'de>, F: FieldIndex> Visitor<'de> for ArgsVisitor<'de, V, F> {
     type Value = V;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "struct {}", self.args.name)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V, A::Error> {
-        let mut slots = V::empty();
+    #[inline]
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V, A::Error> {
         let key = FieldKey {
             names: self.args.fields,
+            index: self.index,
             strict: self.args.strict,
         };
-        while let Some(found) = map.next_key_seed(key)? {
-            match found {
-                Some(index) => V::read_value(&mut slots, index, &mut map, self.args)?,
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
+        let slots = V::read_entries(map, key, self.args)?;
         V::finish(slots, self.defaults, self.args)
     }
 
+    #[inline]
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<V, A::Error> {
         let slots = V::read_elements(&mut seq, &self.defaults, self.args)?;
         V::finish(slots, self.defaults, self.args)
@@ -129,14 +157,16 @@ impl<'de, V: FieldValues<'de>> Visitor<'de> for ArgsVisitor<'de, V> {
 /// Reads a key as the index of the field it names; `None` for a key that names none, unless
 /// the struct is strict.
 #[derive(Clone, Copy)]
-struct FieldKey {
+pub struct FieldKey<F> {
     names: &'static [&'static str],
+    index: F,
     strict: bool,
 }
 
-impl FieldKey {
+impl<F: FieldIndex> FieldKey<F> {
+    #[inline]
     fn find<E: de::Error>(self, key: &str) -> Result<Option<usize>, E> {
-        match self.names.iter().position(|name| *name == key) {
+        match (self.index)(key) {
             Some(index) => Ok(Some(index)),
             None if self.strict => Err(E::unknown_field(key, self.names)),
             None => Ok(None),
@@ -144,15 +174,16 @@ impl FieldKey {
     }
 }
 
-impl<'de> de::DeserializeSeed<'de> for FieldKey {
+impl<'de, F: FieldIndex> de::DeserializeSeed<'de> for FieldKey<F> {
     type Value = Option<usize>;
 
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_identifier(self)
     }
 }
 
-impl Visitor<'_> for FieldKey {
+impl<F: FieldIndex> Visitor<'_> for FieldKey<F> {
     type Value = Option<usize>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -170,6 +201,7 @@ impl Visitor<'_> for FieldKey {
         }
     }
 
+    #[inline]
     fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
         self.find(key)
     }
@@ -197,20 +229,8 @@ fn too_short<E: de::Error>(index: usize, args: &'static ArgsStruct) -> E {
     )
 }
 
-/// Reads one field's value into its slot.
-fn read_value<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
-    slot: &mut Option<T>,
-    map: &mut A,
-    name: &'static str,
-) -> Result<(), A::Error> {
-    if slot.is_some() {
-        return Err(<A::Error as de::Error>::duplicate_field(name));
-    }
-    *slot = Some(map.next_value()?);
-    Ok(())
-}
-
 /// A field's value: the one read, its default, or what its type makes of its absence.
+#[inline]
 fn finish_value<'de, T: Deserialize<'de>, E: de::Error>(
     slot: Option<T>,
     default: Option<fn() -> T>,
@@ -351,21 +371,33 @@ macro_rules! tuples {
             type Defaults = ($(Option<fn() -> $ty>,)*);
 
             #[allow(clippy::unused_unit)]
+            #[inline]
             fn empty() -> Self::Slots {
                 ($(None::<$ty>,)*)
             }
 
-            #[allow(unused_variables)]
-            fn read_value<Access: MapAccess<'de>>(
-                slots: &mut Self::Slots,
-                index: usize,
-                map: &mut Access,
+            #[allow(unused_variables, unused_mut)]
+            #[inline]
+            fn read_entries<Access: MapAccess<'de>, F: FieldIndex>(
+                mut map: Access,
+                key: FieldKey<F>,
                 args: &'static ArgsStruct,
-            ) -> Result<(), Access::Error> {
-                match index {
-                    $($index => read_value(&mut slots.$index, map, args.fields[$index]),)*
-                    _ => map.next_value::<IgnoredAny>().map(|_| ()),
+            ) -> Result<Self::Slots, Access::Error> {
+                let mut slots = Self::empty();
+                while let Some(found) = map.next_key_seed(key)? {
+                    match found {
+                        $(Some($index) => {
+                            if slots.$index.is_some() {
+                                return Err(de::Error::duplicate_field(args.fields[$index]));
+                            }
+                            slots.$index = Some(map.next_value()?);
+                        })*
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
                 }
+                Ok(slots)
             }
 
             #[allow(unused_variables, unused_mut)]
@@ -389,6 +421,7 @@ macro_rules! tuples {
             }
 
             #[allow(unused_variables, clippy::unused_unit)]
+            #[inline]
             fn finish<E: de::Error>(
                 slots: Self::Slots,
                 defaults: Self::Defaults,

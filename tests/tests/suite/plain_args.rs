@@ -131,7 +131,7 @@ const STRICT_CASES: &[&str] = &[
     "{}",
 ];
 
-/// What serde_json makes of `text` as `T`: its debug text or its error, with the derived
+/// What `serde_json` makes of `text` as `T`: its debug text or its error, with the derived
 /// twin's name read as the plain one's.
 fn read<T: serde::de::DeserializeOwned + std::fmt::Debug>(text: &str) -> Result<String, String> {
     serde_json::from_str::<T>(text)
