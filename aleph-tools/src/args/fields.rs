@@ -271,7 +271,7 @@ fn accepts_missing<T: DeserializeOwned>() -> bool {
     T::deserialize(Missing::<de::value::Error>("", PhantomData)).is_ok()
 }
 
-/// The schema of one field: `T`'s, with the field's doc comment.
+/// The schema of one field's type, and whether the field may be left out for its type.
 fn property_schema<T: JsonSchema + DeserializeOwned>(
     generator: &mut SchemaGenerator,
 ) -> (Schema, bool) {
