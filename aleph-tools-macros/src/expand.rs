@@ -60,7 +60,7 @@ struct PlainFields {
     types: Vec<Type>,
     /// `Option<fn() -> T>` for each field, for the reader.
     defaults: Vec<TokenStream>,
-    /// `Option<Option<Value>>` for each field, for the schema.
+    /// `FieldDefault` for each field, for the schema.
     default_json: Vec<TokenStream>,
     /// `(title, description)` for each field.
     docs: Vec<TokenStream>,
@@ -102,12 +102,12 @@ impl PlainFields {
         match make {
             None => {
                 self.defaults.push(quote!(#private::None));
-                self.default_json.push(quote!(#private::None));
+                self.default_json.push(quote!(#private::FieldDefault::None));
             }
             Some(make) => {
                 self.defaults.push(quote!(#private::Some(#make)));
                 self.default_json.push(
-                    quote!(#private::Some((&#private::DefaultProbe(#make())).default_json())),
+                    quote!(#private::FieldDefault::Given((&#private::DefaultProbe(#make())).default_json())),
                 );
             }
         }

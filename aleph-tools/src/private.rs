@@ -10,8 +10,8 @@ use std::task::{Context, Poll};
 use crate::schema::schema_for;
 
 pub use crate::args::fields::{
-    ArgsStruct, Argument, DefaultNotShown, DefaultProbe, DefaultShown, FieldIndex, FieldSchemas,
-    FieldValues, args_schema, read_args,
+    ArgsStruct, Argument, DefaultNotShown, DefaultProbe, DefaultShown, FieldDefault, FieldIndex,
+    FieldSchemas, FieldValues, args_schema, read_args,
 };
 pub use crate::context::Caller;
 pub use crate::context::{FromToolContext, StateType, ToolContext};

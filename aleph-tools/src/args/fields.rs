@@ -278,26 +278,46 @@ fn property_schema<T: JsonSchema + DeserializeOwned>(
     (generator.subschema_for::<T>(), accepts_missing::<T>())
 }
 
+/// A field's default, as the schema tells it.
+pub enum FieldDefault {
+    /// The field has no default.
+    None,
+    /// The field has a default (so it may be left out), as JSON when its type serializes.
+    Given(Option<Value>),
+}
+
 /// `JsonSchema::json_schema` of an arguments struct: an object with a property for each
 /// field, in order, and `required` listing those that may not be left out.
 ///
 /// `docs` holds each field's doc comment as schemars reads one, `(title, description)`, and
-/// `doc` the struct's. `defaults` has an entry for each field: `None` when it has no
-/// default, `Some` when it has one, holding the default as JSON when its type serializes.
+/// `doc` the struct's. `defaults` has an entry for each field.
 pub fn args_schema<V: FieldSchemas>(
     generator: &mut SchemaGenerator,
     args: &'static ArgsStruct,
     docs: &[(&str, &str)],
     doc: (&str, &str),
-    defaults: &[Option<Option<Value>>],
+    defaults: &[FieldDefault],
+) -> Schema {
+    let deserializing = generator.contract().is_deserialize();
+    let schemas = V::property_schemas(generator);
+    object_schema(schemas, deserializing, args, docs, doc, defaults)
+}
+
+/// The object schema of [`args_schema`], from its fields' schemas: not generic, so it is
+/// compiled once, not for every tool.
+fn object_schema(
+    schemas: Vec<(Schema, bool)>,
+    deserializing: bool,
+    args: &'static ArgsStruct,
+    docs: &[(&str, &str)],
+    doc: (&str, &str),
+    defaults: &[FieldDefault],
 ) -> Schema {
     let mut root = Map::new();
     root.insert("type".into(), "object".into());
     if args.strict {
         root.insert("additionalProperties".into(), false.into());
     }
-    let deserializing = generator.contract().is_deserialize();
-    let schemas = V::property_schemas(generator);
     let mut properties = Map::new();
     let mut required = Vec::new();
     for (index, (mut schema, accepts_missing)) in schemas.into_iter().enumerate() {
@@ -307,12 +327,13 @@ pub fn args_schema<V: FieldSchemas>(
         let (title, description) = docs.get(index).copied().unwrap_or_default();
         insert_nonempty(&mut schema, "title", title);
         insert_nonempty(&mut schema, "description", description);
-        let default = defaults.get(index).and_then(Option::as_ref);
-        if let Some(Some(json)) = default {
+        let default = defaults.get(index).unwrap_or(&FieldDefault::None);
+        if let FieldDefault::Given(Some(json)) = default {
             schema.insert("default".into(), json.clone());
         }
         properties.insert(name.into(), schema.into());
-        if !(deserializing && (default.is_some() || accepts_missing)) {
+        let defaulted = matches!(default, FieldDefault::Given(_));
+        if !(deserializing && (defaulted || accepts_missing)) {
             required.push(Value::from(name));
         }
     }
