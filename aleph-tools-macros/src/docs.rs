@@ -127,10 +127,7 @@ mod tests {
 
     #[test]
     fn a_heading_is_the_title_as_schemars_reads_it() {
-        let split = |doc: &str| {
-            let (title, description) = title_and_description(doc);
-            (title, description)
-        };
+        let split = title_and_description;
         assert_eq!(
             split(" Plain text \n"),
             (String::new(), "Plain text".into())
