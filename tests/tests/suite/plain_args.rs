@@ -222,38 +222,24 @@ fn the_schema_says_what_the_reader_does() {
     assert_eq!(*nothing, json!({"type": "object", "properties": {}}));
 }
 
+/// Serves each of two tools of one name alone and calls both with every case.
+async fn served_alike(plain: impl AlephTool, derived: impl AlephTool, name: &str, cases: &[&str]) {
+    let serve = |builder: aleph_tools::ToolServerBuilder| builder.build().unwrap();
+    let plain = serve(AlephToolServer::builder().with_tool(plain));
+    let derived = serve(AlephToolServer::builder().with_tool(derived));
+    for text in cases {
+        let mut from_plain = plain.call_str(name, text).await;
+        let mut from_derived = derived.call_str(name, text).await;
+        from_plain.duration_ms = 0;
+        from_derived.duration_ms = 0;
+        assert_eq!(from_plain, from_derived, "{text}");
+    }
+}
+
 #[tokio::test]
 async fn a_served_call_answers_alike() {
-    let plain = AlephToolServer::builder()
-        .with_tool(PlainTool)
-        .build()
-        .unwrap();
-    let derived = AlephToolServer::builder()
-        .with_tool(DerivedTool)
-        .build()
-        .unwrap();
-    for text in CASES {
-        let mut from_plain = plain.call_str("read", text).await;
-        let mut from_derived = derived.call_str("read", text).await;
-        from_plain.duration_ms = 0;
-        from_derived.duration_ms = 0;
-        assert_eq!(from_plain, from_derived, "{text}");
-    }
-    let plain = AlephToolServer::builder()
-        .with_tool(PlainStrictTool)
-        .build()
-        .unwrap();
-    let derived = AlephToolServer::builder()
-        .with_tool(DerivedStrictTool)
-        .build()
-        .unwrap();
-    for text in STRICT_CASES {
-        let mut from_plain = plain.call_str("strict", text).await;
-        let mut from_derived = derived.call_str("strict", text).await;
-        from_plain.duration_ms = 0;
-        from_derived.duration_ms = 0;
-        assert_eq!(from_plain, from_derived, "{text}");
-    }
+    served_alike(PlainTool, DerivedTool, "read", CASES).await;
+    served_alike(PlainStrictTool, DerivedStrictTool, "strict", STRICT_CASES).await;
     let nothing = AlephToolServer::builder()
         .with_tool(PlainNothingTool)
         .build()
