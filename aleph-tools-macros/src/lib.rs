@@ -3,10 +3,12 @@
 //!
 //! A `#[tool]` goes through three stages, each in its own module: `model` parses the keys
 //! (`attr`) and the function's signature (`signature`) into a `model::Tool`, `validate`
-//! checks what parsing cannot, and `expand` writes the tool. Every mistake is collected with
-//! its span (`errors`); when there is one, `fallback` emits the function unchanged beside a
-//! stub and the errors instead.
+//! checks what parsing cannot, and `expand` writes the tool (`args_impls` the arguments
+//! struct's `Deserialize` and `JsonSchema`). Every mistake is collected with its span
+//! (`errors`); when there is one, `fallback` emits the function unchanged beside a stub and
+//! the errors instead.
 
+mod args_impls;
 mod attr;
 mod docs;
 mod errors;
