@@ -41,7 +41,7 @@
 //! | `mcp-http` | MCP over streamable HTTP: [`McpServer::serve_http`](mcp::McpServer::serve_http), MCP servers reached by URL |
 //! | `redis` | `mcp::RedisStore`: sessions, their streams and tasks shared by replicas through Redis or Valkey (implies `mcp-http`) |
 //! | `builtin` | [`builtin`]: file, code-execution, web fetch, web search and meta tools, Markdown skills, code mode, tool search |
-//! | `embeddings` | tool search by meaning: a sentence-embedding model run in process (implies `builtin`; Rust 1.94) |
+//! | `embeddings` | tool search by meaning: a sentence-embedding model run in process (implies `builtin`) |
 //! | `browser` | a headless Chromium's tools and `pdf_generate` (implies `builtin`) |
 //! | `sandbox` | [`sandbox`]: an OS sandbox (namespaces, Landlock, seccomp, limits) for the programs tools run |
 //! | `clients` | [`agent::clients`]: HTTP clients for the model APIs the agent loop drives |
@@ -50,7 +50,7 @@
 //! | `tracing-layer` | `ToolLogLayer`: `tracing` events inside a tool sent as its call's log messages |
 //! | `full` | all of the above |
 //!
-//! The minimum supported Rust is 1.91 (1.94 with `embeddings`). With the `mcp` feature,
+//! The minimum supported Rust is 1.94. With the `mcp` feature,
 //! rmcp's types are part of this crate's API (`mcp::rmcp` re-exports the version in use),
 //! so a new rmcp major version comes in a semver-incompatible release of this crate.
 //!
