@@ -3,9 +3,14 @@
 //! with the rest of the workspace's tests rather than in a build of its own.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
-/// The chapters' programs, each with the path cargo built it at.
+/// How long `mcp_serve` has to answer, and then to exit.
+const PATIENCE: Duration = Duration::from_mins(1);
+
+/// A test for each chapter's program that runs it, and `CHAPTERS`, their names.
 macro_rules! chapters {
     ($($name:ident),* $(,)?) => {
         const CHAPTERS: &[&str] = &[$(stringify!($name)),*];
@@ -79,7 +84,8 @@ fn plugins() {
 }
 
 /// `mcp_serve` over stdio, as an MCP client that starts it as a command: it answers
-/// `initialize` with its name and instructions, and exits when its input closes.
+/// `initialize` with its name and instructions, and exits when its input closes; a server
+/// that does neither within a minute is stopped and the test fails.
 #[test]
 fn mcp_serve() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_serve"))
@@ -93,12 +99,20 @@ fn mcp_serve() {
         r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"chapters","version":"0"}}}}}}"#
     )
     .expect("write initialize");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("its output"))
-        .read_line(&mut line)
-        .expect("read the answer");
+    let output = child.stdout.take().expect("its output");
+    let (sender, answers) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = BufReader::new(output).read_line(&mut line);
+        let _ = sender.send(read.map(|_| line));
+    });
+    let Ok(line) = answers.recv_timeout(PATIENCE) else {
+        let _ = child.kill();
+        panic!("mcp_serve did not answer initialize within {PATIENCE:?}");
+    };
+    let line = line.expect("read the answer");
     drop(input);
-    let status = child.wait().expect("wait for mcp_serve");
+    let status = exit_within(&mut child, PATIENCE);
     let answer: serde_json::Value = serde_json::from_str(&line).expect("a JSON-RPC answer");
     assert_eq!(answer["id"], 1, "{answer}");
     assert_eq!(
@@ -117,8 +131,24 @@ fn mcp_serve() {
     );
 }
 
+/// The child's exit status, once it exits; a child still running after `limit` is killed
+/// and the test fails.
+fn exit_within(child: &mut Child, limit: Duration) -> ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("poll the child") {
+            return status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("still running after {limit:?}, once its input closed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
-fn every_program_is_run_or_named_a_server() {
+fn every_program_is_run_by_a_test() {
     let bins = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bin");
     let mut found: Vec<String> = std::fs::read_dir(&bins)
         .expect("read src/bin")
