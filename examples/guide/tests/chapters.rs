@@ -52,12 +52,17 @@ const BY_HAND: &[&str] = &["plugins", "mcp_serve"];
 
 /// Runs a chapter's program with no arguments and checks it succeeded.
 fn run(name: &str, exe: &str) {
-    let output = Command::new(exe)
+    succeeded(&format!("`{name}`"), Command::new(exe));
+}
+
+/// Runs `command` to its end and checks it succeeded, showing what it printed when not.
+fn succeeded(what: &str, mut command: Command) {
+    let output = command
         .output()
-        .unwrap_or_else(|error| panic!("start `{name}` ({exe}): {error}"));
+        .unwrap_or_else(|error| panic!("start {what}: {error}"));
     assert!(
         output.status.success(),
-        "`{name}` failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
@@ -68,18 +73,9 @@ fn run(name: &str, exe: &str) {
 /// (`examples/plugins/build.sh`: a no-op when they are built).
 #[test]
 fn plugins() {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/build.sh");
-    let build = Command::new("bash")
-        .arg(&script)
-        .output()
-        .expect("run examples/plugins/build.sh");
-    assert!(
-        build.status.success(),
-        "building the example plugins failed ({}):\n{}{}",
-        build.status,
-        String::from_utf8_lossy(&build.stdout),
-        String::from_utf8_lossy(&build.stderr)
-    );
+    let mut build = Command::new("bash");
+    build.arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/build.sh"));
+    succeeded("examples/plugins/build.sh", build);
     run("plugins", env!("CARGO_BIN_EXE_plugins"));
 }
 
