@@ -4,15 +4,16 @@
 
 use std::process::Command;
 
-/// What the demo prints at each step, in order: the tools, the calls (a repaired name among
-/// them), the provider formats, then MCP (served, wrapped, called, and a tool added while
-/// served reaching the wrapping side).
+/// What the demo prints at each step, in order: the tools, the calls, the provider formats,
+/// then MCP: the wrapped tools called (a misspelled name repaired, bad arguments refused) and
+/// a tool added while served reaching the wrapping side.
 const STEPS: &[&str] = &[
     "tools, collected at link time",
     "== calls ==",
     "== the same tools for each model API ==",
     "== the same tools over MCP ==",
     "ok  remote_add({\"a\":2,\"b\":40}) -> 42",
+    "ok  Remote_Add({\"a\":1,\"b\":1}) -> 2",
     "err remote_add({\"a\":\"two\",\"b\":40})",
     "hot-added remote_subtract -> 42",
 ];
