@@ -72,7 +72,8 @@ pub async fn events(response: reqwest::Response) -> Vec<Event> {
 ///
 /// # Panics
 ///
-/// When no such event comes within 20 seconds.
+/// When no such event comes within 20 seconds, or the stream ends first (saying what it
+/// carried).
 pub async fn events_until(
     mut response: reqwest::Response,
     enough: impl Fn(&Event) -> bool,
@@ -84,7 +85,9 @@ pub async fn events_until(
             .await
             .expect("an event comes")
             .expect("the stream reads")
-            .expect("the stream goes on");
+            .unwrap_or_else(|| {
+                panic!("the stream ended before the event looked for; it carried {all:?}, then {text:?}")
+            });
         text.push_str(&String::from_utf8_lossy(&chunk));
         let (found, rest) = parse(&text);
         let rest = rest.to_owned();
