@@ -5,6 +5,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub mod https;
+pub mod logs;
 pub mod manifests;
 pub mod mcp_http;
 mod mcp_tools;

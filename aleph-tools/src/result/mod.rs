@@ -204,7 +204,9 @@ pub struct ToolResult {
     /// The machine-facing kind of the error when `success` is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ToolErrorKind>,
-    /// Wall time of the call in milliseconds.
+    /// Wall time of the call in whole milliseconds. A call that ends as its future is made
+    /// is not timed and says 0: an [inline](crate::AlephTool::INLINE) tool's call run in
+    /// place, or a call refused before its tool ran.
     pub duration_ms: u64,
     /// What argument repair changed in the arguments before the tool ran (see
     /// [`ToolServerBuilder::with_argument_repair`](crate::ToolServerBuilder::with_argument_repair));

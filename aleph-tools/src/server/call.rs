@@ -98,6 +98,7 @@ pub struct ToolCallRequest<'s> {
 }
 
 impl<'s> ToolCallRequest<'s> {
+    #[inline]
     pub(super) fn new(server: &'s AlephToolServer, name: &'s str, args: CallArgs<'s>) -> Self {
         Self {
             server,
@@ -130,6 +131,7 @@ impl<'s> IntoFuture for ToolCallRequest<'s> {
     type Output = ToolResult;
     type IntoFuture = ToolCallFuture<'s>;
 
+    #[inline]
     fn into_future(self) -> Self::IntoFuture {
         let Self {
             server,
@@ -146,7 +148,9 @@ impl<'s> IntoFuture for ToolCallRequest<'s> {
 /// A call that can end without waiting ends as its future is made (`.await` makes it just
 /// before polling it), and the future holds only its result: a call refused before its tool
 /// runs, and a call of an [`inline`](crate::AlephTool::INLINE) tool with no time limit,
-/// cancellation token or progress listener. Any other call runs as the future is polled.
+/// cancellation token or progress listener. Such a call takes microseconds and is not timed
+/// (its `duration_ms` is 0). Any other call runs as the future is polled, timed from the
+/// moment it is sent to run.
 #[must_use = "futures do nothing unless polled"]
 pub struct ToolCallFuture<'s>(Stage<'s>);
 
@@ -175,6 +179,7 @@ impl Future for ToolCallFuture<'_> {
     /// # Panics
     ///
     /// When polled again after it gave its result.
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
         match &mut self.0 {
             Stage::Ended(result) => Poll::Ready(

@@ -71,15 +71,11 @@ impl AlephToolServer {
         args: CallArgs<'a>,
         ctx: Option<ToolContext>,
     ) -> ToolCallFuture<'a> {
-        let clock = &self.shared.clock;
-        let started = clock.raw();
         let snapshot = self.shared.snapshot.load();
         let mut admitted = match self.admit(&snapshot.tools, name) {
             Ok(admitted) => admitted,
-            Err(err) => {
-                let result = ToolResult::err(&err, clock.delta(started, clock.raw()));
-                return ToolCallFuture::ended(result);
-            }
+            // Refused before anything ran, in far less than a millisecond.
+            Err(err) => return ToolCallFuture::ended(ToolResult::err(&err, Duration::ZERO)),
         };
         let stack = &snapshot.stack;
         let fast = admitted.entry.fast.filter(|_| {
@@ -91,8 +87,7 @@ impl AlephToolServer {
         if let Some(run_inline) = fast
             .filter(|fast| !fast.reads_context)
             .and_then(|fast| fast.run_inline)
-            && let Some(result) =
-                self.run_in_place(&mut admitted, run_inline, &args, ctx.as_ref(), started)
+            && let Some(result) = self.run_in_place(&mut admitted, run_inline, &args, ctx.as_ref())
         {
             return ToolCallFuture::ended(result);
         }
@@ -101,7 +96,7 @@ impl AlephToolServer {
             entry: Arc::clone(admitted.entry),
             ctx: ctx.unwrap_or_default(),
             ctx_ready: false,
-            started,
+            started: None,
             repair: admitted.repair,
             needs_confirmation: admitted.needs_confirmation,
         };
@@ -115,11 +110,14 @@ impl AlephToolServer {
                 return ToolCallFuture::ended(call.finish(Err(err)));
             }
             let Some(run_inline) = fast.run_inline.filter(|_| call.is_plain()) else {
-                return ToolCallFuture::running(Box::pin(self.run_typed(call, args)));
+                return ToolCallFuture::running(Box::pin(self.run_typed(call.timed(), args)));
             };
             let typed = call.entry.tool.typed_arguments();
-            let ran = typed
-                .map(|typed| call.contain(|| run_inline(typed.as_any(), value, call.context())));
+            let ran = typed.map(|typed| {
+                in_place(&call.entry, || {
+                    call.contain(|| run_inline(typed.as_any(), value, call.context()))
+                })
+            });
             match ran {
                 Some(Ok(Some(outcome))) => return ToolCallFuture::ended(call.finish(outcome)),
                 Some(Err(panicked)) => return ToolCallFuture::ended(call.finish(Err(panicked))),
@@ -128,7 +126,7 @@ impl AlephToolServer {
             }
         }
         let chain = (!stack.is_empty()).then(|| Arc::clone(stack.chain()));
-        ToolCallFuture::running(Box::pin(self.run_checked(call, args, chain)))
+        ToolCallFuture::running(Box::pin(self.run_checked(call.timed(), args, chain)))
     }
 
     /// A call on the fast path: the tool reads its arguments and its call runs, with nothing
@@ -156,13 +154,14 @@ impl AlephToolServer {
     /// A call of an inline tool that never reads its context, run in place when nothing
     /// goes around it (no time limit, cancellation token or progress listener), with no
     /// prepared call. `None` when the call needs more, or serde refused its arguments.
+    ///
+    /// Like every call that ends as its future is made, it is not timed (see [`in_place`]).
     fn run_in_place(
         &self,
         admitted: &mut Admitted<'_>,
         run_inline: RunInline,
         args: &CallArgs<'_>,
         ctx: Option<&ToolContext>,
-        started: u64,
     ) -> Option<ToolResult> {
         let entry = admitted.entry;
         let ctx = ctx.unwrap_or(&EMPTY_CONTEXT);
@@ -174,7 +173,7 @@ impl AlephToolServer {
         } else {
             let tool = entry.tool.typed_arguments()?.as_any();
             let args = args.value()?;
-            match contain(entry, || run_inline(tool, args, ctx)) {
+            match in_place(entry, || contain(entry, || run_inline(tool, args, ctx))) {
                 Ok(Some(outcome)) => outcome,
                 // Serde refused the arguments: the checked path says why.
                 Ok(None) => return None,
@@ -182,21 +181,18 @@ impl AlephToolServer {
             }
         };
         let repair = admitted.repair.take();
-        Some(self.result_of(entry, started, outcome, repair))
+        Some(self.result_after(entry, Duration::ZERO, outcome, repair))
     }
 
-    /// The result of a call of `entry` that came in at `started` (a raw reading of the
-    /// server's clock) and came to `outcome`: timed, with the name repair made, and its text
-    /// within the output limit.
-    pub(super) fn result_of(
+    /// The result of a call of `entry` that took `elapsed` and came to `outcome`, with the
+    /// name repair made and its text within the output limit.
+    pub(super) fn result_after(
         &self,
         entry: &Entry,
-        started: u64,
+        elapsed: Duration,
         outcome: Result<ToolOutput, ToolError>,
         repair: Option<Box<RepairInfo>>,
     ) -> ToolResult {
-        let clock = &self.shared.clock;
-        let elapsed = clock.delta(started, clock.raw());
         let result = match outcome {
             Ok(output) => ToolResult::ok(output, elapsed),
             Err(err) => ToolResult::err(&err, elapsed),
@@ -559,6 +555,42 @@ fn warn_if_blocked(tool: &str, limit: Duration, elapsed: Duration) {
              await instead of blocking",
             elapsed.as_millis(),
             limit.as_millis(),
+        );
+    }
+}
+
+/// Runs `call`, an inline tool's call, in place, as its future is made. Such a call is not
+/// timed: an inline tool ends within microseconds, so its duration in whole milliseconds is
+/// 0 without reading a clock twice, which costs as much as the rest of the call's own work.
+/// Debug builds time it and say when the tool broke that promise.
+#[inline]
+fn in_place<R>(entry: &Entry, call: impl FnOnce() -> R) -> R {
+    #[cfg(debug_assertions)]
+    let started = Instant::now();
+    let ran = call();
+    #[cfg(debug_assertions)]
+    warn_if_slow_in_place(&entry.name, started.elapsed());
+    #[cfg(not(debug_assertions))]
+    let _ = entry;
+    ran
+}
+
+/// How long a call run in place may take before a debug build says its tool is not inline.
+#[cfg(debug_assertions)]
+const SLOW_IN_PLACE: Duration = Duration::from_millis(1);
+
+/// A call that ran in place for a millisecond or more reported a duration of 0 that was not
+/// true, and held its caller's thread as long: says so, with the fix.
+#[cfg(debug_assertions)]
+fn warn_if_slow_in_place(tool: &str, elapsed: Duration) {
+    if elapsed >= SLOW_IN_PLACE {
+        tracing::warn!(
+            tool,
+            elapsed_us = elapsed.as_micros(),
+            "`{tool}` is inline but its call ran in place for {} µs, held the caller's \
+             thread that long and reports `duration_ms: 0`; drop `inline` so it runs on the \
+             blocking pool (this check runs in debug builds only)",
+            elapsed.as_micros(),
         );
     }
 }

@@ -262,6 +262,7 @@ impl AlephToolServer {
     /// panic in the tool or a timeout all come back as a result with `success: false` and a
     /// message for the model. A repaired name (`WebSearch` for `web_search`) and repaired
     /// arguments are recorded in the result.
+    #[inline]
     pub fn call<'s>(&'s self, name: &'s str, args: Value) -> ToolCallRequest<'s> {
         ToolCallRequest::new(self, name, CallArgs::Value(args))
     }

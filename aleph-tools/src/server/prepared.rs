@@ -4,6 +4,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::execute::{ToolFuture, contain, guarded, until_cancelled};
 use super::{AlephToolServer, Entry};
@@ -20,14 +21,21 @@ pub(super) struct Prepared<'a> {
     /// Whether `ctx` carries the call's id, the tool's name, the server and its defaults.
     /// A tool that never reads its context is spared that.
     pub(super) ctx_ready: bool,
-    /// The server clock's raw reading when the call came in.
-    pub(super) started: u64,
+    /// The server clock's raw reading when the call was sent to run as its future is
+    /// polled; `None` for a call that ends as its future is made, which is not timed.
+    pub(super) started: Option<u64>,
     /// Boxed: rare, and the call's future moves this struct.
     pub(super) repair: Option<Box<RepairInfo>>,
     pub(super) needs_confirmation: bool,
 }
 
 impl Prepared<'_> {
+    /// The call, timed from now: it runs as its future is polled.
+    pub(super) fn timed(mut self) -> Self {
+        self.started = Some(self.server.shared.clock.raw());
+        self
+    }
+
     /// The context the tool runs with.
     pub(super) fn context(&self) -> &ToolContext {
         &self.ctx
@@ -91,9 +99,13 @@ impl Prepared<'_> {
         outcome: Result<ToolOutput, ToolError>,
         coercions: Vec<Coercion>,
     ) -> ToolResult {
+        let clock = &self.server.shared.clock;
+        let elapsed = self
+            .started
+            .map_or(Duration::ZERO, |started| clock.delta(started, clock.raw()));
         let mut result = self
             .server
-            .result_of(&self.entry, self.started, outcome, self.repair);
+            .result_after(&self.entry, elapsed, outcome, self.repair);
         if !coercions.is_empty() {
             result.coercions = coercions;
         }

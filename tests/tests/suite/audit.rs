@@ -1,14 +1,10 @@
 //! The audit layer's `tracing` output: a span per call, start and end events, secrets
 //! redacted at any depth.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use aleph_tools::middleware::{Audit, REDACTED};
 use aleph_tools::prelude::*;
+use aleph_tools_tests::logs::Captured;
 use serde_json::json;
-use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::util::SubscriberInitExt;
 
 /// Log in somewhere.
 #[tool(register = false)]
@@ -23,42 +19,9 @@ fn broken() -> Result<(), String> {
     Err("the disk is full".to_owned())
 }
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Self;
-
-    fn make_writer(&'a self) -> Self {
-        self.clone()
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
 #[tokio::test]
 async fn every_call_is_recorded_with_secrets_redacted() {
-    let captured = Captured::default();
-    let _guard = tracing_subscriber::fmt()
-        .with_writer(captured.clone())
-        .with_ansi(false)
-        .finish()
-        .set_default();
+    let (captured, _guard) = Captured::capture();
     let s = AlephToolServer::builder()
         .with_tool(LoginTool)
         .with_tool(BrokenTool)

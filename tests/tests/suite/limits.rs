@@ -8,8 +8,8 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use aleph_tools::prelude::*;
+use aleph_tools_tests::logs::Captured;
 use serde_json::json;
-use tracing_subscriber::util::SubscriberInitExt;
 
 /// Sets its flag when dropped: proof that a call's future was dropped.
 struct DropFlag(Arc<AtomicBool>);
@@ -146,6 +146,20 @@ fn where_sync() -> String {
 #[tool(register = false, inline)]
 fn where_inline() -> String {
     format!("{:?}", std::thread::current().id())
+}
+
+/// Work in place for `ms` milliseconds: an inline tool that may not keep its promise.
+#[tool(register = false, inline)]
+fn grind_in_place(ms: u64) -> u64 {
+    std::thread::sleep(Duration::from_millis(ms));
+    ms
+}
+
+/// [`grind_in_place`], reading its context: it runs in place with the call's.
+#[tool(register = false, inline)]
+fn grind_in_place_named(ctx: &ToolContext, ms: u64) -> String {
+    std::thread::sleep(Duration::from_millis(ms));
+    ctx.tool_name().unwrap_or_default().to_owned()
 }
 
 /// Read the context from a sync body.
@@ -287,30 +301,13 @@ async fn awaits_past_its_limit() -> &'static str {
 /// times out on time, without a warning.
 #[tokio::test]
 async fn a_blocking_async_tool_is_reported() {
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let _guard = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish()
-        .set_default();
+    let (captured, _guard) = Captured::capture();
     let server = AlephToolServer::builder()
         .with_tool(BlocksItsWorkerTool)
         .with_tool(AwaitsPastItsLimitTool)
         .build()
         .unwrap();
-    let log = || String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = || captured.text();
 
     let on_time = server.call("awaits_past_its_limit", json!({})).await;
     assert_eq!(
@@ -329,4 +326,69 @@ async fn a_blocking_async_tool_is_reported() {
             && log.contains("blocked the thread"),
         "{log}"
     );
+}
+
+/// A call of an inline tool with nothing around it runs in place, untimed, whether the tool
+/// reads its context or not: an inline tool ends within microseconds, so its `duration_ms`
+/// is 0 without reading a clock. One that runs for a millisecond or more is reported in
+/// debug builds, naming the tool and the fix; a quick one is not. A call with a time limit
+/// does not run in place and is timed.
+#[tokio::test]
+async fn an_inline_call_runs_untimed_and_a_slow_one_is_reported_in_debug_builds() {
+    let (captured, _guard) = Captured::capture();
+    let server = AlephToolServer::builder()
+        .with_tool(GrindInPlaceTool)
+        .with_tool(GrindInPlaceNamedTool)
+        .build()
+        .unwrap();
+
+    let quick = server.call("grind_in_place", json!({ "ms": 0 })).await;
+    assert_eq!(
+        (quick.output.clone(), quick.duration_ms),
+        (json!(0), 0),
+        "{quick:?}"
+    );
+    assert!(
+        !captured.text().contains("is inline but"),
+        "{}",
+        captured.text()
+    );
+
+    let slow = server.call("grind_in_place", json!({ "ms": 20 })).await;
+    assert_eq!(
+        (slow.output.clone(), slow.duration_ms),
+        (json!(20), 0),
+        "{slow:?}"
+    );
+    let log = captured.text();
+    if cfg!(debug_assertions) {
+        assert!(
+            log.contains("WARN")
+                && log.contains("`grind_in_place` is inline but its call ran in place for")
+                && log.contains("drop `inline`"),
+            "{log}"
+        );
+    } else {
+        assert!(!log.contains("is inline but"), "{log}");
+    }
+    let named = server
+        .call("grind_in_place_named", json!({ "ms": 20 }))
+        .await;
+    assert_eq!(
+        (named.output.clone(), named.duration_ms),
+        (json!("grind_in_place_named"), 0),
+        "{named:?}"
+    );
+    let reported = captured
+        .text()
+        .contains("`grind_in_place_named` is inline but");
+    assert_eq!(reported, cfg!(debug_assertions), "{}", captured.text());
+
+    let limited = AlephToolServer::builder()
+        .with_tool(GrindInPlaceTool)
+        .with_default_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let timed = limited.call("grind_in_place", json!({ "ms": 20 })).await;
+    assert!(timed.success && timed.duration_ms >= 20, "{timed:?}");
 }
