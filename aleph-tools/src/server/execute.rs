@@ -26,7 +26,7 @@ use crate::error::{ToolError, panic_message};
 use crate::middleware::{Chain, Endpoint, Next, ToolCall};
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
 use crate::schema::{self, Coercion};
-use crate::tool::{BoxFuture, RunInline};
+use crate::tool::BoxFuture;
 use crate::util::sync::lock;
 
 /// A call the filter let through, to a tool of the table it borrows from.
@@ -71,6 +71,17 @@ impl AlephToolServer {
         args: CallArgs<'a>,
         ctx: Option<ToolContext>,
     ) -> ToolCallFuture<'a> {
+        let as_built = self.as_built(name);
+        let args = if as_built.is_some() {
+            args.parsed()
+        } else {
+            args
+        };
+        if let Some(entry) = as_built
+            && let Some(result) = self.run_in_place(entry, &mut None, &args, ctx.as_ref())
+        {
+            return ToolCallFuture::ended(result);
+        }
         let snapshot = self.shared.snapshot.load();
         let mut admitted = match self.admit(&snapshot.tools, name) {
             Ok(admitted) => admitted,
@@ -84,10 +95,9 @@ impl AlephToolServer {
                 && !self.shared.settings.repair_arguments
         });
         let args = if fast.is_some() { args.parsed() } else { args };
-        if let Some(run_inline) = fast
-            .filter(|fast| !fast.reads_context)
-            .and_then(|fast| fast.run_inline)
-            && let Some(result) = self.run_in_place(&mut admitted, run_inline, &args, ctx.as_ref())
+        if fast.is_some_and(|fast| fast.run_inline.is_some() && !fast.reads_context)
+            && let Some(result) =
+                self.run_in_place(admitted.entry, &mut admitted.repair, &args, ctx.as_ref())
         {
             return ToolCallFuture::ended(result);
         }
@@ -156,14 +166,15 @@ impl AlephToolServer {
     /// prepared call. `None` when the call needs more, or serde refused its arguments.
     ///
     /// Like every call that ends as its future is made, it is not timed (see [`in_place`]).
+    /// `repair` is taken into the result when the call runs.
     fn run_in_place(
         &self,
-        admitted: &mut Admitted<'_>,
-        run_inline: RunInline,
+        entry: &Entry,
+        repair: &mut Option<Box<RepairInfo>>,
         args: &CallArgs<'_>,
         ctx: Option<&ToolContext>,
     ) -> Option<ToolResult> {
-        let entry = admitted.entry;
+        let run_inline = entry.fast?.run_inline?;
         let ctx = ctx.unwrap_or(&EMPTY_CONTEXT);
         if !self.runs_plain(entry, ctx) {
             return None;
@@ -180,8 +191,19 @@ impl AlephToolServer {
                 Err(panicked) => Err(panicked),
             }
         };
-        let repair = admitted.repair.take();
-        Some(self.result_after(entry, Duration::ZERO, outcome, repair))
+        Some(self.result_after(entry, Duration::ZERO, outcome, repair.take()))
+    }
+
+    /// The tool `name` as the server was built, when a call of it runs in place with
+    /// nothing else to do and nothing has changed since the build (see [`AsBuilt`]).
+    ///
+    /// [`AsBuilt`]: super::as_built::AsBuilt
+    #[inline]
+    fn as_built(&self, name: &str) -> Option<&Arc<Entry>> {
+        if self.shared.filter.is_active() {
+            return None;
+        }
+        self.shared.as_built.get(name)
     }
 
     /// The result of a call of `entry` that took `elapsed` and came to `outcome`, with the

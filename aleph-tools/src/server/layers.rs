@@ -2,7 +2,6 @@
 //! snapshot: calls read it without locks, a change swaps in a new one, and calls already
 //! running keep the layers they started with.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::{AlephToolServer, Snapshot};
@@ -61,7 +60,7 @@ impl AlephToolServer {
         let mut snapshot = Snapshot::clone(&self.shared.snapshot.load());
         let changed = change(&mut snapshot.stack);
         if changed {
-            self.shared.snapshot.store(Arc::new(snapshot));
+            self.shared.publish(snapshot);
             self.shared.changes.send_modify(|count| *count += 1);
         }
         changed

@@ -3,12 +3,14 @@
 //!
 //! Reads never wait on a writer: the tool table is an immutable snapshot behind an
 //! [`ArcSwap`]; a write copies it, changes the copy and swaps it in. A call takes the tool out
-//! of the snapshot and holds no lock while the tool runs.
+//! of the snapshot and holds no lock while the tool runs. Until the first write, an `inline`
+//! tool that holds nothing is found without loading the snapshot (`as_built`).
 //!
 //! What a server offers is read through one value, [`ToolList`] (`listing`); running a
 //! model's tool calls and the quarantine of tools a provider cannot take are in
 //! `providers`; the formats themselves in [`provider`](crate::provider).
 
+mod as_built;
 mod builder;
 mod call;
 mod confirm;
@@ -35,6 +37,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use serde_json::Value;
 
+use self::as_built::AsBuilt;
 pub use self::builder::ToolServerBuilder;
 pub(crate) use self::call::CallArgs;
 pub use self::call::{ToolCallFuture, ToolCallRequest};
@@ -120,6 +123,8 @@ struct Snapshot {
 
 struct Shared {
     snapshot: ArcSwap<Snapshot>,
+    /// The tools a call finds without loading the snapshot while it is as built.
+    as_built: AsBuilt,
     filter: Gated<ActiveFilter>,
     /// Serializes writers so none loses another's change; readers never take it.
     write: Mutex<()>,
@@ -137,6 +142,15 @@ struct Shared {
     /// What lives as long as the server and goes with it (the skills' file watcher).
     #[cfg_attr(not(feature = "builtin"), allow(dead_code))]
     attached: Mutex<Vec<Box<dyn Send>>>,
+}
+
+impl Shared {
+    /// Swaps `snapshot` in: calls that start afterwards see it. Every writer changes the
+    /// snapshot through here, holding the write lock.
+    fn publish(&self, snapshot: Snapshot) {
+        self.as_built.outdated();
+        self.snapshot.store(Arc::new(snapshot));
+    }
 }
 
 /// The set of tools a program serves.
@@ -237,6 +251,7 @@ impl AlephToolServer {
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
+                as_built: AsBuilt::new(&snapshot, &settings),
                 snapshot: ArcSwap::from_pointee(snapshot),
                 filter: {
                     let active = !filter.compiled.is_open();
@@ -328,7 +343,7 @@ impl AlephToolServer {
         let _writer = lock(&self.shared.write);
         let mut snapshot = Snapshot::clone(&self.shared.snapshot.load());
         if self.refresh_derived(&mut snapshot.tools, &compiled) {
-            self.shared.snapshot.store(Arc::new(snapshot));
+            self.shared.publish(snapshot);
         }
         let active = !compiled.is_open();
         self.shared.filter.store(

@@ -166,7 +166,7 @@ impl AlephToolServer {
         let out = change(&mut snapshot.tools);
         if out.changed() {
             self.refresh_derived(&mut snapshot.tools, &self.shared.filter.load().compiled);
-            self.shared.snapshot.store(Arc::new(snapshot));
+            self.shared.publish(snapshot);
             self.shared.changes.send_modify(|count| *count += 1);
         }
         out

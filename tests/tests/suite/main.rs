@@ -67,6 +67,7 @@ mod repair;
 mod schemas;
 mod security;
 mod state;
+mod table_changes;
 mod tool_search;
 mod tool_search_quality;
 mod validation;
