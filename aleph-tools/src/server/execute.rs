@@ -71,7 +71,7 @@ impl AlephToolServer {
         args: CallArgs<'a>,
         ctx: Option<ToolContext>,
     ) -> ToolCallFuture<'a> {
-        let as_built = self.as_built(name);
+        let as_built = self.as_built(name, ctx.as_ref());
         let args = if as_built.is_some() {
             args.parsed()
         } else {
@@ -194,13 +194,17 @@ impl AlephToolServer {
         Some(self.result_after(entry, Duration::ZERO, outcome, repair.take()))
     }
 
-    /// The tool `name` as the server was built, when a call of it runs in place with
-    /// nothing else to do and nothing has changed since the build (see [`AsBuilt`]).
+    /// The tool `name` as the server was built, when a call of it with `ctx` may run in
+    /// place with nothing else to do and nothing has changed since the build (see
+    /// [`AsBuilt`]). A call with a cancellation token or a progress listener (every call
+    /// over MCP) never runs in place, so it does not look.
     ///
     /// [`AsBuilt`]: super::as_built::AsBuilt
     #[inline]
-    fn as_built(&self, name: &str) -> Option<&Arc<Entry>> {
-        if self.shared.filter.is_active() {
+    fn as_built(&self, name: &str, ctx: Option<&ToolContext>) -> Option<&Arc<Entry>> {
+        let around =
+            ctx.is_some_and(|ctx| ctx.cancellation().is_some() || ctx.has_progress_listener());
+        if around || self.shared.filter.is_active() {
             return None;
         }
         self.shared.as_built.get(name)
