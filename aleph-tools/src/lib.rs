@@ -128,7 +128,8 @@ pub mod __private_0_1_0;
 ///
 /// A sync function's body runs on Tokio's blocking pool (in place outside a Tokio runtime),
 /// so it never holds an async worker and its timeout and cancellation hold; `inline` runs a
-/// small, fast sync body in place instead, untimed (`duration_ms` 0).
+/// small, fast sync body in place instead (untimed, `duration_ms` 0, when nothing goes
+/// around its call).
 ///
 /// ```
 /// use aleph_tools::prelude::*;

@@ -120,6 +120,10 @@ impl AlephToolDyn for Linked {
     fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
         self.0.typed_arguments()
     }
+
+    fn holds_nothing(&self) -> bool {
+        self.0.holds_nothing()
+    }
 }
 
 inventory::collect!(ToolRegistration);

@@ -104,6 +104,14 @@ async fn a_registered_tool_answers_as_the_tool_itself() {
         served.typed_arguments().is_some(),
         "a registered #[tool] keeps the server's typed fast path"
     );
+    assert_eq!(
+        served.holds_nothing(),
+        AlephToolDyn::holds_nothing(&EchoTool)
+    );
+    assert!(
+        served.holds_nothing(),
+        "a `#[tool]` function's type holds nothing"
+    );
     let refused = served.validate(&json!({ "text": 5 })).unwrap_err();
     assert_eq!(
         refused.to_string(),

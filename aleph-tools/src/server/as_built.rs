@@ -1,78 +1,82 @@
 //! [`AsBuilt`]: the served tools a call reaches without loading the snapshot, for as long as
-//! the server is as it was built.
+//! the server's tools and layers are as they were when its build finished.
 //!
 //! A call loads the snapshot to find its tool, and the load and its release are two atomic
 //! read-modify-writes: a tenth of the whole cost of an in-process call of a small `inline`
-//! tool. While nothing has changed since the server was built (no tool added, replaced or
-//! removed, no layer, the filter open), the tools that hold nothing and run in place are
-//! found here instead, with one plain atomic load.
+//! tool. Until the tools or layers change, the tools whose calls run in place with nothing
+//! else to do and that hold nothing are found here instead, with one plain atomic load.
 //!
 //! These entries live as long as the server, even after a change takes them off the table.
-//! That is why only tools that hold nothing qualify: a tool type with no size and nothing
-//! to drop (every `#[tool]` function), whose lingering entry keeps no process, connection
-//! or file open.
+//! That is why only tools that hold nothing qualify ([`AlephToolDyn::holds_nothing`]: a type
+//! with no size and nothing to drop, as every `#[tool]` function is), whose lingering entry
+//! keeps no process, connection or file open.
+//!
+//! [`AlephToolDyn::holds_nothing`]: crate::AlephToolDyn
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use super::table::{Entry, Table};
 use super::{Settings, Snapshot};
-use crate::tool::TypedArguments;
 
-/// The build's tools that hold nothing and run in place, and whether the server is still
-/// as built.
+/// The tools that run in place and hold nothing, as the build left them, and whether the
+/// server still serves them as they were.
+#[derive(Default)]
 pub(super) struct AsBuilt {
-    tools: Table,
-    /// Cleared, for good, by the first change to the snapshot.
+    tools: OnceLock<Table>,
+    /// Set when the build finishes; cleared, for good, by the first change after it.
     current: AtomicBool,
 }
 
 impl AsBuilt {
-    /// The tools of `snapshot`, the one the server is built with, that a call runs in place
-    /// with nothing else to do: none when the server has layers or repairs arguments.
-    pub(super) fn new(snapshot: &Snapshot, settings: &Settings) -> Self {
+    /// Takes the tools of `snapshot`, the one the server serves as its build finishes (after
+    /// the work that adds plugins' and skills' tools). Runs once, holding the write lock, so
+    /// no change comes between reading the snapshot and this. None qualifies when the
+    /// server has layers or repairs arguments.
+    pub(super) fn settle(&self, snapshot: &Snapshot, settings: &Settings) {
         let plain = snapshot.stack.is_empty() && !settings.repair_arguments;
         let tools: Table = snapshot
             .tools
             .iter()
-            .filter(|_| plain)
-            .filter(|(_, entry)| runs_in_place_holding_nothing(entry))
+            .filter(|(_, entry)| plain && runs_in_place_holding_nothing(entry, settings))
             .map(|(name, entry)| (Arc::clone(name), Arc::clone(entry)))
             .collect();
-        Self {
-            current: AtomicBool::new(!tools.is_empty()),
-            tools,
+        let any = !tools.is_empty();
+        if self.tools.set(tools).is_ok() && any {
+            self.current.store(true, Ordering::Release);
         }
     }
 
-    /// The tool `name` as built, while the server is as built. A call that reads this just
-    /// before a change runs as if it had started before it, as one that loaded the
-    /// snapshot does.
+    /// The tool `name` as built, while the tools and layers are. A call that reads this just
+    /// before a change runs as if it had started before it, as one that loaded the snapshot
+    /// does.
     #[inline]
     pub(super) fn get(&self, name: &str) -> Option<&Arc<Entry>> {
         if self.current.load(Ordering::Acquire) {
-            self.tools.get(name)
+            self.tools.get()?.get(name)
         } else {
             None
         }
     }
 
-    /// The server is no longer as built: calls load the snapshot from now on. Writers call
-    /// this before they swap a new snapshot in.
+    /// The tools or layers change: calls load the snapshot from now on. Writers call this
+    /// before they swap a new snapshot in.
     pub(super) fn outdated(&self) {
         self.current.store(false, Ordering::Release);
     }
 }
 
 /// Whether a call of `entry`'s tool runs in place with nothing to prepare (inline, reads no
-/// context, asks for no approval), and the tool holds nothing.
-fn runs_in_place_holding_nothing(entry: &Entry) -> bool {
+/// context, asks for no approval, has no time limit), and the tool holds nothing.
+fn runs_in_place_holding_nothing(entry: &Entry, settings: &Settings) -> bool {
     entry
         .fast
         .is_some_and(|fast| fast.run_inline.is_some() && !fast.reads_context)
         && !entry.definition.requires_confirmation
         && entry
-            .tool
-            .typed_arguments()
-            .is_some_and(TypedArguments::holds_nothing)
+            .definition
+            .timeout
+            .or(settings.default_timeout)
+            .is_none()
+        && entry.tool.holds_nothing()
 }

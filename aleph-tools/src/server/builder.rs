@@ -369,6 +369,7 @@ impl ToolServerBuilder {
         for work in after_build {
             work(&server)?;
         }
+        server.shared.settle();
         Ok(server)
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! Reads never wait on a writer: the tool table is an immutable snapshot behind an
 //! [`ArcSwap`]; a write copies it, changes the copy and swaps it in. A call takes the tool out
-//! of the snapshot and holds no lock while the tool runs. Until the first write, an `inline`
-//! tool that holds nothing is found without loading the snapshot (`as_built`).
+//! of the snapshot and holds no lock while the tool runs. Until the first write after the
+//! build, an `inline` tool that holds nothing is found without loading it (`as_built`).
 //!
 //! What a server offers is read through one value, [`ToolList`] (`listing`); running a
 //! model's tool calls and the quarantine of tools a provider cannot take are in
@@ -151,6 +151,12 @@ impl Shared {
         self.as_built.outdated();
         self.snapshot.store(Arc::new(snapshot));
     }
+
+    /// Keeps the tools a call may find without the snapshot, as the build leaves them.
+    fn settle(&self) {
+        let _writer = lock(&self.write);
+        self.as_built.settle(&self.snapshot.load(), &self.settings);
+    }
 }
 
 /// The set of tools a program serves.
@@ -251,7 +257,7 @@ impl AlephToolServer {
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
-                as_built: AsBuilt::new(&snapshot, &settings),
+                as_built: AsBuilt::default(),
                 snapshot: ArcSwap::from_pointee(snapshot),
                 filter: {
                     let active = !filter.compiled.is_open();

@@ -195,6 +195,14 @@ pub trait AlephToolDyn: Send + Sync + 'static {
     fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
         None
     }
+
+    /// Whether this value holds no resource (its type has no size and nothing to drop), so
+    /// the server may keep it past its removal at no cost. A wrapper answers for itself,
+    /// whatever it wraps: the default, `false`, is always safe.
+    #[doc(hidden)]
+    fn holds_nothing(&self) -> bool {
+        false
+    }
 }
 
 impl<T: AlephTool> AlephToolDyn for T {
@@ -232,6 +240,10 @@ impl<T: AlephTool> AlephToolDyn for T {
     fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
         Some(self)
     }
+
+    fn holds_nothing(&self) -> bool {
+        size_of::<T>() == 0 && !std::mem::needs_drop::<T>()
+    }
 }
 
 impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
@@ -261,5 +273,9 @@ impl<T: AlephToolDyn + ?Sized> AlephToolDyn for Arc<T> {
 
     fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
         (**self).typed_arguments()
+    }
+
+    fn holds_nothing(&self) -> bool {
+        (**self).holds_nothing()
     }
 }

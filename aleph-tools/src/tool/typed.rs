@@ -48,10 +48,6 @@ pub trait TypedArguments: Send + Sync {
     /// How the tool runs a call in place, when it is inline.
     fn inline_runner(&self) -> Option<RunInline>;
 
-    /// Whether the tool's type has no size and nothing to drop: a value of it holds no
-    /// resource, so keeping one longer than needed costs nothing.
-    fn holds_nothing(&self) -> bool;
-
     /// The tool, to find its type again.
     fn as_any(&self) -> &dyn Any;
 }
@@ -87,10 +83,6 @@ impl<T: AlephTool> TypedArguments for T {
         } else {
             None
         }
-    }
-
-    fn holds_nothing(&self) -> bool {
-        size_of::<T>() == 0 && !std::mem::needs_drop::<T>()
     }
 
     fn as_any(&self) -> &dyn Any {

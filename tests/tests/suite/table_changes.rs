@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use aleph_tools::ToolErrorKind;
+use aleph_tools::__private_0_1_0::TypedArguments;
 use aleph_tools::middleware::{Layer, Priority, ToolCall};
 use aleph_tools::prelude::*;
-use serde_json::json;
+use aleph_tools::{AlephToolDyn, BoxFuture, ToolDefinition, ToolErrorKind, ToolOutput};
+use serde_json::{Value, json};
 
 /// Add two integers.
 #[tool(register = false, inline)]
@@ -137,4 +138,52 @@ async fn a_removed_tool_that_holds_something_is_dropped_at_once() {
     assert!(server.remove("holding"));
     assert!(dropped.load(Ordering::SeqCst));
     assert_eq!(add_2_3(&server).await.output, json!(5));
+}
+
+/// A wrapper that holds something and answers for its arguments with the `#[tool]` it
+/// wraps, whose type holds nothing: it answers for itself whether it holds something.
+struct Wrapping {
+    inner: AddTool,
+    _holding: Holding,
+}
+
+impl AlephToolDyn for Wrapping {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        AlephToolDyn::definition(&self.inner)
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        AlephToolDyn::call(&self.inner, args, ctx)
+    }
+
+    fn typed_arguments(&self) -> Option<&dyn TypedArguments> {
+        self.inner.typed_arguments()
+    }
+}
+
+#[tokio::test]
+async fn a_removed_wrapper_of_a_tool_that_holds_nothing_is_dropped_at_once() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let wrapping = Wrapping {
+        inner: AddTool,
+        _holding: Holding {
+            dropped: Arc::clone(&dropped),
+        },
+    };
+    assert!(!wrapping.holds_nothing());
+    let server = AlephToolServer::builder()
+        .with_dyn_tool(wrapping)
+        .build()
+        .unwrap();
+    assert_eq!(add_2_3(&server).await.output, json!(5));
+    assert!(server.remove("add"));
+    assert!(dropped.load(Ordering::SeqCst));
 }
