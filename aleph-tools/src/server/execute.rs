@@ -14,14 +14,13 @@ use futures_util::FutureExt;
 use futures_util::future::{self, Either};
 use serde_json::{Map, Value};
 
+use super::in_place::in_place;
 use super::repair;
 use super::{
     AlephToolServer, CallArgs, Confirmation, ConfirmationRequest, Entry, Prepared, Table,
     ToolCallFuture,
 };
-use crate::context::{
-    Caller, CancellationToken, EMPTY_CONTEXT, Progress, ToolContext, within_call,
-};
+use crate::context::{Caller, CancellationToken, Progress, ToolContext, within_call};
 use crate::error::{ToolError, panic_message};
 use crate::middleware::{Chain, Endpoint, Next, ToolCall};
 use crate::result::{RepairInfo, ToolOutput, ToolResult};
@@ -60,7 +59,9 @@ impl Checked<'_> {
 impl AlephToolServer {
     /// The whole call: admission, the stack, the arguments, confirmation, execution.
     ///
-    /// The name is resolved and the call prepared at once; the future runs the rest. A
+    /// On a server as built, an inline tool that holds nothing is first looked for without
+    /// loading the snapshot (see `as_built`). The name is resolved and the call prepared at
+    /// once; the future runs the rest. A
     /// typed tool whose arguments serde checks in full, called with nothing between it and
     /// the caller (no layer, confirmation or argument repair), reads its arguments itself:
     /// at once, and runs there, when it is `inline` and nothing goes around its call; else
@@ -159,55 +160,6 @@ impl AlephToolServer {
             Some(outcome) => call.finish(outcome),
             None => Box::pin(self.run_checked(call, args, None)).await,
         }
-    }
-
-    /// A call of an inline tool that never reads its context, run in place when nothing
-    /// goes around it (no time limit, cancellation token or progress listener), with no
-    /// prepared call. `None` when the call needs more, or serde refused its arguments.
-    ///
-    /// Like every call that ends as its future is made, it is not timed (see [`in_place`]).
-    /// `repair` is taken into the result when the call runs.
-    fn run_in_place(
-        &self,
-        entry: &Entry,
-        repair: &mut Option<Box<RepairInfo>>,
-        args: &CallArgs<'_>,
-        ctx: Option<&ToolContext>,
-    ) -> Option<ToolResult> {
-        let run_inline = entry.fast.filter(|fast| !fast.reads_context)?.run_inline?;
-        let ctx = ctx.unwrap_or(&EMPTY_CONTEXT);
-        if !self.runs_plain(entry, ctx) {
-            return None;
-        }
-        let outcome = if let Err(err) = check_caller(entry, ctx) {
-            Err(err)
-        } else {
-            let tool = entry.tool.typed_arguments()?.as_any();
-            let args = args.value()?;
-            match in_place(entry, || contain(entry, || run_inline(tool, args, ctx))) {
-                Ok(Some(outcome)) => outcome,
-                // Serde refused the arguments: the checked path says why.
-                Ok(None) => return None,
-                Err(panicked) => Err(panicked),
-            }
-        };
-        Some(self.result_after(entry, Duration::ZERO, outcome, repair.take()))
-    }
-
-    /// The tool `name` as the server was built, when a call of it with `ctx` may run in
-    /// place with nothing else to do and nothing has changed since the build (see
-    /// [`AsBuilt`]). A call with a cancellation token or a progress listener (every call
-    /// over MCP) never runs in place, so it does not look.
-    ///
-    /// [`AsBuilt`]: super::as_built::AsBuilt
-    #[inline]
-    fn as_built(&self, name: &str, ctx: Option<&ToolContext>) -> Option<&Arc<Entry>> {
-        let around =
-            ctx.is_some_and(|ctx| ctx.cancellation().is_some() || ctx.has_progress_listener());
-        if around || self.shared.filter.is_active() {
-            return None;
-        }
-        self.shared.as_built.get(name)
     }
 
     /// The result of a call of `entry` that took `elapsed` and came to `outcome`, with the
@@ -499,7 +451,7 @@ pub(super) async fn guarded(
 
 /// `Err` when the caller in `ctx` may not call `entry`.
 #[inline]
-fn check_caller(entry: &Entry, ctx: &ToolContext) -> Result<(), ToolError> {
+pub(super) fn check_caller(entry: &Entry, ctx: &ToolContext) -> Result<(), ToolError> {
     if entry.definition.allows_caller(ctx.caller()) {
         Ok(())
     } else {
@@ -581,42 +533,6 @@ fn warn_if_blocked(tool: &str, limit: Duration, elapsed: Duration) {
              await instead of blocking",
             elapsed.as_millis(),
             limit.as_millis(),
-        );
-    }
-}
-
-/// Runs `call`, an inline tool's call, in place, as its future is made. Such a call is not
-/// timed: an inline tool ends within microseconds, so its duration in whole milliseconds is
-/// 0 without reading a clock twice, which costs as much as the rest of the call's own work.
-/// Debug builds time it and say when the tool broke that promise.
-#[inline]
-fn in_place<R>(entry: &Entry, call: impl FnOnce() -> R) -> R {
-    #[cfg(debug_assertions)]
-    let started = Instant::now();
-    let ran = call();
-    #[cfg(debug_assertions)]
-    warn_if_slow_in_place(&entry.name, started.elapsed());
-    #[cfg(not(debug_assertions))]
-    let _ = entry;
-    ran
-}
-
-/// How long a call run in place may take before a debug build says its tool is not inline.
-#[cfg(debug_assertions)]
-const SLOW_IN_PLACE: Duration = Duration::from_millis(1);
-
-/// A call that ran in place for a millisecond or more reported a duration of 0 that was not
-/// true, and held its caller's thread as long: says so, with the fix.
-#[cfg(debug_assertions)]
-fn warn_if_slow_in_place(tool: &str, elapsed: Duration) {
-    if elapsed >= SLOW_IN_PLACE {
-        tracing::warn!(
-            tool,
-            elapsed_us = elapsed.as_micros(),
-            "`{tool}` is inline but its call ran in place for {} µs, held the caller's \
-             thread that long and reports `duration_ms: 0`; drop `inline` so it runs on the \
-             blocking pool (this check runs in debug builds only)",
-            elapsed.as_micros(),
         );
     }
 }

@@ -20,6 +20,7 @@ mod error;
 mod execute;
 mod filter;
 mod gated;
+mod in_place;
 mod layers;
 mod listing;
 mod prepared;
