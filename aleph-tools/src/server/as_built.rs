@@ -71,12 +71,8 @@ impl AsBuilt {
 fn runs_in_place_holding_nothing(entry: &Entry, settings: &Settings) -> bool {
     entry
         .fast
-        .is_some_and(|fast| fast.run_inline.is_some() && !fast.reads_context)
+        .is_some_and(|fast| fast.without_context().is_some())
         && !entry.definition.requires_confirmation
-        && entry
-            .definition
-            .timeout
-            .or(settings.default_timeout)
-            .is_none()
+        && settings.time_limit(entry).is_none()
         && entry.tool.holds_nothing()
 }

@@ -96,7 +96,7 @@ impl AlephToolServer {
                 && !self.shared.settings.repair_arguments
         });
         let args = if fast.is_some() { args.parsed() } else { args };
-        if fast.is_some_and(|fast| fast.run_inline.is_some() && !fast.reads_context)
+        if fast.is_some_and(|fast| fast.without_context().is_some())
             && let Some(result) =
                 self.run_in_place(admitted.entry, &mut admitted.repair, &args, ctx.as_ref())
         {
@@ -417,10 +417,7 @@ impl AlephToolServer {
 
     /// How long a call of `entry` may run, if it has a limit.
     pub(super) fn time_limit(&self, entry: &Entry) -> Option<Duration> {
-        entry
-            .definition
-            .timeout
-            .or(self.shared.settings.default_timeout)
+        self.shared.settings.time_limit(entry)
     }
 }
 

@@ -26,7 +26,7 @@ impl AlephToolServer {
         args: &CallArgs<'_>,
         ctx: Option<&ToolContext>,
     ) -> Option<ToolResult> {
-        let run_inline = entry.fast.filter(|fast| !fast.reads_context)?.run_inline?;
+        let run_inline = entry.fast?.without_context()?;
         let ctx = ctx.unwrap_or(&EMPTY_CONTEXT);
         if !self.runs_plain(entry, ctx) {
             return None;

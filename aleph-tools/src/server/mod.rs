@@ -83,6 +83,11 @@ struct Settings {
 }
 
 impl Settings {
+    /// How long a call of `entry` may run, if it has a limit: its own, else the server's.
+    fn time_limit(&self, entry: &Entry) -> Option<Duration> {
+        entry.definition.timeout.or(self.default_timeout)
+    }
+
     /// `Err` when `entry` takes state this server lacks.
     fn check_state(&self, entry: &Entry) -> Result<(), RegistryError> {
         match entry

@@ -39,6 +39,14 @@ pub(super) struct FastPath {
     pub(super) reads_context: bool,
 }
 
+impl FastPath {
+    /// How a call runs in place with the caller's context as it came: for an inline tool
+    /// that never reads its context.
+    pub(super) fn without_context(self) -> Option<RunInline> {
+        self.run_inline.filter(|_| !self.reads_context)
+    }
+}
+
 /// Name → tool. Lookups hash a short name per call, so a fast hasher pays off.
 pub(super) type Table = HashMap<Arc<str>, Arc<Entry>, foldhash::fast::RandomState>;
 
