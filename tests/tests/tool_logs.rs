@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use aleph_tools::middleware::{Listen, ToolProgressHandler};
 use aleph_tools::prelude::*;
-use aleph_tools::{LogLevel, ToolLogLayer};
+use aleph_tools::{LogLevel, ProgressEvent, ToolLogLayer};
 use serde_json::{Value, json};
 use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -45,6 +45,13 @@ async fn noisy(progress: Progress) -> &'static str {
 fn plain() -> u8 {
     tracing::info!(answer = 42);
     1
+}
+
+/// Logs from an inline function, which runs in place.
+#[tool(register = false, inline)]
+fn quick() -> u8 {
+    tracing::warn!(quick = true, "in place");
+    2
 }
 
 fn install() {
@@ -100,6 +107,54 @@ async fn tool_logs_reach_the_progress_handler_and_nothing_else_does() {
             ),
         ]
     );
+}
+
+/// An inline tool that takes no context runs in place even when its call carries a
+/// cancellation token and a progress listener (as every MCP call does); what it logs still
+/// reaches the listener, named for its tool.
+#[tokio::test]
+async fn an_inline_call_run_in_place_logs_to_its_listener() {
+    use std::future::IntoFuture;
+
+    install();
+    let heard: Arc<Mutex<Vec<(String, ProgressEvent)>>> = Arc::default();
+    let listener = {
+        let heard = Arc::clone(&heard);
+        move |tool: &str, event: ProgressEvent| heard.lock().unwrap().push((tool.to_owned(), event))
+    };
+    let server = AlephToolServer::builder()
+        .with_tool(QuickTool)
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new()
+        .with_cancellation(CancellationToken::new())
+        .with_progress(listener);
+    let made = server.call("quick", json!({})).context(ctx).into_future();
+    assert!(
+        format!("{made:?}").contains("ended"),
+        "ran in place: {made:?}"
+    );
+    assert_eq!(made.await.output, json!(2));
+    tracing::warn!("outside any call");
+
+    let heard = heard.lock().unwrap();
+    let [
+        (
+            tool,
+            ProgressEvent::Log {
+                level,
+                logger,
+                data,
+            },
+        ),
+    ] = heard.as_slice()
+    else {
+        panic!("one log message from the call, and nothing else: {heard:?}");
+    };
+    assert_eq!(tool, "quick");
+    assert_eq!(*level, LogLevel::Warning);
+    assert_eq!(logger.as_deref(), Some("tool_logs"));
+    assert_eq!(data, &json!({ "message": "in place", "quick": true }));
 }
 
 #[tokio::test]

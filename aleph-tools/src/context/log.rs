@@ -86,6 +86,22 @@ pub(crate) async fn within_call<F: Future>(_progress: Progress, future: F) -> F:
     future.await
 }
 
+/// `body`, run now as part of the call `progress` reports for (when someone listens to it),
+/// so that [`ToolLogLayer`](crate::ToolLogLayer) finds its reporter.
+#[cfg(feature = "tracing-layer")]
+pub(crate) fn in_call<R>(progress: Option<Progress>, body: impl FnOnce() -> R) -> R {
+    match progress {
+        Some(progress) => RUNNING_CALL.sync_scope(progress, body),
+        None => body(),
+    }
+}
+
+/// `body`, run now: without the layer, nothing reads which call is running.
+#[cfg(not(feature = "tracing-layer"))]
+pub(crate) fn in_call<R>(_progress: Option<Progress>, body: impl FnOnce() -> R) -> R {
+    body()
+}
+
 /// `body`, made to run as part of the current call wherever it runs: a sync tool's body on
 /// the blocking pool logs as its call does.
 #[cfg(feature = "tracing-layer")]

@@ -25,7 +25,7 @@ pub use tokio_util::sync::CancellationToken;
 pub use self::elicit::{AskResult, Elicitation, ElicitationHandler, ElicitationRequest};
 pub use self::identity::Identity;
 pub use self::log::LogLevel;
-pub(crate) use self::log::{carried, within_call};
+pub(crate) use self::log::{carried, in_call, within_call};
 #[cfg(feature = "tracing-layer")]
 pub use self::log_layer::ToolLogLayer;
 pub use self::progress::{Progress, ProgressEvent};
@@ -383,6 +383,17 @@ impl ToolContext {
     /// The call's progress reporter when someone listens to it.
     pub(crate) fn listened_progress(&self) -> Option<Progress> {
         self.has_progress_listener().then(|| self.progress())
+    }
+
+    /// The progress reporter of a call of `tool` with this context, when someone listens
+    /// to it: for a context the server has not prepared for its call, which does not know
+    /// the tool.
+    pub(crate) fn listened_progress_of(&self, tool: &Arc<str>) -> Option<Progress> {
+        let on_event = self.progress.as_ref()?;
+        Some(Progress {
+            tool: Some(Arc::clone(tool)),
+            on_event: Some(Arc::clone(on_event)),
+        })
     }
 
     /// Whether someone listens to this call's progress.

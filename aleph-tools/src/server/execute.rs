@@ -72,7 +72,7 @@ impl AlephToolServer {
         args: CallArgs<'a>,
         ctx: Option<ToolContext>,
     ) -> ToolCallFuture<'a> {
-        let as_built = self.as_built(name, ctx.as_ref());
+        let as_built = self.as_built(name);
         let args = if as_built.is_some() {
             args.parsed()
         } else {

@@ -9,13 +9,20 @@ use std::time::Instant;
 
 use super::execute::{check_caller, contain};
 use super::{AlephToolServer, CallArgs, Entry};
-use crate::context::{EMPTY_CONTEXT, ToolContext};
+use crate::context::{EMPTY_CONTEXT, ToolContext, in_call};
+use crate::error::ToolError;
 use crate::result::{RepairInfo, ToolResult};
 
 impl AlephToolServer {
-    /// A call of an inline tool that never reads its context, run in place when nothing
-    /// goes around it (no time limit, cancellation token or progress listener), with no
-    /// prepared call. `None` when the call needs more, or serde refused its arguments.
+    /// A call of an inline tool that never reads its context, run in place when it has no
+    /// time limit, with no prepared call. `None` when the call needs more, or serde refused
+    /// its arguments.
+    ///
+    /// Nothing else around such a call could act on it: a cancellation token is read once,
+    /// before the tool runs (a cancelled call never runs, as on every path), since nothing
+    /// can stop a call that ends as it starts; and while someone listens to its progress,
+    /// the tool runs as part of its call, so the `tracing` events it emits reach them
+    /// (`ToolLogLayer`).
     ///
     /// Like every call that ends as its future is made, it is not timed (see [`in_place`]).
     /// `repair` is taken into the result when the call runs.
@@ -27,16 +34,22 @@ impl AlephToolServer {
         ctx: Option<&ToolContext>,
     ) -> Option<ToolResult> {
         let run_inline = entry.fast?.without_context()?;
-        let ctx = ctx.unwrap_or(&EMPTY_CONTEXT);
-        if !self.runs_plain(entry, ctx) {
+        if self.time_limit(entry).is_some() {
             return None;
         }
+        let ctx = ctx.unwrap_or(&EMPTY_CONTEXT);
         let outcome = if let Err(err) = check_caller(entry, ctx) {
             Err(err)
+        } else if ctx.is_cancelled() {
+            Err(ToolError::cancelled(&*entry.name))
         } else {
             let tool = entry.tool.typed_arguments()?.as_any();
             let args = args.value()?;
-            match in_place(entry, || contain(entry, || run_inline(tool, args, ctx))) {
+            let progress = ctx.listened_progress_of(&entry.name);
+            let ran = in_place(entry, || {
+                in_call(progress, || contain(entry, || run_inline(tool, args, ctx)))
+            });
+            match ran {
                 Ok(Some(outcome)) => outcome,
                 // Serde refused the arguments: the checked path says why.
                 Ok(None) => return None,
@@ -46,17 +59,13 @@ impl AlephToolServer {
         Some(self.result_after(entry, Duration::ZERO, outcome, repair.take()))
     }
 
-    /// The tool `name` as the server was built, when a call of it with `ctx` may run in
-    /// place with nothing else to do and nothing has changed since the build (see
-    /// [`AsBuilt`]). A call with a cancellation token or a progress listener (every call
-    /// over MCP) never runs in place, so it does not look.
+    /// The tool `name` as the server was built, when a call of it may run in place with
+    /// nothing else to do and nothing has changed since the build (see [`AsBuilt`]).
     ///
     /// [`AsBuilt`]: super::as_built::AsBuilt
     #[inline]
-    pub(super) fn as_built(&self, name: &str, ctx: Option<&ToolContext>) -> Option<&Arc<Entry>> {
-        let around =
-            ctx.is_some_and(|ctx| ctx.cancellation().is_some() || ctx.has_progress_listener());
-        if around || self.shared.filter.is_active() {
+    pub(super) fn as_built(&self, name: &str) -> Option<&Arc<Entry>> {
+        if self.shared.filter.is_active() {
             return None;
         }
         self.shared.as_built.get(name)

@@ -31,9 +31,10 @@ pub(super) struct Entry {
 /// runs in place when it is inline.
 #[derive(Clone, Copy)]
 pub(super) struct FastPath {
-    /// For an inline tool, how a call with nothing around it (no time limit, cancellation
-    /// token or progress listener) runs in place: with the caller's context as it is when
-    /// the tool never reads it, with the call's when it does.
+    /// For an inline tool, how a call without a time limit runs in place: with the caller's
+    /// context as it is when the tool never reads it (whatever that context carries), with
+    /// the call's when it does (and then only with no cancellation token or progress
+    /// listener either).
     pub(super) run_inline: Option<RunInline>,
     /// Whether the tool reads its context, which must then be prepared in full.
     pub(super) reads_context: bool,

@@ -6,10 +6,11 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use aleph_tools::middleware::{self, Listen, Next, ToolCall, ToolProgressHandler};
 use aleph_tools::prelude::*;
-use aleph_tools::{AlephTool, ToolErrorKind};
+use aleph_tools::{AlephTool, ProgressEvent, ToolErrorKind};
 use serde_json::{Value, json};
 
 /// Units for a reading.
@@ -546,30 +547,55 @@ impl AlephTool for Liar {
 
 const _: () = assert!(<TallyTool as AlephTool>::INLINE && !<CancellableTool as AlephTool>::INLINE);
 
-/// A plain call of an inline tool (no time limit, cancellation or progress listener) runs
-/// as its future is made, with nothing left to poll for; any other runs when polled.
+/// A call of an inline tool without a time limit runs as its future is made, with nothing
+/// left to poll for, whatever its context carries when the tool takes none; a cancelled call
+/// never runs, and one under a time limit runs when polled.
 #[tokio::test]
 async fn an_inline_tool_runs_as_its_future_is_made() {
     use std::future::IntoFuture;
 
+    let tallies = || TALLIES.load(Ordering::SeqCst);
     let server = AlephToolServer::builder()
         .with_tool(TallyTool)
         .build()
         .unwrap();
-    let before = TALLIES.load(Ordering::SeqCst);
+    let before = tallies();
     let made = server.call_str("tally", "{}").into_future();
-    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1);
+    assert_eq!(tallies(), before + 1);
     assert!(format!("{made:?}").contains("ended"), "{made:?}");
     assert_eq!(made.await.output, json!(before + 1));
 
+    // Nothing could act on a call that ends as it starts: a token and a progress listener
+    // leave it in place.
     let token = CancellationToken::new();
+    let carrying = ToolContext::new()
+        .with_cancellation(token.clone())
+        .with_progress(|_: &str, _: ProgressEvent| {});
     let made = server
         .call_str("tally", "{}")
-        .context(ToolContext::new().with_cancellation(token))
+        .context(carrying.clone())
         .into_future();
-    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 1, "not run yet");
+    assert_eq!(tallies(), before + 2, "run as made");
+    assert_eq!(made.await.output, json!(before + 2));
+
+    token.cancel();
+    let cancelled = server.call_str("tally", "{}").context(carrying).await;
+    assert_eq!(
+        cancelled.error_kind,
+        Some(ToolErrorKind::Cancelled),
+        "{cancelled:?}"
+    );
+    assert_eq!(tallies(), before + 2, "a cancelled call never runs");
+
+    let limited = AlephToolServer::builder()
+        .with_tool(TallyTool)
+        .with_default_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let made = limited.call_str("tally", "{}").into_future();
+    assert_eq!(tallies(), before + 2, "not run yet");
     assert!(made.await.success);
-    assert_eq!(TALLIES.load(Ordering::SeqCst), before + 2);
+    assert_eq!(tallies(), before + 3);
 }
 
 /// A panic in an inline tool fails its call, and a tool that says it is inline but waits
@@ -667,7 +693,7 @@ async fn a_call_run_in_place_keeps_every_rule() {
 
     let timed = AlephToolServer::builder()
         .with_tool(PlainSumTool)
-        .with_default_timeout(std::time::Duration::from_secs(5))
+        .with_default_timeout(Duration::from_secs(5))
         .build()
         .unwrap();
     let sum = timed.call_str("plain_sum", r#"{"a":40,"b":2}"#).await;

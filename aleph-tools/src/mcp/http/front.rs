@@ -1,8 +1,8 @@
 //! The server's front: every request passes it before the router. Health probes first, then
 //! the `Host` and `Origin` checks, then (on `/mcp`, when no token check stands between) the
-//! intake. A service around the whole router rather than a layer on its routes: a layer
-//! clones and boxes the route it wraps for every request, and the router behind the front is
-//! one reference count to clone.
+//! intake and rmcp's service, with no route to look up. A service around the whole router
+//! rather than a layer on its routes: a layer clones and boxes the route it wraps for every
+//! request, and the router behind the front is one reference count to clone.
 
 use std::convert::Infallible;
 use std::future::{Ready, ready};
@@ -11,16 +11,16 @@ use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::extract::Request;
+use axum::response::IntoResponse as _;
 use axum::response::Response;
 use axum::routing::future::RouteFuture;
-use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use tower_service::Service;
 
-use super::MCP_PATH;
 use super::drain::probe;
 use super::guard::{Guard, refusal};
 use super::intake::{Intake, intake};
+use super::{MCP_PATH, McpService};
 use crate::mcp::running::InFlight;
 use crate::util::BoxFuture;
 
@@ -28,9 +28,15 @@ use crate::util::BoxFuture;
 pub(super) struct Front {
     pub(super) in_flight: Arc<InFlight>,
     pub(super) guard: Arc<Guard>,
-    /// The intake of `/mcp`, when it runs here: with a token check, it runs after that
-    /// check, in a layer of its own.
-    pub(super) intake: Option<Arc<Intake>>,
+    /// `/mcp` served here, through its intake, when no token check stands between: with
+    /// one, the intake runs after that check, in a layer of the router's.
+    pub(super) intake: Option<Arc<Direct>>,
+}
+
+/// `/mcp` as the front serves it: the intake, then rmcp's service, with no route to find.
+pub(super) struct Direct {
+    pub(super) intake: Arc<Intake>,
+    pub(super) mcp: Arc<McpService>,
 }
 
 /// The front with the router it guards.
@@ -49,7 +55,7 @@ impl Fronted {
     }
 }
 
-/// Answered at the front, passed to the router, or read by the intake first.
+/// Answered at the front, passed to the router, or read by the intake and served here.
 type FrontFuture = Either<
     Ready<Result<Response, Infallible>>,
     Either<RouteFuture<Infallible>, BoxFuture<'static, Result<Response, Infallible>>>,
@@ -73,11 +79,14 @@ impl Service<Request> for Fronted {
             return Either::Left(ready(Ok(answer)));
         }
         match &front.intake {
-            Some(read) if request.uri().path() == MCP_PATH => {
-                let (read, mut router) = (Arc::clone(read), self.router.clone());
+            Some(direct) if request.uri().path() == MCP_PATH => {
+                let direct = Arc::clone(direct);
                 Either::Right(Either::Right(Box::pin(async move {
-                    let next = |request: Request| router.call(request).map(|Ok(response)| response);
-                    Ok(intake(&read, request, next).await)
+                    // rmcp's future is large: boxed, the intake's future stays small.
+                    let next = async |request: Request| {
+                        Box::pin(direct.mcp.handle(request)).await.into_response()
+                    };
+                    Ok(intake(&direct.intake, request, next).await)
                 })))
             }
             _ => Either::Right(Either::Left(self.router.call(request))),

@@ -27,7 +27,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_layer::Layer as _;
 
 pub use self::drain::Drained;
-use self::front::{Front, Fronted};
+use self::front::{Direct, Front, Fronted};
 use self::guard::Guard;
 use self::intake::{Intake, intake_layer};
 pub(in crate::mcp) use self::options::HttpOptions;
@@ -102,9 +102,9 @@ impl McpServer {
         if let Some(retry) = self.http.sse_retry {
             config = config.with_sse_retry(Some(retry));
         }
-        if let Some(hosts) = &self.http.allowed_hosts {
-            config = config.with_allowed_hosts(hosts.iter().cloned());
-        }
+        // The front checks `Host` and `Origin` before any route (`guard`), against the same
+        // hosts; rmcp's own check would parse the `Host` again for every request.
+        config = config.disable_allowed_hosts();
         let sessions = Arc::new(PollingSessions::new(
             self.http.sse_polling,
             self.http.sse_retry,
@@ -121,15 +121,18 @@ impl McpServer {
         // rmcp's service clones its whole configuration (the allowed hosts among it) when
         // cloned, and each layer below clones what it wraps for each request: behind an
         // `Arc`, that clone is one count.
-        let service = Arc::new(StreamableHttpService::new(
+        let mcp: Arc<McpService> = Arc::new(StreamableHttpService::new(
             move || Ok(self.session()),
             sessions,
             config,
         ));
-        let service = Handle(Arc::new(move |request: axum::extract::Request| {
-            let service = Arc::clone(&service);
-            Box::pin(async move { Ok(service.handle(request).await.into_response()) })
-        }));
+        let service = {
+            let mcp = Arc::clone(&mcp);
+            Handle(Arc::new(move |request: axum::extract::Request| {
+                let mcp = Arc::clone(&mcp);
+                Box::pin(async move { Ok(mcp.handle(request).await.into_response()) })
+            }))
+        };
         // rmcp reads `/mcp` only after the intake (after the token check, when there is one).
         let mut router = axum::Router::new().route_service(MCP_PATH, service);
         let mut beside = axum::Router::new();
@@ -147,7 +150,7 @@ impl McpServer {
                 beside = beside.merge(metadata_routes(gate));
             }
         } else {
-            intake_in_front = Some(read);
+            intake_in_front = Some(Arc::new(Direct { intake: read, mcp }));
         }
         // Probes are answered before any check; the Host and Origin are checked before the
         // token, so a request for another host or from another site's page is told nothing
@@ -193,6 +196,9 @@ where
         .with_graceful_shutdown(stop)
         .await
 }
+
+/// rmcp's streamable HTTP service over this server's sessions.
+type McpService = StreamableHttpService<super::serve::Session, PollingSessions>;
 
 /// rmcp's service as the router serves it: a request costs one reference count and one
 /// boxed future (rmcp's future is large: boxed at once, the router moves a pointer).

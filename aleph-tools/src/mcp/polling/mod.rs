@@ -18,8 +18,10 @@
 //! ends, rmcp's session restore wakes it), one idle past the timeout ends.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_util::Stream;
@@ -430,7 +432,7 @@ impl SessionManager for PollingSessions {
                 let events = self.stream_of((kept, stream), 0, self.close_after);
                 in_use(events, busy).left_stream()
             }
-            _ => in_use(receiver_stream(receiver.inner), busy).right_stream(),
+            _ => Received::new(receiver.inner, busy).right_stream(),
         })
     }
 
@@ -491,9 +493,7 @@ impl SessionManager for PollingSessions {
                 let names = (Arc::from(&**id), key.1);
                 let when = (self.close_after, self.retry());
                 let events = read_log(Arc::clone(log), names, from, first, when);
-                return Ok(in_use(receiver_stream(events), busy)
-                    .right_stream()
-                    .left_stream());
+                return Ok(Received::new(events, busy).right_stream().left_stream());
             }
         }
         let events = self.local.resume(id, last_event_id).await?;
@@ -525,12 +525,29 @@ where
     })
 }
 
-/// Events as they come through a channel.
-fn receiver_stream(
-    receiver: Receiver<ServerSseMessage>,
-) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
-    stream::unfold(receiver, |mut receiver| async move {
-        let event = receiver.recv().await?;
-        Some((event, receiver))
-    })
+/// Events as they come through a channel, keeping their session busy while the stream lasts
+/// and marking it used at each event: what [`in_use`] makes of a channel, without a future
+/// made for each event.
+struct Received {
+    events: Receiver<ServerSseMessage>,
+    busy: Busy,
+}
+
+impl Received {
+    fn new(events: Receiver<ServerSseMessage>, busy: Busy) -> Self {
+        Self { events, busy }
+    }
+}
+
+impl Stream for Received {
+    type Item = ServerSseMessage;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
+        let this = self.get_mut();
+        let event = ready!(this.events.poll_recv(cx));
+        if event.is_some() {
+            this.busy.used();
+        }
+        Poll::Ready(event)
+    }
 }

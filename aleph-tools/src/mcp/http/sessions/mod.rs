@@ -125,7 +125,10 @@ pub(in crate::mcp) enum Due {
 
 #[derive(Default)]
 struct Book {
-    sessions: HashMap<SessionId, Record>,
+    /// Looked up several times for every request. Its keys are ids the server made (or that
+    /// another replica made and the shared store holds), never a client's choice, so a fast
+    /// hasher is safe here.
+    sessions: HashMap<SessionId, Record, foldhash::fast::RandomState>,
     /// Sessions per owner, for the per-identity cap.
     per_owner: HashMap<Arc<str>, usize>,
     /// Sessions being opened now (an `initialize` admitted and not yet answered).
