@@ -86,19 +86,16 @@ pub(crate) async fn within_call<F: Future>(_progress: Progress, future: F) -> F:
     future.await
 }
 
-/// `body`, run now as part of the call `progress` reports for (when someone listens to it),
-/// so that [`ToolLogLayer`](crate::ToolLogLayer) finds its reporter.
+/// `body`, run now as part of the call `progress` reports for, so that
+/// [`ToolLogLayer`](crate::ToolLogLayer) finds its reporter.
 #[cfg(feature = "tracing-layer")]
-pub(crate) fn in_call<R>(progress: Option<Progress>, body: impl FnOnce() -> R) -> R {
-    match progress {
-        Some(progress) => RUNNING_CALL.sync_scope(progress, body),
-        None => body(),
-    }
+pub(crate) fn in_call<R>(progress: Progress, body: impl FnOnce() -> R) -> R {
+    RUNNING_CALL.sync_scope(progress, body)
 }
 
 /// `body`, run now: without the layer, nothing reads which call is running.
 #[cfg(not(feature = "tracing-layer"))]
-pub(crate) fn in_call<R>(_progress: Option<Progress>, body: impl FnOnce() -> R) -> R {
+pub(crate) fn in_call<R>(_progress: Progress, body: impl FnOnce() -> R) -> R {
     body()
 }
 

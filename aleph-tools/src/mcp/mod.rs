@@ -58,7 +58,7 @@ mod http;
 mod names;
 mod notify;
 #[cfg(feature = "mcp-http")]
-mod polling;
+pub(in crate::mcp) mod polling;
 mod prompts;
 mod resources;
 mod running;

@@ -45,9 +45,10 @@ impl AlephToolServer {
         } else {
             let tool = entry.tool.typed_arguments()?.as_any();
             let args = args.value()?;
-            let progress = ctx.listened_progress_of(&entry.name);
-            let ran = in_place(entry, || {
-                in_call(progress, || contain(entry, || run_inline(tool, args, ctx)))
+            let run = || contain(entry, || run_inline(tool, args, ctx));
+            let ran = in_place(entry, || match ctx.listened_progress_of(&entry.name) {
+                None => run(),
+                Some(progress) => in_call(progress, run),
             });
             match ran {
                 Ok(Some(outcome)) => outcome,

@@ -86,11 +86,11 @@ pub trait AlephTool: Send + Sync + 'static {
     const READS_CONTEXT: bool = true;
 
     /// Whether [`call`](Self::call)'s future is ready the first time it is polled: the tool
-    /// never waits, and ends within microseconds. A call of such a tool with no time limit,
-    /// cancellation token or progress listener runs as its future is made, with nothing
-    /// allocated for it, and is not timed: its
-    /// [`duration_ms`](crate::ToolResult::duration_ms) is 0 (debug builds log a warning
-    /// when such a call takes a millisecond or more). `#[tool(inline)]` sets this for the
+    /// never waits, and ends within microseconds. A call of such a tool with no time limit
+    /// (and, when it [reads its context](Self::READS_CONTEXT), no cancellation token or
+    /// progress listener) runs as its future is made, with nothing allocated for it, and is
+    /// not timed: its [`duration_ms`](crate::ToolResult::duration_ms) is 0 (debug builds log
+    /// a warning when such a call takes a millisecond or more). `#[tool(inline)]` sets this for the
     /// sync function it runs in place; a hand-written tool whose call waits must leave it
     /// `false`, or its calls fail saying so.
     const INLINE: bool = false;

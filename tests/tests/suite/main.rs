@@ -34,6 +34,7 @@ mod malformed_corpus;
 mod mcp_ask;
 mod mcp_auth;
 mod mcp_conformance;
+mod mcp_http_calls;
 mod mcp_polling;
 mod mcp_prompts;
 mod mcp_replica_streams;

@@ -20,6 +20,7 @@ use rmcp::model::InitializeRequestParams;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::in_session::InSession;
 use super::sessions::{Full, Ledger};
 use crate::Identity;
 use crate::mcp::running::{InFlight, Running};
@@ -37,6 +38,8 @@ pub(super) struct Intake {
     pub(super) ledger: Arc<Ledger>,
     pub(super) max_request: usize,
     pub(super) in_flight: Arc<InFlight>,
+    /// Where a `tools/call` in an awake session is served without rmcp reading it again.
+    pub(super) in_session: InSession,
 }
 
 /// The two members of a message the intake looks at; the rest is skipped unread.
@@ -144,6 +147,14 @@ where
             Ok(_) => {}
         }
     }
+    let parts = if in_session {
+        match intake.in_session.serve(parts, &bytes).await {
+            Ok(response) => return counted_while_streaming(response, answering),
+            Err(parts) => parts,
+        }
+    } else {
+        parts
+    };
     let response = next(Request::from_parts(parts, Body::from(bytes.clone()))).await;
     drop(reservation);
     let response = counted_while_streaming(response, answering);

@@ -6,6 +6,7 @@
 pub(in crate::mcp) mod drain;
 mod front;
 mod guard;
+mod in_session;
 mod intake;
 mod options;
 pub(in crate::mcp) mod sessions;
@@ -29,6 +30,7 @@ use tower_layer::Layer as _;
 pub use self::drain::Drained;
 use self::front::{Direct, Front, Fronted};
 use self::guard::Guard;
+use self::in_session::InSession;
 use self::intake::{Intake, intake_layer};
 pub(in crate::mcp) use self::options::HttpOptions;
 use self::sessions::Ledger;
@@ -117,6 +119,11 @@ impl McpServer {
             ledger: Arc::clone(&ledger),
             max_request: self.max_request,
             in_flight: Arc::clone(&in_flight),
+            in_session: InSession {
+                sessions: Arc::clone(&sessions),
+                keep_alive: config.sse_keep_alive,
+                stop: config.cancellation_token.clone(),
+            },
         });
         // rmcp's service clones its whole configuration (the allowed hosts among it) when
         // cloned, and each layer below clones what it wraps for each request: behind an

@@ -60,7 +60,7 @@ const CLOSE_WITHIN: Duration = Duration::from_secs(5);
 
 /// rmcp's in-memory sessions, with each request's stream ended once it has been open for
 /// `close_after` (when set), and its events kept for the client to come back for.
-pub(super) struct PollingSessions {
+pub(in crate::mcp) struct PollingSessions {
     local: LocalSessionManager,
     close_after: Option<Duration>,
     kept: Arc<Mutex<KeptByRequest>>,

@@ -51,7 +51,7 @@ pub(super) fn client_message(text: &[u8]) -> serde_json::Result<ClientJsonRpcMes
 
 /// `text` as a `tools/call` request, read the short way; `None` when it is not one or the
 /// short way cannot read it.
-fn tool_call(text: &[u8]) -> Option<ClientJsonRpcMessage> {
+pub(in crate::mcp) fn tool_call(text: &[u8]) -> Option<ClientJsonRpcMessage> {
     // Any other message is read once, the general way.
     const METHOD: &[u8] = b"\"tools/call\"";
     if !text.windows(METHOD.len()).any(|window| window == METHOD) {

@@ -1,7 +1,7 @@
 //! Serving a tool server to MCP clients: [`McpServer`] (in `server.rs`) and `Session`,
 //! the handler of one connection, which answers its requests.
 
-mod decode;
+pub(in crate::mcp) mod decode;
 mod listen;
 mod listing;
 mod malformed;

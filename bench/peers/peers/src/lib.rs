@@ -237,7 +237,7 @@ pub mod rig {
 /// request context that only a running service has).
 pub mod rmcp_server {
     use rmcp::handler::server::router::tool::ToolRouter;
-    use rmcp::handler::server::wrapper::Parameters;
+    use rmcp::handler::server::wrapper::{Json, Parameters};
     use rmcp::{ServerHandler, tool, tool_handler, tool_router};
     use serde::Deserialize;
 
@@ -296,6 +296,53 @@ pub mod rmcp_server {
 
     #[tool_handler(router = self.tool_router)]
     impl ServerHandler for Calculator {}
+
+    /// The same tools answering with structured content, as a tool with an output schema
+    /// must (and as aleph-tools' do): rmcp's `Json` wrapper declares the schema and sends
+    /// the value beside its text.
+    #[derive(Clone)]
+    pub struct StructuredCalculator {
+        tool_router: ToolRouter<Self>,
+    }
+
+    impl Default for StructuredCalculator {
+        fn default() -> Self {
+            Self {
+                tool_router: Self::tool_router(),
+            }
+        }
+    }
+
+    /// A tool's output, as MCP wants an output schema: an object.
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    pub struct Output<T> {
+        result: T,
+    }
+
+    #[tool_router]
+    impl StructuredCalculator {
+        /// Add two integers.
+        #[tool]
+        fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> Json<Output<i64>> {
+            Json(Output {
+                result: super::sum(a, b),
+            })
+        }
+
+        /// Distance between two points.
+        #[tool]
+        fn distance(
+            &self,
+            Parameters(DistanceArgs { from, to }): Parameters<DistanceArgs>,
+        ) -> Json<Output<f64>> {
+            Json(Output {
+                result: super::span(from, to),
+            })
+        }
+    }
+
+    #[tool_handler(router = self.tool_router)]
+    impl ServerHandler for StructuredCalculator {}
 
     /// The number as JSON text, as the other frameworks write it.
     fn json_text<T: serde::Serialize>(value: T) -> String {

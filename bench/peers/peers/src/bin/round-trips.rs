@@ -1,5 +1,6 @@
-//! `round-trips pipe|http aleph|rmcp N TOOL`: N `tools/call` round trips of TOOL (`add` or
-//! `distance`) from rmcp's client to one server, over an in-memory pipe or streamable HTTP
+//! `round-trips pipe|http aleph|rmcp|rmcp-structured N TOOL`: N `tools/call` round trips of
+//! TOOL (`add` or `distance`) from rmcp's client to one server (`rmcp-structured`: rmcp's
+//! tools answering with structured content, as aleph-tools' do), over an in-memory pipe or streamable HTTP
 //! on loopback, client and server on one thread, after ten uncounted ones. Under
 //! `valgrind --tool=callgrind --toggle-collect='round_trips::measured*'`, the instructions
 //! collected are what the N round trips cost, start-up left out.
@@ -12,7 +13,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{
     StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
 };
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServerHandler, ServiceExt};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -25,18 +26,33 @@ async fn piped(server: &str) -> Result<RunningService<RoleClient, ()>, Error> {
             let served = aleph_tools::mcp::McpServer::new(&peers::aleph::server());
             tokio::spawn(served.serve(read, write));
         }
-        _ => {
-            tokio::spawn(async move {
-                if let Ok(running) = peers::rmcp_server::Calculator::default()
-                    .serve(tokio::io::split(end))
-                    .await
-                {
-                    let _ = running.waiting().await;
-                }
-            });
-        }
+        "rmcp" => serve_piped(peers::rmcp_server::Calculator::default(), end),
+        _ => serve_piped(peers::rmcp_server::StructuredCalculator::default(), end),
     }
     Ok(().serve(tokio::io::split(client)).await?)
+}
+
+/// Serves `handler` on one end of a pipe.
+fn serve_piped<H: ServerHandler>(handler: H, end: tokio::io::DuplexStream) {
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(tokio::io::split(end)).await {
+            let _ = running.waiting().await;
+        }
+    });
+}
+
+/// Serves `handler` over streamable HTTP on loopback, one handler for each session; its URL.
+async fn serve_http<H: ServerHandler + Clone + Default>() -> Result<String, Error> {
+    let service = StreamableHttpService::new(
+        || Ok(H::default()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().route_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Ok(url)
 }
 
 /// A client of `server` over streamable HTTP on loopback.
@@ -51,18 +67,8 @@ async fn over_http(server: &str) -> Result<RunningService<RoleClient, ()>, Error
             std::mem::forget(served);
             url
         }
-        _ => {
-            let service = StreamableHttpService::new(
-                || Ok(peers::rmcp_server::Calculator::default()),
-                Arc::new(LocalSessionManager::default()),
-                StreamableHttpServerConfig::default(),
-            );
-            let router = axum::Router::new().route_service("/mcp", service);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-            let url = format!("http://{}/mcp", listener.local_addr()?);
-            tokio::spawn(async move { axum::serve(listener, router).await });
-            url
-        }
+        "rmcp" => serve_http::<peers::rmcp_server::Calculator>().await?,
+        _ => serve_http::<peers::rmcp_server::StructuredCalculator>().await?,
     };
     Ok(
         ().serve(StreamableHttpClientTransport::from_uri(url))
@@ -71,14 +77,14 @@ async fn over_http(server: &str) -> Result<RunningService<RoleClient, ()>, Error
 }
 
 fn main() -> Result<(), Error> {
-    let usage = "usage: round-trips pipe|http aleph|rmcp N add|distance";
+    let usage = "usage: round-trips pipe|http aleph|rmcp|rmcp-structured N add|distance";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [transport, server, count, tool] = args.as_slice() else {
         return Err(usage.into());
     };
     let count: u32 = count.parse()?;
     let arguments = peers::arguments().remove(tool.as_str()).ok_or(usage)?;
-    if !matches!(server.as_str(), "aleph" | "rmcp") {
+    if !matches!(server.as_str(), "aleph" | "rmcp" | "rmcp-structured") {
         return Err(usage.into());
     }
     // One thread runs client and server alike, so `measured` sees all of their work.
