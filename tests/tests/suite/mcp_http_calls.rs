@@ -201,6 +201,21 @@ async fn a_call_that_only_looks_plain_gets_rmcps_answer() {
     let newer = http_answer(newer).await;
     assert!(newer.get("error").is_some(), "{newer}");
 
+    // A version in `_meta` that the header contradicts: rmcp refuses the request.
+    let mut contradicted = add(6);
+    contradicted["params"]["_meta"] =
+        json!({ "io.modelcontextprotocol/protocolVersion": "2025-06-18" });
+    let contradicted = call(&http, &url, &session, &contradicted)
+        .send()
+        .await
+        .unwrap();
+    let status = contradicted.status();
+    let contradicted = http_answer(contradicted).await;
+    assert!(
+        contradicted.get("error").is_some(),
+        "{status}: {contradicted}"
+    );
+
     let stranger = call(&http, &url, "not-a-session", &add(4))
         .send()
         .await
