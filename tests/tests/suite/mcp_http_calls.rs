@@ -2,46 +2,13 @@
 //! session without rmcp reading it again, any other goes through rmcp, and the answer is the
 //! same either way; a request that only looks plain still gets rmcp's answer.
 
+use aleph_tools_tests::mcp_http::{ACCEPT, VERSION, open_session};
 use aleph_tools_tests::{http_answer, mcp_test_endpoint};
 use serde_json::{Value, json};
 
-const PLAIN_ACCEPT: &str = "application/json, text/event-stream";
-
-/// Opens a session on `url`: its id.
-async fn open(http: &reqwest::Client, url: &str) -> String {
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": { "name": "raw", "version": "1" },
-        },
-    });
-    let opened = http
-        .post(url)
-        .header("accept", PLAIN_ACCEPT)
-        .json(&initialize)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(opened.status(), 200);
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let _ = opened.text().await;
-    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
-    let sent = call(http, url, &session, &initialized)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(sent.status(), 202);
-    session
-}
-
-/// `body` posted in `session` as a client of 2025-11-25 sends it.
+/// `body` posted in `session` as a client of [`VERSION`] sends it.
 fn call(http: &reqwest::Client, url: &str, session: &str, body: &Value) -> reqwest::RequestBuilder {
-    posted(http, url, session, body, PLAIN_ACCEPT, "2025-11-25")
+    posted(http, url, session, body, ACCEPT, VERSION)
 }
 
 /// The same, saying it accepts `accept`.
@@ -52,7 +19,7 @@ fn accepting(
     body: &Value,
     accept: &str,
 ) -> reqwest::RequestBuilder {
-    posted(http, url, session, body, accept, "2025-11-25")
+    posted(http, url, session, body, accept, VERSION)
 }
 
 /// `body` posted in `session`, accepting `accept`, by a client of protocol `version`.
@@ -104,7 +71,7 @@ async fn a_call_is_answered_alike_whether_rmcp_reads_it_or_not() {
     let server = mcp.serve_http("127.0.0.1:0").await.expect("bind");
     let url = server.url();
     let http = reqwest::Client::new();
-    let session = open(&http, &url).await;
+    let session = open_session(&http, &url).await;
 
     let plain = seen(call(&http, &url, &session, &add(1)).send().await.unwrap()).await;
     // A parameter on an accepted type, or a protocol version in `_meta`, sends the same call
@@ -170,15 +137,16 @@ async fn a_call_is_answered_alike_whether_rmcp_reads_it_or_not() {
 }
 
 /// Requests the short way does not take, each with rmcp's answer: one that accepts only
-/// JSON, one of a protocol version rmcp does not know or of 2026-07-28, one in a session
-/// that is not there or has ended.
+/// JSON, one of a protocol version rmcp does not know or of 2026-07-28, one whose `_meta`
+/// the header contradicts, one with its parameters in an array, one for a `Host` that is not
+/// an authority, one in a session that is not there or has ended.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_that_only_looks_plain_gets_rmcps_answer() {
     let (_tools, mcp) = mcp_test_endpoint();
     let server = mcp.serve_http("127.0.0.1:0").await.expect("bind");
     let url = server.url();
     let http = reqwest::Client::new();
-    let session = open(&http, &url).await;
+    let session = open_session(&http, &url).await;
 
     let json_only = accepting(&http, &url, &session, &add(1), "application/json")
         .send()
@@ -186,7 +154,7 @@ async fn a_call_that_only_looks_plain_gets_rmcps_answer() {
         .unwrap();
     assert_eq!(json_only.status(), 406);
 
-    let unknown = posted(&http, &url, &session, &add(2), PLAIN_ACCEPT, "2099-01-01")
+    let unknown = posted(&http, &url, &session, &add(2), ACCEPT, "2099-01-01")
         .send()
         .await
         .unwrap();
@@ -194,7 +162,7 @@ async fn a_call_that_only_looks_plain_gets_rmcps_answer() {
     assert!(unknown.text().await.unwrap().contains("2099-01-01"));
 
     // 2026-07-28 asks for the version in `_meta` as well: rmcp says it is missing.
-    let newer = posted(&http, &url, &session, &add(3), PLAIN_ACCEPT, "2026-07-28")
+    let newer = posted(&http, &url, &session, &add(3), ACCEPT, "2026-07-28")
         .send()
         .await
         .unwrap();
@@ -216,6 +184,31 @@ async fn a_call_that_only_looks_plain_gets_rmcps_answer() {
         "{status}: {contradicted}"
     );
 
+    // Parameters as an array, which serde would read into the struct: rmcp reads them by
+    // their keys, and the call is refused.
+    let arrayed = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": [null, "add", { "a": 40, "b": 2 }, null, null],
+    });
+    let arrayed = http_answer(call(&http, &url, &session, &arrayed).send().await.unwrap()).await;
+    assert!(arrayed.get("error").is_some(), "{arrayed}");
+
+    // A `Host` that is not an authority is refused before anything reads the call; the
+    // loopback address in its brackets is served.
+    let port = url.split(':').nth(2).unwrap().trim_end_matches("/mcp");
+    for (host, status) in [
+        (format!("::1:{port}"), 403),
+        (format!("[localhost:{port}"), 403),
+        (format!("[::1]:{port}"), 200),
+    ] {
+        let sent = call(&http, &url, &session, &add(8))
+            .header("host", &host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(sent.status(), status, "{host}");
+    }
+
     let stranger = call(&http, &url, "not-a-session", &add(4))
         .send()
         .await
@@ -225,7 +218,7 @@ async fn a_call_that_only_looks_plain_gets_rmcps_answer() {
     let ended = http
         .delete(&url)
         .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-protocol-version", VERSION)
         .send()
         .await
         .unwrap();

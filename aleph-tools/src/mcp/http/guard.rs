@@ -41,7 +41,8 @@ impl Guard {
     }
 
     /// Whether the request's `Host` is one of the hosts (a name, matched with any port, or
-    /// a `name:port`).
+    /// a `name:port`). A `Host` that is not an authority (an IPv6 address without its
+    /// brackets, a bracket left open) is none of them.
     fn host_allowed(&self, headers: &HeaderMap) -> bool {
         let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
             return false;
@@ -50,6 +51,13 @@ impl Guard {
             Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
             _ => host,
         };
+        let well_formed = match name.strip_prefix('[') {
+            Some(address) => address.len() > 1 && address.ends_with(']'),
+            None => !name.contains([':', '[', ']']),
+        };
+        if !well_formed {
+            return false;
+        }
         let name = unbracketed(name);
         self.hosts.iter().any(|entry| {
             entry.eq_ignore_ascii_case(host) || unbracketed(entry).eq_ignore_ascii_case(name)
@@ -186,6 +194,38 @@ mod tests {
             "",
         ] {
             assert!(!plain.origin_allowed(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_host_is_matched_only_when_it_is_an_authority() {
+        let plain = guard(None, None);
+        let allowed = |host: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::HOST, HeaderValue::from_static(host));
+            plain.host_allowed(&headers)
+        };
+        for ok in [
+            "localhost",
+            "localhost:8123",
+            "127.0.0.1:80",
+            "[::1]",
+            "[::1]:8123",
+        ] {
+            assert!(allowed(ok), "{ok}");
+        }
+        for bad in [
+            "::1",
+            "::1:8123",
+            "[localhost",
+            "localhost]",
+            "[]",
+            "[::1",
+            "localhost:80:80",
+            "evil.example",
+            "",
+        ] {
+            assert!(!allowed(bad), "{bad}");
         }
     }
 

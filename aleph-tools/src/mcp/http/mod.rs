@@ -105,7 +105,7 @@ impl McpServer {
             config = config.with_sse_retry(Some(retry));
         }
         // The front checks `Host` and `Origin` before any route (`guard`), against the same
-        // hosts; rmcp's own check would parse the `Host` again for every request.
+        // hosts; rmcp's own check would match the `Host` against them again.
         config = config.disable_allowed_hosts();
         let sessions = Arc::new(PollingSessions::new(
             self.http.sse_polling,

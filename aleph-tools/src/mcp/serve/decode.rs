@@ -4,8 +4,9 @@
 //! by buffering the whole message and trying each variant in turn: about four times what
 //! reading a `tools/call` directly into its parameters costs. A line that is a
 //! `tools/call` request is read directly; anything the short way cannot read exactly
-//! (another method, escapes in the method's name, a field of the wrong type) is read the
-//! general way, so both give the same message and the same errors.
+//! (another method, escapes in the method's name, a field of the wrong type, an array where
+//! an object belongs) is read the general way, so both give the same message and the same
+//! errors.
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, JsonRpcRequest,
@@ -22,6 +23,7 @@ struct ToolCall<'a> {
     id: RequestId,
     #[serde(borrow)]
     method: &'a str,
+    #[serde(deserialize_with = "object")]
     params: CallToolRequestParams,
     /// rmcp refuses a message that is a request and an answer at once.
     #[serde(default)]
@@ -41,6 +43,30 @@ impl<'de> Deserialize<'de> for Present {
     }
 }
 
+/// A `T` read from a JSON object only. serde fills a derived struct from an array too,
+/// element by element, which rmcp's messages (read by their keys) never are.
+fn object<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Object<T>(std::marker::PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Object<T> {
+        type Value = T;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a JSON object")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+
+    deserializer.deserialize_map(Object(std::marker::PhantomData))
+}
+
 /// The message `text` holds.
 pub(super) fn client_message(text: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
     match tool_call(text) {
@@ -57,6 +83,7 @@ pub(in crate::mcp) fn tool_call(text: &[u8]) -> Option<ClientJsonRpcMessage> {
     if !text.windows(METHOD.len()).any(|window| window == METHOD) {
         return None;
     }
+    let mut reader = serde_json::Deserializer::from_slice(text);
     let ToolCall {
         jsonrpc,
         id,
@@ -64,7 +91,8 @@ pub(in crate::mcp) fn tool_call(text: &[u8]) -> Option<ClientJsonRpcMessage> {
         mut params,
         result,
         error,
-    } = serde_json::from_slice(text).ok()?;
+    } = object(&mut reader).ok()?;
+    reader.end().ok()?;
     if method != "tools/call" || result.0 || error.0 {
         return None;
     }
@@ -135,6 +163,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            // serde would fill the parameters from an array; rmcp reads them by their keys.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[null,"add",{},null,null]}"#,
         ] {
             assert!(!same_both_ways(text), "read the short way: {text}");
         }
@@ -146,6 +176,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":3}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/call","params":{"name":"a"}}"#,
             r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}]"#,
+            r#"["2.0",1,"tools/call",{"name":"add","arguments":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}} trailing"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"error":null}"#,
             "not json",
