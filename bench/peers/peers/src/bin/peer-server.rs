@@ -1,5 +1,6 @@
 //! Serves `add` and `distance` over MCP on stdio: `peer-server aleph` with aleph-tools'
-//! `McpServer`, `peer-server rmcp` with an rmcp `#[tool_router]` server.
+//! `McpServer`, `peer-server rmcp` with an rmcp `#[tool_router]` server (`rmcp-structured`:
+//! its tools answering with structured content).
 
 use aleph_tools::mcp::McpServer;
 use rmcp::ServiceExt;
@@ -18,7 +19,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .await?;
             running.waiting().await?;
         }
-        _ => return Err("usage: peer-server aleph|rmcp".into()),
+        Some("rmcp-structured") => {
+            let running = peers::rmcp_server::StructuredCalculator::default()
+                .serve(rmcp::transport::stdio())
+                .await?;
+            running.waiting().await?;
+        }
+        _ => return Err("usage: peer-server aleph|rmcp|rmcp-structured".into()),
     }
     Ok(())
 }

@@ -1,9 +1,11 @@
-//! `round-trips pipe|http aleph|rmcp|rmcp-structured N TOOL`: N `tools/call` round trips of
-//! TOOL (`add` or `distance`) from rmcp's client to one server (`rmcp-structured`: rmcp's
-//! tools answering with structured content, as aleph-tools' do), over an in-memory pipe or streamable HTTP
-//! on loopback, client and server on one thread, after ten uncounted ones. Under
+//! `round-trips pipe|http|stdio aleph|rmcp|rmcp-structured N TOOL`: N `tools/call` round
+//! trips of TOOL (`add` or `distance`) from rmcp's client to one server (`rmcp-structured`:
+//! rmcp's tools answering with structured content, as aleph-tools' do), over an in-memory
+//! pipe, streamable HTTP on loopback, or stdio to a child process (`peer-server`), after ten
+//! uncounted ones; client and server on one thread but for the child. Under
 //! `valgrind --tool=callgrind --toggle-collect='round_trips::measured*'`, the instructions
-//! collected are what the N round trips cost, start-up left out.
+//! collected are what the N round trips cost, start-up left out; a child's own are counted
+//! by `stdio_instructions.sh`.
 
 use std::sync::Arc;
 
@@ -55,6 +57,18 @@ async fn serve_http<H: ServerHandler + Clone + Default>() -> Result<String, Erro
     Ok(url)
 }
 
+/// A client of `server` run as a child process (`peer-server`, beside this binary), over its
+/// stdin and stdout. Its own instructions are counted apart: see `stdio_instructions.sh`.
+async fn over_stdio(server: &str) -> Result<RunningService<RoleClient, ()>, Error> {
+    let mut command =
+        tokio::process::Command::new(std::env::current_exe()?.with_file_name("peer-server"));
+    command.arg(server);
+    Ok(
+        ().serve(rmcp::transport::TokioChildProcess::new(command)?)
+            .await?,
+    )
+}
+
 /// A client of `server` over streamable HTTP on loopback.
 async fn over_http(server: &str) -> Result<RunningService<RoleClient, ()>, Error> {
     let url = match server {
@@ -77,7 +91,7 @@ async fn over_http(server: &str) -> Result<RunningService<RoleClient, ()>, Error
 }
 
 fn main() -> Result<(), Error> {
-    let usage = "usage: round-trips pipe|http aleph|rmcp|rmcp-structured N add|distance";
+    let usage = "usage: round-trips pipe|http|stdio aleph|rmcp|rmcp-structured N add|distance";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [transport, server, count, tool] = args.as_slice() else {
         return Err(usage.into());
@@ -95,6 +109,7 @@ fn main() -> Result<(), Error> {
         match transport.as_str() {
             "pipe" => piped(server).await,
             "http" => over_http(server).await,
+            "stdio" => over_stdio(server).await,
             _ => Err(usage.into()),
         }
     })?;
