@@ -38,6 +38,7 @@ fn posted(
         .json(body)
 }
 
+/// A call of `add` (40 + 2), as request `id`.
 fn add(id: u64) -> Value {
     json!({
         "jsonrpc": "2.0", "id": id, "method": "tools/call",
