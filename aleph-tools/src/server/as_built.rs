@@ -67,12 +67,9 @@ impl AsBuilt {
 }
 
 /// Whether a call of `entry`'s tool runs in place with nothing to prepare (inline, reads no
-/// context, asks for no approval, has no time limit), and the tool holds nothing.
+/// context, has no time limit, asks for no approval), and the tool holds nothing.
 fn runs_in_place_holding_nothing(entry: &Entry, settings: &Settings) -> bool {
-    entry
-        .fast
-        .is_some_and(|fast| fast.without_context().is_some())
+    settings.in_place(entry).is_some()
         && !entry.definition.requires_confirmation
-        && settings.time_limit(entry).is_none()
         && entry.tool.holds_nothing()
 }

@@ -149,9 +149,8 @@ impl<'s> IntoFuture for ToolCallRequest<'s> {
 /// before polling it), and the future holds only its result: a call refused before its tool
 /// runs, and a call of an [`inline`](crate::AlephTool::INLINE) tool with no time limit (and,
 /// when the tool reads its context, no cancellation token or progress listener). Such a call
-/// takes microseconds and is not timed
-/// (its `duration_ms` is 0). Any other call runs as the future is polled, timed from the
-/// moment it is sent to run.
+/// takes microseconds and is not timed (its `duration_ms` is 0). Any other call runs as the
+/// future is polled, timed from the moment it is sent to run.
 #[must_use = "futures do nothing unless polled"]
 pub struct ToolCallFuture<'s>(Stage<'s>);
 

@@ -61,11 +61,11 @@ impl AlephToolServer {
     ///
     /// On a server as built, an inline tool that holds nothing is first looked for without
     /// loading the snapshot (see `as_built`). The name is resolved and the call prepared at
-    /// once; the future runs the rest. A
-    /// typed tool whose arguments serde checks in full, called with nothing between it and
-    /// the caller (no layer, confirmation or argument repair), reads its arguments itself:
-    /// at once, and runs there, when it is `inline` and nothing goes around its call; else
-    /// as its future is first polled. Every other call takes the checked path.
+    /// once; the future runs the rest. A typed tool whose arguments serde checks in full,
+    /// called with nothing between it and the caller (no layer, confirmation or argument
+    /// repair), reads its arguments itself: at once, and runs there, when it is `inline` and
+    /// nothing goes around its call (see `in_place`); else as its future is first polled.
+    /// Every other call takes the checked path.
     pub(crate) fn run<'a>(
         &'a self,
         name: &str,
@@ -96,7 +96,7 @@ impl AlephToolServer {
                 && !self.shared.settings.repair_arguments
         });
         let args = if fast.is_some() { args.parsed() } else { args };
-        if fast.is_some_and(|fast| fast.without_context().is_some())
+        if fast.is_some()
             && let Some(result) =
                 self.run_in_place(admitted.entry, &mut admitted.repair, &args, ctx.as_ref())
         {

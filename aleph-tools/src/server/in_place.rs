@@ -33,10 +33,7 @@ impl AlephToolServer {
         args: &CallArgs<'_>,
         ctx: Option<&ToolContext>,
     ) -> Option<ToolResult> {
-        let run_inline = entry.fast?.without_context()?;
-        if self.time_limit(entry).is_some() {
-            return None;
-        }
+        let run_inline = self.shared.settings.in_place(entry)?;
         let ctx = ctx.unwrap_or(&EMPTY_CONTEXT);
         let outcome = if let Err(err) = check_caller(entry, ctx) {
             Err(err)

@@ -58,6 +58,7 @@ pub use self::table::ReplaceInfo;
 use self::table::{Entry, Table};
 use crate::context::{CallHost, ElicitationHandler, SamplingHandler, StateMapHandle, ToolContext};
 use crate::middleware::Stack;
+use crate::tool::RunInline;
 use crate::util::patterns::{PatternError, Patterns};
 use crate::util::sync::lock;
 
@@ -86,6 +87,15 @@ impl Settings {
     /// How long a call of `entry` may run, if it has a limit: its own, else the server's.
     fn time_limit(&self, entry: &Entry) -> Option<Duration> {
         entry.definition.timeout.or(self.default_timeout)
+    }
+
+    /// How a call of `entry` runs in place with the caller's context as it came: for an
+    /// inline tool that never reads its context and has no time limit.
+    fn in_place(&self, entry: &Entry) -> Option<RunInline> {
+        entry
+            .fast?
+            .without_context()
+            .filter(|_| self.time_limit(entry).is_none())
     }
 
     /// `Err` when `entry` takes state this server lacks.

@@ -90,9 +90,9 @@ pub trait AlephTool: Send + Sync + 'static {
     /// (and, when it [reads its context](Self::READS_CONTEXT), no cancellation token or
     /// progress listener) runs as its future is made, with nothing allocated for it, and is
     /// not timed: its [`duration_ms`](crate::ToolResult::duration_ms) is 0 (debug builds log
-    /// a warning when such a call takes a millisecond or more). `#[tool(inline)]` sets this for the
-    /// sync function it runs in place; a hand-written tool whose call waits must leave it
-    /// `false`, or its calls fail saying so.
+    /// a warning when such a call takes a millisecond or more). `#[tool(inline)]` sets this
+    /// for the sync function it runs in place; a hand-written tool whose call waits must leave
+    /// it `false`, or its calls fail saying so.
     const INLINE: bool = false;
 
     /// JSON Schema of [`Self::Args`], generated once per process.
