@@ -1,17 +1,18 @@
 //! What a served tool and an idle MCP session over streamable HTTP hold. The server serves
 //! `TOOLS` runtime tools (1000 unless set), each with a small schema of its own; the heap
-//! and resident size they add are read first. Then `SESSIONS` sessions (1000 unless set)
-//! are opened on it in this process and left alone, and the heap in use is read (every
-//! allocation counted, so the figure is what the sessions hold, not what the allocator
-//! keeps):
+//! and resident size they add are read first. Then three batches of `SESSIONS` sessions
+//! (1000 unless set) are opened on it in this process and left alone, and the heap in use
+//! is read right after each batch opens (awake: rmcp's service of each, its tasks and
+//! channels) and ten seconds later, once the server has had the time to put them to sleep
+//! (every allocation counted, so the figure is what the sessions hold, not what the
+//! allocator keeps):
 //!
-//! - sessions that only shook hands: right after they open (awake: rmcp's service of each,
-//!   its tasks and channels), then after ten seconds (asleep: nothing to resume, so only
-//!   what wakes them is kept);
-//! - sessions that also listed the tools: awake for a minute, as long as rmcp keeps the
-//!   answer for a client that resumes its stream, then asleep.
+//! - sessions that only shook hands;
+//! - sessions that also listed the tools and called one;
+//! - sessions whose client holds the `GET` stream open, as the official SDK clients do
+//!   (the connections' own memory, on both ends, is in the figure).
 //!
-//! The second batch opens in the memory the first gave back: the allocator keeps freed
+//! Each batch opens in the memory the one before gave back: the allocator keeps freed
 //! pages, so the resident size stays near its high-water mark, which `with_max_sessions`
 //! bounds.
 //!
@@ -36,10 +37,6 @@ static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
 /// How long after its last request a session with nothing to resume sleeps (five seconds),
 /// with the time between two looks of the server (five seconds) and a little more.
 const QUIET: Duration = Duration::from_secs(11);
-
-/// How long after its last answer a session sleeps, with the default idle timeout (five
-/// minutes), and a little more for the server to look.
-const ASLEEP: Duration = Duration::from_secs(70);
 
 /// The resident size of this process, in bytes.
 fn rss() -> usize {
@@ -80,9 +77,20 @@ async fn send(addr: SocketAddr, method: &str, session: Option<&str>, body: &str)
     answer
 }
 
-/// Opens a session with the handshake, and lists the tools in it when `list` says so; its
-/// id.
-async fn open(addr: SocketAddr, list: bool) -> String {
+/// What a batch's sessions do after the handshake.
+#[derive(Clone, Copy)]
+enum Then {
+    /// Nothing.
+    Rest,
+    /// List the tools and call one.
+    ListAndCall,
+    /// Open the `GET` stream and hold it.
+    Listen,
+}
+
+/// Opens a session with the handshake and does `then` in it; its id, and the connection of
+/// its `GET` stream when it holds one.
+async fn open(addr: SocketAddr, then: Then) -> (String, Option<TcpStream>) {
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
     let answer = post(addr, None, initialize).await;
     let id = answer
@@ -96,12 +104,40 @@ async fn open(addr: SocketAddr, list: bool) -> String {
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let answer = post(addr, Some(&id), initialized).await;
     assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
-    if list {
-        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-        let answer = post(addr, Some(&id), list).await;
-        assert!(answer.contains(r#""tools":["#), "{answer}");
+    match then {
+        Then::Rest => (id, None),
+        Then::ListAndCall => {
+            let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+            let answer = post(addr, Some(&id), list).await;
+            assert!(answer.contains(r#""tools":["#), "{answer}");
+            let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tool_0","arguments":{"query":"q"}}}"#;
+            let answer = post(addr, Some(&id), call).await;
+            assert!(answer.contains(r#""isError":false"#), "{answer}");
+            (id, None)
+        }
+        Then::Listen => {
+            let listening = listen(addr, &id).await;
+            (id, Some(listening))
+        }
     }
-    id
+}
+
+/// Opens session `id`'s `GET` stream and reads its head; the connection, held open.
+async fn listen(addr: SocketAddr, id: &str) -> TcpStream {
+    let mut socket = TcpStream::connect(addr).await.expect("connect");
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n"
+    );
+    socket.write_all(request.as_bytes()).await.expect("send");
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        socket.read_exact(&mut byte).await.expect("read the head");
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+    socket
 }
 
 /// The heap in use and the resident size now.
@@ -109,20 +145,21 @@ fn memory() -> (usize, usize) {
     (ALLOCATOR.allocated(), rss())
 }
 
-/// Opens `count` sessions (listing the tools in each when `list` says so); the memory right
-/// after, and once the server has had the time to put those with nothing to resume to sleep.
+/// Opens `count` sessions that do `then`; the memory right after, and once the server has
+/// had the time to put them to sleep; the connections of their `GET` streams, held open.
 async fn open_batch(
     addr: SocketAddr,
     count: usize,
-    list: bool,
-) -> ((usize, usize), (usize, usize)) {
+    then: Then,
+) -> ((usize, usize), (usize, usize), Vec<TcpStream>) {
+    let mut held = Vec::new();
     for _ in 0..count {
-        open(addr, list).await;
+        held.extend(open(addr, then).await.1);
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     let awake = memory();
     tokio::time::sleep(QUIET).await;
-    (awake, memory())
+    (awake, memory(), held)
 }
 
 /// `count` runtime tools, each with a description and a two-argument schema of its own.
@@ -176,55 +213,52 @@ fn main() {
             rss().saturating_sub(empty.1),
         );
         let http = McpServer::new(&server)
-            .with_max_sessions(2 * sessions + 100)
+            .with_max_sessions(3 * sessions + 100)
             .serve_http("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = http.local_addr();
         // What the first sessions set up once (tables, the runtime's slabs) is not theirs.
         for _ in 0..20 {
-            open(addr, false).await;
+            open(addr, Then::Rest).await;
         }
         // The first list of the tools builds the list every session is answered from.
-        let listed = open(addr, true).await;
+        let (listed, _) = open(addr, Then::ListAndCall).await;
         let ended = send(addr, "DELETE", Some(&listed), "").await;
         assert!(ended.starts_with("HTTP/1.1 2"), "{ended}");
         tokio::time::sleep(QUIET).await;
-        let before = memory();
-        let each = |now: (usize, usize), then: (usize, usize), count: usize| {
+        let each = |now: (usize, usize), then: (usize, usize)| {
             format!(
                 "heap {} bytes each, resident {}",
-                now.0.saturating_sub(then.0) / count,
-                now.1.saturating_sub(then.1) / count
+                now.0.saturating_sub(then.0) / sessions,
+                now.1.saturating_sub(then.1) / sessions
             )
         };
-        let (awake, quiet) = open_batch(addr, sessions, false).await;
+        let mut before = memory();
+        let mut streams = Vec::new();
+        for (then, what) in [
+            (Then::Rest, "only shook hands"),
+            (Then::ListAndCall, "also listed the tools and called one"),
+            (Then::Listen, "hold their GET stream open"),
+        ] {
+            let (awake, quiet, held) = open_batch(addr, sessions, then).await;
+            println!(
+                "{sessions} sessions that {what}: just opened, {}; ten seconds later, {}",
+                each(awake, before),
+                each(quiet, before),
+            );
+            println!("  sessions awake now, in all: {}", http.sessions().awake);
+            streams.extend(held);
+            before = quiet;
+        }
         println!(
-            "{sessions} sessions that only shook hands: just opened, {}; ten seconds later, {}",
-            each(awake, before, sessions),
-            each(quiet, before, sessions),
-        );
-        let first = quiet;
-        let (awake, quiet) = open_batch(addr, sessions, true).await;
-        tokio::time::sleep(ASLEEP.saturating_sub(QUIET)).await;
-        let asleep = memory();
-        println!(
-            "{sessions} more that also listed the tools: just opened, {}; ten seconds later, \
-             {}; a minute later, {}",
-            each(awake, first, sessions),
-            each(quiet, first, sessions),
-            each(asleep, first, sessions),
-        );
-        println!(
-            "all {} asleep: {}",
-            2 * sessions,
-            each(asleep, before, 2 * sessions)
-        );
-        println!(
-            "the process with {tools} tools and {} idle sessions: resident {} bytes",
-            2 * sessions + 20,
+            "the process with {tools} tools and {} idle sessions ({} with a GET stream): \
+             resident {} bytes",
+            3 * sessions + 20,
+            streams.len(),
             rss()
         );
+        drop(streams);
         http.shutdown().await.expect("stop");
     });
 }

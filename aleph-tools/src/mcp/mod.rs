@@ -75,7 +75,7 @@ pub use self::error::McpError;
 pub use self::gauges::{MCP_SESSIONS, MCP_TASKS};
 #[cfg(feature = "mcp-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
-pub use self::http::{Drained, McpHttpServer};
+pub use self::http::{Drained, McpHttpServer, SessionCount};
 pub use self::names::clean_tool_name;
 pub use self::prompts::{
     McpPrompt, PromptArgs, PromptArgument, PromptMessage, PromptRole, PromptSource,

@@ -35,6 +35,7 @@ mod mcp_ask;
 mod mcp_auth;
 mod mcp_conformance;
 mod mcp_http_calls;
+mod mcp_http_sleep;
 mod mcp_polling;
 mod mcp_prompts;
 mod mcp_replica_streams;

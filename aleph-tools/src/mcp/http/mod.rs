@@ -34,6 +34,7 @@ use self::in_session::InSession;
 use self::intake::{Intake, intake_layer};
 pub(in crate::mcp) use self::options::HttpOptions;
 use self::sessions::Ledger;
+pub use self::sessions::SessionCount;
 use super::auth::{Gate, authenticate, metadata_routes};
 use super::polling::PollingSessions;
 use super::tasks::TaskTable;
@@ -147,6 +148,7 @@ impl McpServer {
             beside = beside.merge(extra);
         }
         let mut intake_in_front = None;
+        let held = Arc::clone(&ledger);
         if let Some(auth) = auth {
             router = router.layer(axum::middleware::from_fn_with_state(read, intake_layer));
             let gate = Gate::new(auth, MCP_PATH, ledger);
@@ -179,6 +181,7 @@ impl McpServer {
             task: Some(task),
             in_flight,
             tasks,
+            ledger: held,
         })
     }
 }
@@ -270,6 +273,7 @@ pub struct McpHttpServer {
     task: Option<JoinHandle<std::io::Result<()>>>,
     in_flight: Arc<InFlight>,
     tasks: Arc<TaskTable>,
+    ledger: Arc<Ledger>,
 }
 
 impl fmt::Debug for McpHttpServer {
@@ -289,6 +293,19 @@ impl McpHttpServer {
     /// The URL clients connect to: `http://{addr}/mcp`.
     pub fn url(&self) -> String {
         format!("http://{}/mcp", self.addr)
+    }
+
+    /// How many sessions the server holds now, and how many of them are awake: what their
+    /// memory comes to (see [`SessionCount`]).
+    ///
+    /// ```no_run
+    /// # fn run(http: &aleph_tools::mcp::McpHttpServer) {
+    /// let sessions = http.sessions();
+    /// eprintln!("{} sessions, {} awake", sessions.held, sessions.awake);
+    /// # }
+    /// ```
+    pub fn sessions(&self) -> SessionCount {
+        self.ledger.count()
     }
 
     /// Stops accepting clients, ends every session and waits until the server has stopped.

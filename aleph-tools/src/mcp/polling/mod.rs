@@ -514,20 +514,38 @@ impl SessionManager for PollingSessions {
     }
 }
 
-/// `stream`, keeping its session busy while it lasts and marking it used at each event.
-fn in_use<S>(stream: S, busy: Busy) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static
+/// `stream`, keeping its session busy while it lasts (see [`InUse`]).
+fn in_use<S>(events: S, busy: Busy) -> InUse<S>
 where
     S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
 {
-    stream.map(move |event| {
-        busy.used();
-        event
-    })
+    InUse { events, busy }
 }
 
-/// Events as they come through a channel, keeping their session busy while the stream lasts
-/// and marking it used at each event: what [`in_use`] makes of a channel, without a future
-/// made for each event.
+pin_project_lite::pin_project! {
+    /// A session's stream, keeping the session busy while it lasts and telling its [`Busy`]
+    /// what it carried and whether it ran to its end, which is when the session's service
+    /// no longer needs to keep its events for a client that resumes it.
+    struct InUse<S> {
+        #[pin]
+        events: S,
+        busy: Busy,
+    }
+}
+
+impl<S: Stream<Item = ServerSseMessage>> Stream for InUse<S> {
+    type Item = ServerSseMessage;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
+        let this = self.project();
+        let event = ready!(this.events.poll_next(cx));
+        mark(this.busy, event.is_some());
+        Poll::Ready(event)
+    }
+}
+
+/// Events as they come through a channel: what [`InUse`] makes of a channel, without a
+/// future made for each event.
 struct Received {
     events: Receiver<ServerSseMessage>,
     busy: Busy,
@@ -545,9 +563,16 @@ impl Stream for Received {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
         let this = self.get_mut();
         let event = ready!(this.events.poll_recv(cx));
-        if event.is_some() {
-            this.busy.used();
-        }
+        mark(&mut this.busy, event.is_some());
         Poll::Ready(event)
+    }
+}
+
+/// Tells `busy` that its stream gave an event, or ended when it gave none.
+fn mark(busy: &mut Busy, event: bool) {
+    if event {
+        busy.used();
+    } else {
+        busy.ended();
     }
 }

@@ -29,14 +29,15 @@ pub(in crate::mcp) const DEFAULT_MAX_SESSIONS: usize = 1024;
 /// The most sessions one identity holds at once, unless set.
 pub(in crate::mcp) const DEFAULT_MAX_PER_IDENTITY: usize = 64;
 
-/// How long a session keeps rmcp's service after a stream of it carried an event (at most;
-/// half the idle timeout when that is shorter). As long as rmcp keeps a finished stream's
-/// events for a client that resumes it, so sleep takes nothing a client could still ask for.
+/// How long a session keeps rmcp's service after a stream of it was cut short (at most;
+/// half the idle timeout when that is shorter). As long as rmcp keeps a stream's events for
+/// a client that resumes it, so sleep takes nothing a client could still ask for.
 const KEEP_AWAKE: Duration = Duration::from_mins(1);
 
-/// How long a session whose service holds nothing to resume (one that only shook hands, or
-/// whose events are older than [`KEEP_AWAKE`]) stays awake without a request: long enough
-/// that a client's next request right after the handshake finds it awake.
+/// How long a session whose service holds nothing to resume stays awake without a request:
+/// long enough that a client's next request right after the last finds it awake. Nothing is
+/// left to resume when every stream of the session ran to its end (each event it carried
+/// was handed on), or was cut short more than [`KEEP_AWAKE`] ago.
 const QUIET: Duration = Duration::from_secs(5);
 
 /// The caps and the idle timeout, as [`McpServer`](crate::mcp::McpServer) was given them.
@@ -95,8 +96,8 @@ struct Record {
     /// What the client set in the session (log level, subscriptions).
     remembered: Arc<Remembered>,
     last_used: Instant,
-    /// When a stream of it last carried an event, which rmcp's service keeps for a client
-    /// that resumes the stream.
+    /// When a stream of it that had carried events was last cut short: rmcp's service keeps
+    /// those events for a client that resumes the stream.
     last_event: Option<Instant>,
     /// The session's streams open now (requests running, the client's `GET` stream).
     busy: u32,
@@ -349,16 +350,6 @@ impl Ledger {
         }
     }
 
-    /// A stream of session `id` carried an event: it is in use, and its service keeps the
-    /// event for a while.
-    fn carried(&self, id: &str) {
-        if let Some(record) = lock(&self.book).sessions.get_mut(id) {
-            let now = Instant::now();
-            record.last_used = now;
-            record.last_event = Some(now);
-        }
-    }
-
     /// A stream of session `id` opens; the session is busy until the guard is dropped.
     pub(in crate::mcp) fn busy(self: &Arc<Self>, id: &SessionId) -> Busy {
         if let Some(record) = lock(&self.book).sessions.get_mut(id) {
@@ -368,6 +359,8 @@ impl Ledger {
         Busy {
             ledger: Arc::clone(self),
             id: id.clone(),
+            carried: false,
+            ended: false,
         }
     }
 
@@ -493,17 +486,36 @@ impl Ledger {
         }
     }
 
-    /// How many sessions there are, and how many of them sleep.
-    #[cfg(test)]
-    fn counts(&self) -> (usize, usize) {
+    /// How many sessions there are, and how many of them are awake.
+    pub(in crate::mcp) fn count(&self) -> SessionCount {
         let book = lock(&self.book);
-        let asleep = book
+        let awake = book
             .sessions
             .values()
-            .filter(|record| record.phase == Phase::Asleep)
+            .filter(|record| record.phase != Phase::Asleep)
             .count();
-        (book.sessions.len(), asleep)
+        SessionCount {
+            held: book.sessions.len(),
+            awake,
+        }
     }
+}
+
+/// The sessions a streamable HTTP server holds, from
+/// [`McpHttpServer::sessions`](crate::mcp::McpHttpServer::sessions).
+///
+/// A session is awake while rmcp's service of it runs, which holds its tasks and channels
+/// (about 95 KB): while a request or stream of it is open, for a few seconds after its last
+/// request, and for a minute after a stream of it was cut short (its events are kept for a
+/// client that resumes the stream). Otherwise it sleeps, holding under a kilobyte, and its
+/// next request wakes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionCount {
+    /// Sessions open, awake or asleep.
+    pub held: usize,
+    /// Of those, the sessions awake.
+    pub awake: usize,
 }
 
 /// rmcp's session store, kept in the ledger: rmcp asks it for the `initialize` params of a
@@ -567,24 +579,40 @@ impl Drop for Reservation {
     }
 }
 
-/// A stream of a session is open; the session is not idle while it lives.
+/// A stream of a session is open; the session is not idle while it lives. Dropped, it says
+/// whether the stream left events a client may resume from: those of a stream cut short.
 pub(in crate::mcp) struct Busy {
     ledger: Arc<Ledger>,
     id: SessionId,
+    /// The stream carried an event.
+    carried: bool,
+    /// The stream ran to its end.
+    ended: bool,
 }
 
 impl Busy {
-    /// The stream carried an event: the session is in use, and its service keeps the event.
-    pub(in crate::mcp) fn used(&self) {
-        self.ledger.carried(&self.id);
+    /// The stream carried an event, which rmcp's service keeps for a client that resumes
+    /// the stream should it be cut short.
+    pub(in crate::mcp) fn used(&mut self) {
+        self.carried = true;
+    }
+
+    /// The stream ran to its end: every event it carried was handed on to the client's
+    /// connection, so none is left to resume.
+    pub(in crate::mcp) fn ended(&mut self) {
+        self.ended = true;
     }
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
         if let Some(record) = lock(&self.ledger.book).sessions.get_mut(&self.id) {
+            let now = Instant::now();
             record.busy = record.busy.saturating_sub(1);
-            record.last_used = Instant::now();
+            record.last_used = now;
+            if self.carried && !self.ended {
+                record.last_event = Some(now);
+            }
         }
     }
 }

@@ -47,7 +47,7 @@ async fn idle_sessions_sleep_then_end_and_busy_ones_do_not() {
     assert!(ledger.carry_out(&idle, Due::Sleep, later));
     assert!(ledger.due(later).is_empty(), "falling asleep");
     ledger.closed(&idle);
-    assert_eq!(ledger.counts(), (2, 1));
+    assert_eq!(ledger.count(), SessionCount { held: 2, awake: 1 });
     assert!(ledger.to_wake(&idle).await.is_some());
     ledger.woke(&idle);
     let much_later = Instant::now() + Duration::from_secs(11);
@@ -58,7 +58,7 @@ async fn idle_sessions_sleep_then_end_and_busy_ones_do_not() {
         "used since it was found"
     );
     assert!(ledger.carry_out(&idle, Due::End, much_later));
-    assert_eq!(ledger.counts(), (1, 0));
+    assert_eq!(ledger.count(), SessionCount { held: 1, awake: 1 });
     assert!(ledger.to_wake(&idle).await.is_none(), "ended");
     drop(stream);
     assert!(ledger.due(Instant::now()).is_empty(), "just used");
@@ -74,20 +74,41 @@ fn a_session_with_nothing_to_resume_sleeps_sooner() {
         },
         None,
     );
-    let (bare, answered): (SessionId, SessionId) = (Arc::from("bare"), Arc::from("answered"));
-    for id in [&bare, &answered] {
+    let ids: [SessionId; 3] = [Arc::from("answered"), Arc::from("bare"), Arc::from("cut")];
+    let [answered, bare, cut] = ids.clone();
+    for id in &ids {
         ledger.opened(id);
         ledger.initialized(id, None, Some(InitializeRequestParams::default()));
     }
-    // A request's stream carries its answer, which rmcp keeps for a client that resumes.
-    let stream = ledger.busy(&answered);
+    // A stream that ran to its end handed on every event it carried.
+    let mut stream = ledger.busy(&answered);
+    stream.used();
+    stream.ended();
+    drop(stream);
+    // One cut short left events that rmcp keeps for a client that resumes the stream.
+    let mut stream = ledger.busy(&cut);
     stream.used();
     drop(stream);
-    let soon = Instant::now() + QUIET + Duration::from_millis(100);
+    // One that carried nothing left nothing.
+    drop(ledger.busy(&bare));
+    let due_at = |at: Instant| {
+        let mut due = ledger.due(at);
+        due.sort_by(|one, other| one.0.cmp(&other.0));
+        due
+    };
     assert!(ledger.due(Instant::now()).is_empty(), "just used");
-    assert_eq!(ledger.due(soon), [(bare.clone(), Due::Sleep)]);
+    let soon = Instant::now() + QUIET + Duration::from_millis(100);
+    assert_eq!(
+        due_at(soon),
+        [(answered.clone(), Due::Sleep), (bare.clone(), Due::Sleep)]
+    );
     let later = Instant::now() + KEEP_AWAKE + Duration::from_millis(100);
-    let mut due = ledger.due(later);
-    due.sort_by(|one, other| one.0.cmp(&other.0));
-    assert_eq!(due, [(answered, Due::Sleep), (bare, Due::Sleep)]);
+    assert_eq!(
+        due_at(later),
+        [
+            (answered, Due::Sleep),
+            (bare, Due::Sleep),
+            (cut, Due::Sleep)
+        ]
+    );
 }
