@@ -136,7 +136,11 @@ async fn listen(addr: SocketAddr, id: &str) -> TcpStream {
         socket.read_exact(&mut byte).await.expect("read the head");
         head.push(byte[0]);
     }
-    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+    assert!(
+        head.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
     socket
 }
 
@@ -145,21 +149,44 @@ fn memory() -> (usize, usize) {
     (ALLOCATOR.allocated(), rss())
 }
 
-/// Opens `count` sessions that do `then`; the memory right after, and once the server has
-/// had the time to put them to sleep; the connections of their `GET` streams, held open.
-async fn open_batch(
-    addr: SocketAddr,
-    count: usize,
-    then: Then,
-) -> ((usize, usize), (usize, usize), Vec<TcpStream>) {
-    let mut held = Vec::new();
+/// What a batch left: the memory right after it opened and once the server had the time to
+/// put its sessions to sleep, the sessions' ids, and the connections of their `GET`
+/// streams, held open.
+struct Batch {
+    awake: (usize, usize),
+    quiet: (usize, usize),
+    ids: Vec<String>,
+    held: Vec<TcpStream>,
+}
+
+/// Opens `count` sessions that do `then`.
+async fn open_batch(addr: SocketAddr, count: usize, then: Then) -> Batch {
+    let (mut ids, mut held) = (Vec::new(), Vec::new());
     for _ in 0..count {
-        held.extend(open(addr, then).await.1);
+        let (id, listening) = open(addr, then).await;
+        ids.push(id);
+        held.extend(listening);
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     let awake = memory();
     tokio::time::sleep(QUIET).await;
-    (awake, memory(), held)
+    Batch {
+        awake,
+        quiet: memory(),
+        ids,
+        held,
+    }
+}
+
+/// The mean time of a `tools/call` in each of `sessions`, each on a connection of its own.
+async fn mean_call(addr: SocketAddr, sessions: &[String]) -> Duration {
+    let call = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"tool_0","arguments":{"query":"q"}}}"#;
+    let started = std::time::Instant::now();
+    for id in sessions {
+        let answer = post(addr, Some(id), call).await;
+        assert!(answer.contains(r#""isError":false"#), "{answer}");
+    }
+    started.elapsed() / u32::try_from(sessions.len().max(1)).unwrap_or(u32::MAX)
 }
 
 /// `count` runtime tools, each with a description and a two-argument schema of its own.
@@ -236,21 +263,34 @@ fn main() {
         };
         let mut before = memory();
         let mut streams = Vec::new();
+        let mut called = Vec::new();
         for (then, what) in [
             (Then::Rest, "only shook hands"),
             (Then::ListAndCall, "also listed the tools and called one"),
             (Then::Listen, "hold their GET stream open"),
         ] {
-            let (awake, quiet, held) = open_batch(addr, sessions, then).await;
+            let batch = open_batch(addr, sessions, then).await;
             println!(
                 "{sessions} sessions that {what}: just opened, {}; ten seconds later, {}",
-                each(awake, before),
-                each(quiet, before),
+                each(batch.awake, before),
+                each(batch.quiet, before),
             );
             println!("  sessions awake now, in all: {}", http.sessions().awake);
-            streams.extend(held);
-            before = quiet;
+            streams.extend(batch.held);
+            if matches!(then, Then::ListAndCall) {
+                called = batch.ids;
+            }
+            before = batch.quiet;
         }
+        // A call in a session asleep wakes it first; the next finds it awake.
+        let some = &called[..called.len().min(50)];
+        let waking = mean_call(addr, some).await;
+        let awake = mean_call(addr, some).await;
+        println!(
+            "a call in {} sessions asleep (each woken): {waking:?} on average; again, awake: \
+             {awake:?}",
+            some.len()
+        );
         println!(
             "the process with {tools} tools and {} idle sessions ({} with a GET stream): \
              resident {} bytes",

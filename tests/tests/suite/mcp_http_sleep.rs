@@ -1,13 +1,18 @@
 //! An HTTP session gives up its service (and the memory it holds) once nothing in it is left
 //! for a client to resume: a stream that ran to its end handed on every event it carried, so
 //! its session sleeps after a few quiet seconds, where a session with a stream cut short
-//! stays awake, its call running, for a client that resumes the stream.
+//! stays awake, its call running, for a client that resumes the stream. A client holding
+//! the session's `GET` stream open does not keep it awake: the stream stays open while the
+//! session sleeps, carries the server's changes all the same, and joins the session's
+//! service again when the session wakes.
 
 use std::time::Duration;
 
-use aleph_tools_tests::mcp_http::{ACCEPT, VERSION, open_session};
-use aleph_tools_tests::mcp_test_endpoint;
-use serde_json::json;
+use aleph_tools::mcp::McpHttpServer;
+use aleph_tools::{RuntimeTool, ToolContext, ToolDefinition, ToolOutput};
+use aleph_tools_tests::mcp_http::{ACCEPT, VERSION, open_session, request_in_session};
+use aleph_tools_tests::{NOTE_URI, mcp_test_endpoint};
+use serde_json::{Value, json};
 
 /// How long a test waits for what must come; never a measure of speed.
 const PATIENCE: Duration = Duration::from_mins(1);
@@ -32,17 +37,22 @@ fn slow_call(
         }))
 }
 
-/// Reads `stream` until its text holds `wanted`; the text read.
+/// Reads `stream` until its text holds `wanted`; the text read. Keep-alive comments come
+/// on an idle stream, so the whole read has a deadline, not each chunk.
 async fn read_until(stream: &mut reqwest::Response, wanted: &str) -> String {
     let mut seen = String::new();
-    while !seen.contains(wanted) {
-        let chunk = tokio::time::timeout(PATIENCE, stream.chunk())
-            .await
-            .unwrap_or_else(|_| panic!("no {wanted} in {seen}"))
-            .expect("the stream reads")
-            .unwrap_or_else(|| panic!("the stream ended without {wanted}: {seen}"));
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let read = tokio::time::timeout(PATIENCE, async {
+        while !seen.contains(wanted) {
+            match stream.chunk().await.expect("the stream reads") {
+                Some(chunk) => seen.push_str(&String::from_utf8_lossy(&chunk)),
+                None => return false,
+            }
+        }
+        true
+    })
+    .await;
+    let read = read.unwrap_or_else(|elapsed| panic!("no {wanted} in {seen} ({elapsed})"));
+    assert!(read, "the stream ended without {wanted}: {seen}");
     seen
 }
 
@@ -122,5 +132,122 @@ async fn a_session_sleeps_once_nothing_is_left_to_resume() {
     let mut again = slow_call(&http, &url, &answered, 1).send().await.unwrap();
     read_until(&mut again, "counted to 1").await;
     assert_eq!(server.sessions().awake, 2);
+    server.shutdown().await.expect("stops");
+}
+
+/// Waits until `awake` sessions of `server` are awake.
+async fn until_awake(server: &McpHttpServer, awake: usize) {
+    let mut waited = Duration::ZERO;
+    while server.sessions().awake != awake {
+        assert!(
+            waited < Duration::from_secs(30),
+            "never {awake} awake: {:?}",
+            server.sessions()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += Duration::from_millis(100);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_sleeps_with_its_get_stream_open_and_the_stream_goes_on() {
+    let (tools, mcp) = mcp_test_endpoint();
+    let resources = mcp.clone();
+    let server = mcp
+        .with_session_idle_timeout(Duration::from_mins(5))
+        .serve_http("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = server.url();
+    let http = reqwest::Client::new();
+    let (session, other) = (
+        open_session(&http, &url).await,
+        open_session(&http, &url).await,
+    );
+    let subscribed = request_in_session(
+        &http,
+        &url,
+        &session,
+        "resources/subscribe",
+        json!({ "uri": NOTE_URI }),
+    )
+    .await;
+    assert!(subscribed["result"].is_object(), "{subscribed}");
+    let listen = |session: &str| {
+        http.get(&url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", VERSION)
+            .header("mcp-session-id", session)
+            .send()
+    };
+    let mut get = listen(&session).await.expect("the stream opens");
+    assert_eq!(get.status(), 200);
+    let mut other_get = listen(&other).await.expect("the stream opens");
+
+    // Both sleep with their streams open, and hear of changes while asleep: the one
+    // subscribed to the note hears of its update too.
+    until_awake(&server, 0).await;
+    let definition = ToolDefinition::new("added_asleep", "Echoes.", json!({"type": "object"}));
+    let echo = RuntimeTool::new(definition, |args: Value, _: ToolContext| async move {
+        Ok(ToolOutput::text(args.to_string()))
+    });
+    tools.add(echo).expect("a valid tool");
+    read_until(&mut get, "notifications/tools/list_changed").await;
+    read_until(&mut other_get, "notifications/tools/list_changed").await;
+    resources.resource_updated(NOTE_URI);
+    let heard = read_until(&mut get, "notifications/resources/updated").await;
+    assert!(heard.contains(NOTE_URI), "{heard}");
+    resources.resources_changed();
+    let heard = read_until(&mut other_get, "notifications/resources/list_changed").await;
+    assert!(
+        !heard.contains("notifications/resources/updated"),
+        "not subscribed, not told: {heard}"
+    );
+    assert_eq!(server.sessions().awake, 0, "telling woke no session");
+
+    // A request wakes the session, and its stream joins the new service: what the call
+    // logs comes on it, and so do the changes the service passes on.
+    let chatted = request_in_session(
+        &http,
+        &url,
+        &session,
+        "tools/call",
+        json!({
+            "name": "chatty", "arguments": {}
+        }),
+    )
+    .await;
+    assert_eq!(
+        chatted["result"]["structuredContent"]["result"], "logged",
+        "{chatted}"
+    );
+    assert_eq!(server.sessions().awake, 1);
+    read_until(&mut get, "notifications/message").await;
+    tools.remove("added_asleep");
+    read_until(&mut get, "notifications/tools/list_changed").await;
+
+    // Ended while its stream is open and the session asleep, the stream ends.
+    until_awake(&server, 0).await;
+    let ended = http
+        .delete(&url)
+        .header("mcp-protocol-version", VERSION)
+        .header("mcp-session-id", &other)
+        .send()
+        .await
+        .expect("the session ends");
+    assert!(ended.status().is_success(), "{}", ended.status());
+    let rest = tokio::time::timeout(PATIENCE, async {
+        while other_get.chunk().await.ok().flatten().is_some() {}
+    })
+    .await;
+    assert!(rest.is_ok(), "the stream of an ended session ends");
+    assert_eq!(server.sessions().held, 1);
+
+    // A `GET` stream resumed after a break does not keep its session awake either.
+    drop(get);
+    let mut resumed = resume(&http, &url, &session, "0").await;
+    until_awake(&server, 0).await;
+    assert!(tools.remove("add"));
+    read_until(&mut resumed, "notifications/tools/list_changed").await;
     server.shutdown().await.expect("stops");
 }

@@ -108,13 +108,14 @@ impl McpServer {
         // The front checks `Host` and `Origin` before any route (`guard`), against the same
         // hosts; rmcp's own check would match the `Host` against them again.
         config = config.disable_allowed_hosts();
-        let sessions = Arc::new(PollingSessions::new(
+        let sessions = PollingSessions::new(
             self.http.sse_polling,
             self.http.sse_retry,
             Arc::clone(&ledger),
             self.http.shared_events.clone(),
-        ));
+        );
         tokio::spawn(Arc::clone(&sessions).look_after(shutdown.child_token()));
+        tokio::spawn(self.tell_listeners(Arc::clone(&ledger), shutdown.child_token()));
         tokio::spawn(Arc::clone(&sessions).take_answers(shutdown.child_token()));
         let read = Arc::new(Intake {
             ledger: Arc::clone(&ledger),

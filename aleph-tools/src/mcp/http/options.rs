@@ -155,9 +155,9 @@ impl McpServer {
     ///
     /// An idle session gives up most of what it holds (rmcp's service of it, about 95 KB)
     /// once nothing in it is left for a client to resume: five seconds after its last
-    /// request when none of its streams carried an event in the last minute, otherwise a
-    /// minute after the last event (or half this time, if shorter). It then costs under a
-    /// kilobyte, and its next request brings it back.
+    /// request, or a minute after a stream of it was cut short (or half this time, if
+    /// shorter), whether or not its `GET` stream is open. It then costs under a kilobyte,
+    /// its `GET` stream still hears of changes, and its next request brings it back.
     ///
     /// ```
     /// use std::time::Duration;

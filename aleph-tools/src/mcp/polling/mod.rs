@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -41,6 +41,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use self::kept::{Kept, Next, index_of, stream_of_id};
+use self::listen::Listener;
 use self::relay::{KNOWN_FOR, LOOK_EVERY, Route, TAKE_AT_MOST, relay, relayed, route, tag_request};
 use self::shared::{Writer, first_read, read_log};
 use super::http::sessions::{Busy, Due, Ledger};
@@ -48,6 +49,7 @@ use super::store::EventLog;
 use crate::Identity;
 
 mod kept;
+mod listen;
 mod relay;
 mod shared;
 
@@ -61,6 +63,8 @@ const CLOSE_WITHIN: Duration = Duration::from_secs(5);
 /// rmcp's in-memory sessions, with each request's stream ended once it has been open for
 /// `close_after` (when set), and its events kept for the client to come back for.
 pub(in crate::mcp) struct PollingSessions {
+    /// Itself, for the `GET` streams that join a woken session's service.
+    me: Weak<Self>,
     local: LocalSessionManager,
     close_after: Option<Duration>,
     kept: Arc<Mutex<KeptByRequest>>,
@@ -92,7 +96,7 @@ impl PollingSessions {
         retry: Option<Duration>,
         ledger: Arc<Ledger>,
         log: Option<Arc<dyn EventLog>>,
-    ) -> Self {
+    ) -> Arc<Self> {
         let mut local = LocalSessionManager::default();
         if retry.is_some() {
             local.session_config.sse_retry = retry;
@@ -100,7 +104,8 @@ impl PollingSessions {
         // The ledger ends idle sessions; rmcp's own timer would end one whose call runs
         // long without a word.
         local.session_config.keep_alive = None;
-        Self {
+        Arc::new_cyclic(|me| Self {
+            me: me.clone(),
             local,
             close_after,
             kept: Arc::default(),
@@ -108,7 +113,7 @@ impl PollingSessions {
             log,
             tag: Arc::from(&uuid::Uuid::new_v4().simple().to_string()[..16]),
             next_stream: AtomicU64::new(0),
-        }
+        })
     }
 
     /// The name requests to clients carry, so that their answers find this process: set
@@ -160,6 +165,30 @@ impl PollingSessions {
                 () = tokio::time::sleep(LOOK_EVERY) => {}
             }
         }
+    }
+
+    /// The channel of session `id`'s service for a `GET` stream, when the session is awake.
+    async fn join(&self, id: &SessionId) -> Option<listen::Events> {
+        let events = self.local.create_standalone_stream(id).await.ok()?;
+        Some(Box::pin(self.tagged(events)))
+    }
+
+    /// A `GET` stream of session `id` over `events`, the channel of the session's service:
+    /// held in the ledger before the channel opens, so a wake in between is not missed.
+    async fn listener<S>(
+        &self,
+        id: &SessionId,
+        events: impl Future<Output = Result<S, LocalSessionManagerError>>,
+    ) -> Result<Listener, LocalSessionManagerError>
+    where
+        S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    {
+        let (listening, service) = self
+            .ledger
+            .listen(id)
+            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let events: listen::Events = Box::pin(self.tagged(events.await?));
+        Ok(Listener::new(self.me.clone(), listening, events, service))
     }
 
     /// A name for a stream to keep, unique across processes and lives of a session.
@@ -460,9 +489,8 @@ impl SessionManager for PollingSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        let busy = self.ledger.busy(id);
-        let events = self.local.create_standalone_stream(id).await?;
-        Ok(in_use(self.tagged(events), busy))
+        self.listener(id, self.local.create_standalone_stream(id))
+            .await
     }
 
     async fn resume(
@@ -496,8 +524,19 @@ impl SessionManager for PollingSessions {
                 return Ok(Received::new(events, busy).right_stream().left_stream());
             }
         }
+        if !last_event_id.contains('/') {
+            // The client's `GET` stream, resumed: it goes on while the session sleeps, as a
+            // new one does.
+            drop(busy);
+            let listener = self
+                .listener(id, self.local.resume(id, last_event_id))
+                .await?;
+            return Ok(listener.left_stream().right_stream());
+        }
         let events = self.local.resume(id, last_event_id).await?;
-        Ok(in_use(self.tagged(events), busy).right_stream())
+        Ok(in_use(self.tagged(events), busy)
+            .right_stream()
+            .right_stream())
     }
 
     async fn restore_session(

@@ -1,6 +1,8 @@
 //! Serving a tool server to MCP clients: [`McpServer`] (in `server.rs`) and `Session`,
 //! the handler of one connection, which answers its requests.
 
+#[cfg(feature = "mcp-http")]
+mod changes;
 pub(in crate::mcp) mod decode;
 mod listen;
 mod listing;
@@ -11,7 +13,7 @@ mod stdio;
 pub(in crate::mcp) mod unreadable;
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
@@ -79,6 +81,8 @@ pub(in crate::mcp) struct Remembered {
     subscribed: Arc<Mutex<HashSet<String>>>,
     /// The least severe [`LogLevel`](crate::LogLevel) the client hears, as `u8`.
     log_level: Arc<AtomicU8>,
+    /// Whether a service of the session passes the server's changes on to the client now.
+    forwarding: AtomicBool,
 }
 
 impl Remembered {
@@ -87,7 +91,25 @@ impl Remembered {
         Self {
             subscribed: Arc::default(),
             log_level: Arc::new(AtomicU8::new(server::DEFAULT_LOG_LEVEL as u8)),
+            forwarding: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the client subscribed to `uri`.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(in crate::mcp) fn subscribed_to(&self, uri: &str) -> bool {
+        lock(&self.subscribed).contains(uri)
+    }
+
+    /// Whether a service of the session passes the server's changes on to the client now.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(in crate::mcp) fn forwarding(&self) -> bool {
+        self.forwarding.load(Ordering::Acquire)
+    }
+
+    /// A service of the session starts or stops passing the server's changes on.
+    pub(in crate::mcp) fn set_forwarding(&self, forwarding: bool) {
+        self.forwarding.store(forwarding, Ordering::Release);
     }
 }
 
@@ -499,6 +521,9 @@ impl ServerHandler for Session {
                 }
             }
         });
+        // From here on, changes reach the client through this service; until now, an HTTP
+        // session's `GET` streams heard of them from the ledger.
+        self.remembered().set_forwarding(true);
     }
 
     fn accepted_subscription_filter(

@@ -49,7 +49,7 @@ use crate::{AlephToolServer, LogLevel};
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    served: Served,
+    pub(super) served: Served,
     /// What serving over streamable HTTP takes (hosts, auth, CORS, SSE, sessions, routes).
     #[cfg(feature = "mcp-http")]
     pub(in crate::mcp) http: HttpOptions,

@@ -1,9 +1,18 @@
-//! The live HTTP sessions: how many there are, whose, when each was last used and whether a
-//! stream of it is open. From that, the caps on sessions (per identity and in all), the
+//! The live HTTP sessions: how many there are, whose, when each was last used and which
+//! streams of it are open. From that, the caps on sessions (per identity and in all), the
 //! idle timeout, and sleep: a session idle for a while gives up rmcp's per-session service
 //! (its tasks and channels, about 95 KB) and keeps only what it needs to wake
 //! ([`Record`], under a kilobyte), which rmcp's session restore brings back at the
-//! session's next request.
+//! session's next request. A client's `GET` stream does not keep its session awake: it
+//! stays open while the session sleeps ([`listening`]).
+
+mod guards;
+mod listening;
+#[cfg(test)]
+mod tests;
+
+pub(in crate::mcp) use self::guards::{Busy, Reservation};
+pub(in crate::mcp) use self::listening::{Listening, Mail, Notice, Service};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,6 +25,7 @@ use rmcp::transport::streamable_http_server::session::{
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use self::listening::Inbox;
 use crate::mcp::gauges;
 use crate::mcp::serve::Remembered;
 use crate::mcp::store::{SessionRecord, SessionStore as SharedSessions};
@@ -99,9 +109,13 @@ struct Record {
     /// When a stream of it that had carried events was last cut short: rmcp's service keeps
     /// those events for a client that resumes the stream.
     last_event: Option<Instant>,
-    /// The session's streams open now (requests running, the client's `GET` stream).
+    /// The session's request streams open now.
     busy: u32,
+    /// Its `GET` streams open now: the session does not end while one is, but may sleep.
+    listening: Vec<Arc<Inbox>>,
     phase: Phase,
+    /// Which of rmcp's services of the session runs or ran last: one more at each wake.
+    service: u32,
     /// Its handshake is in the shared store: put there by this process, or found there.
     shared: bool,
 }
@@ -146,6 +160,9 @@ impl Book {
     fn remove(&mut self, id: &str) -> Option<Record> {
         let record = self.sessions.remove(id)?;
         gauges::sessions(-1);
+        for inbox in &record.listening {
+            inbox.end();
+        }
         if let Some(owner) = &record.owner {
             decrement(&mut self.per_owner, owner);
         }
@@ -227,7 +244,9 @@ impl Ledger {
                 last_used: Instant::now(),
                 last_event: None,
                 busy: 0,
+                listening: Vec::new(),
                 phase: Phase::Asleep,
+                service: 0,
                 shared: true,
             },
         );
@@ -279,7 +298,9 @@ impl Ledger {
                 last_used: Instant::now(),
                 last_event: None,
                 busy: 0,
+                listening: Vec::new(),
                 phase: Phase::Awake,
+                service: 0,
                 shared: false,
             },
         );
@@ -391,7 +412,7 @@ impl Ledger {
         let keeps_events = record
             .last_event
             .is_some_and(|at| now.saturating_duration_since(at) < self.limits.sleep_after());
-        if idle >= self.limits.idle_timeout {
+        if idle >= self.limits.idle_timeout && record.listening.is_empty() {
             Some(Due::End)
         } else if idle >= self.limits.quiet()
             && !keeps_events
@@ -417,6 +438,8 @@ impl Ledger {
         match due {
             Due::Sleep => {
                 record.phase = Phase::FallingAsleep;
+                // Its `GET` streams hear of changes from the ledger until it wakes.
+                record.remembered.set_forwarding(false);
                 true
             }
             Due::End => {
@@ -482,7 +505,11 @@ impl Ledger {
     pub(in crate::mcp) fn woke(&self, id: &str) {
         if let Some(record) = lock(&self.book).sessions.get_mut(id) {
             record.phase = Phase::Awake;
+            record.service = record.service.wrapping_add(1);
             record.last_used = Instant::now();
+            for inbox in &record.listening {
+                inbox.woke();
+            }
         }
     }
 
@@ -505,10 +532,11 @@ impl Ledger {
 /// [`McpHttpServer::sessions`](crate::mcp::McpHttpServer::sessions).
 ///
 /// A session is awake while rmcp's service of it runs, which holds its tasks and channels
-/// (about 95 KB): while a request or stream of it is open, for a few seconds after its last
+/// (about 95 KB): while a request of it is answered, for five seconds after its last
 /// request, and for a minute after a stream of it was cut short (its events are kept for a
 /// client that resumes the stream). Otherwise it sleeps, holding under a kilobyte, and its
-/// next request wakes it.
+/// next request wakes it. A client's `GET` stream does not keep it awake: the stream stays
+/// open while it sleeps, and carries the server's changes all the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionCount {
@@ -561,61 +589,3 @@ impl SessionStore for Ledger {
         Box::pin(std::future::ready(Ok(())))
     }
 }
-
-/// A place held for a session being opened; given back when dropped (by then the session
-/// is counted itself, if it was opened).
-pub(in crate::mcp) struct Reservation {
-    ledger: Arc<Ledger>,
-    owner: Option<Arc<str>>,
-}
-
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        let mut book = lock(&self.ledger.book);
-        book.reserved = book.reserved.saturating_sub(1);
-        if let Some(owner) = &self.owner {
-            decrement(&mut book.reserved_per_owner, owner);
-        }
-    }
-}
-
-/// A stream of a session is open; the session is not idle while it lives. Dropped, it says
-/// whether the stream left events a client may resume from: those of a stream cut short.
-pub(in crate::mcp) struct Busy {
-    ledger: Arc<Ledger>,
-    id: SessionId,
-    /// The stream carried an event.
-    carried: bool,
-    /// The stream ran to its end.
-    ended: bool,
-}
-
-impl Busy {
-    /// The stream carried an event, which rmcp's service keeps for a client that resumes
-    /// the stream should it be cut short.
-    pub(in crate::mcp) fn used(&mut self) {
-        self.carried = true;
-    }
-
-    /// The stream ran to its end: every event it carried was handed on to the client's
-    /// connection, so none is left to resume.
-    pub(in crate::mcp) fn ended(&mut self) {
-        self.ended = true;
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        if let Some(record) = lock(&self.ledger.book).sessions.get_mut(&self.id) {
-            let now = Instant::now();
-            record.busy = record.busy.saturating_sub(1);
-            record.last_used = now;
-            if self.carried && !self.ended {
-                record.last_event = Some(now);
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests;

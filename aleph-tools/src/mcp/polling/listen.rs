@@ -1,0 +1,127 @@
+//! A session's `GET` stream, which outlives the session's service: when the session falls
+//! asleep the stream stays open, carrying the notices the ledger gives it, and when the
+//! session wakes the stream joins the new service's channel again. So a client that holds
+//! its `GET` stream open, as the official SDK clients do, does not keep its session awake.
+
+use std::pin::Pin;
+use std::sync::{Mutex, Weak};
+use std::task::{Context, Poll};
+
+use futures_util::Stream;
+use futures_util::future::BoxFuture;
+use rmcp::transport::common::server_side_http::ServerSseMessage;
+
+use super::PollingSessions;
+use crate::mcp::http::sessions::{Listening, Mail, Service};
+
+/// A stream of a session's events.
+pub(super) type Events = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>;
+
+/// Joining a woken session's service: its channel, or `None` when the session cannot be
+/// joined now (asleep again, or gone).
+type Joining = BoxFuture<'static, Option<Events>>;
+
+/// A client's `GET` stream of one session.
+pub(super) struct Listener {
+    sessions: Weak<PollingSessions>,
+    listening: Listening,
+    /// The channel of the service the stream is joined to, and that service's number.
+    joined: Option<(Events, u32)>,
+    /// Joining the service of the session woken: behind a lock only to be `Sync`, as rmcp
+    /// wants a stream to be; polled through `get_mut`, never locked.
+    joining: Mutex<Option<(Joining, u32)>>,
+}
+
+impl Listener {
+    /// A stream joined to `events`, the channel of service number `service`.
+    pub(super) fn new(
+        sessions: Weak<PollingSessions>,
+        listening: Listening,
+        events: Events,
+        service: u32,
+    ) -> Self {
+        Self {
+            sessions,
+            listening,
+            joined: Some((events, service)),
+            joining: Mutex::new(None),
+        }
+    }
+
+    /// Starts joining service number `service` of the session.
+    fn join(&mut self, service: u32) {
+        let Some(sessions) = self.sessions.upgrade() else {
+            return;
+        };
+        let id = self.listening.id().clone();
+        let joining: Joining = Box::pin(async move { sessions.join(&id).await });
+        *self
+            .joining
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((joining, service));
+    }
+}
+
+impl Stream for Listener {
+    type Item = ServerSseMessage;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
+        let this = self.get_mut();
+        loop {
+            let woke = match this.listening.inbox().look(cx) {
+                Mail::Notice(notice) => return Poll::Ready(Some(notice)),
+                Mail::Ended => return Poll::Ready(None),
+                Mail::Nothing { woke } => woke,
+            };
+            let idle = this.joined.is_none()
+                && this
+                    .joining
+                    .get_mut()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .is_none();
+            if woke && idle {
+                let id = this.listening.id().clone();
+                if let Service::Woken(service) = this.listening.ledger().service(&id, None) {
+                    this.join(service);
+                }
+            }
+            let joining = this
+                .joining
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((future, service)) = joining {
+                let service = *service;
+                let Poll::Ready(joined) = future.as_mut().poll(cx) else {
+                    return Poll::Pending;
+                };
+                *joining = None;
+                match joined {
+                    Some(events) => this.joined = Some((events, service)),
+                    // Asleep again before it was joined, or gone: the inbox says which.
+                    None => continue,
+                }
+            }
+            let Some((events, service)) = &mut this.joined else {
+                // Asleep: the inbox wakes the stream.
+                return Poll::Pending;
+            };
+            match events.as_mut().poll_next(cx) {
+                Poll::Ready(Some(event)) => return Poll::Ready(Some(event)),
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => {}
+            }
+            let service = *service;
+            this.joined = None;
+            match this
+                .listening
+                .ledger()
+                .service(this.listening.id(), Some(service))
+            {
+                Service::Gone | Service::Same => return Poll::Ready(None),
+                Service::Woken(newer) => this.join(newer),
+                // The inbox wakes the stream when the session wakes.
+                Service::Asleep => {}
+            }
+        }
+    }
+}
