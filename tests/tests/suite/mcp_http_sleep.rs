@@ -222,7 +222,15 @@ async fn a_session_sleeps_with_its_get_stream_open_and_the_stream_goes_on() {
         "{chatted}"
     );
     assert_eq!(server.sessions().awake, 1);
-    read_until(&mut get, "notifications/message").await;
+    let logged = read_until(&mut get, "notifications/message").await;
+    // Its events' ids name the service that sent them: the session's second.
+    let last_id = logged
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("id:"))
+        .map(|id| id.trim().to_owned())
+        .expect("the events have ids");
+    assert!(last_id.starts_with("1."), "{last_id}");
     tools.remove("added_asleep");
     read_until(&mut get, "notifications/tools/list_changed").await;
 
@@ -243,9 +251,10 @@ async fn a_session_sleeps_with_its_get_stream_open_and_the_stream_goes_on() {
     assert!(rest.is_ok(), "the stream of an ended session ends");
     assert_eq!(server.sessions().held, 1);
 
-    // A `GET` stream resumed after a break does not keep its session awake either.
+    // A `GET` stream resumed after a break does not keep its session awake either, even
+    // when resumed from an event of a service the session has had since.
     drop(get);
-    let mut resumed = resume(&http, &url, &session, "0").await;
+    let mut resumed = resume(&http, &url, &session, &last_id).await;
     until_awake(&server, 0).await;
     assert!(tools.remove("add"));
     read_until(&mut resumed, "notifications/tools/list_changed").await;

@@ -80,8 +80,13 @@ where
             .map(|identity| identity.subject().to_owned());
         share(&intake.ledger, id.to_owned(), ended, caller).await;
     }
-    if request.method() == Method::GET && request.headers().contains_key("last-event-id") {
-        // A stream resumed: the rest of a request's answer, which a drain waits for.
+    let resumed = request
+        .headers()
+        .get("last-event-id")
+        .is_some_and(|id| id.as_bytes().contains(&b'/'));
+    if request.method() == Method::GET && resumed {
+        // A request's stream resumed (its events' ids name the request): the rest of its
+        // answer, which a drain waits for. The `GET` stream resumed is a `GET` stream.
         let answering = intake.in_flight.answering();
         return counted_while_streaming(next(request).await, answering);
     }

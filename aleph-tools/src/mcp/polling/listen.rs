@@ -2,6 +2,9 @@
 //! asleep the stream stays open, carrying the notices the ledger gives it, and when the
 //! session wakes the stream joins the new service's channel again. So a client that holds
 //! its `GET` stream open, as the official SDK clients do, does not keep its session awake.
+//! Each service numbers its events anew, so the stream's event ids name the service too
+//! (`3.7`, event 7 of the session's service number 3): a client that resumes the stream
+//! after the session slept starts afresh rather than from another service's numbers.
 
 use std::pin::Pin;
 use std::sync::{Mutex, Weak};
@@ -95,18 +98,31 @@ impl Stream for Listener {
                     return Poll::Pending;
                 };
                 *joining = None;
-                match joined {
-                    Some(events) => this.joined = Some((events, service)),
-                    // Asleep again before it was joined, or gone: the inbox says which.
-                    None => continue,
-                }
+                let Some(events) = joined else {
+                    // Asleep again before it was joined, or gone (then the inbox says so), or
+                    // woken again since, with a newer service to join.
+                    let id = this.listening.id().clone();
+                    if let Service::Woken(newer) = this.listening.ledger().service(&id, None)
+                        && newer != service
+                    {
+                        this.join(newer);
+                    }
+                    continue;
+                };
+                this.joined = Some((events, service));
             }
             let Some((events, service)) = &mut this.joined else {
                 // Asleep: the inbox wakes the stream.
                 return Poll::Pending;
             };
             match events.as_mut().poll_next(cx) {
-                Poll::Ready(Some(event)) => return Poll::Ready(Some(event)),
+                Poll::Ready(Some(mut event)) => {
+                    // Each service numbers its events from 0: the id names the service too.
+                    if let Some(id) = &mut event.event_id {
+                        *id = format!("{service}.{id}");
+                    }
+                    return Poll::Ready(Some(event));
+                }
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(None) => {}
             }
@@ -122,6 +138,26 @@ impl Stream for Listener {
                 // The inbox wakes the stream when the session wakes.
                 Service::Asleep => {}
             }
+        }
+    }
+}
+
+/// The service number and rmcp's own id in an event id a [`Listener`] gave (`3.7`).
+pub(super) fn life_of(event_id: &str) -> Option<(u32, &str)> {
+    let (service, index) = event_id.split_once('.')?;
+    Some((service.parse().ok()?, index))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::life_of;
+
+    #[test]
+    fn an_event_id_names_its_service() {
+        assert_eq!(life_of("3.7"), Some((3, "7")));
+        assert_eq!(life_of("0.0"), Some((0, "0")));
+        for rmcps_own in ["0", "7", "", ".7", "x.7", "99999999999.1"] {
+            assert_eq!(life_of(rmcps_own), None, "{rmcps_own}");
         }
     }
 }

@@ -33,7 +33,7 @@ use rmcp::transport::streamable_http_server::session::local::{
     SessionConfig, SessionError,
 };
 use rmcp::transport::streamable_http_server::session::{
-    EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
+    EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionRestoreMarker,
 };
 use serde_json::Value;
 use tokio::sync::mpsc::Receiver;
@@ -44,7 +44,7 @@ use self::kept::{Kept, Next, index_of, stream_of_id};
 use self::listen::Listener;
 use self::relay::{KNOWN_FOR, LOOK_EVERY, Route, TAKE_AT_MOST, relay, relayed, route, tag_request};
 use self::shared::{Writer, first_read, read_log};
-use super::http::sessions::{Busy, Due, Ledger};
+use super::http::sessions::{Busy, Due, Ledger, Service};
 use super::store::EventLog;
 use crate::Identity;
 
@@ -414,7 +414,22 @@ impl SessionManager for PollingSessions {
             }
             self.ledger.share(id).await;
         }
-        self.local.initialize_session(id, message).await
+        // rmcp's replay of the handshake, as it wakes the session.
+        let restored = match &message {
+            ClientJsonRpcMessage::Request(request) => request
+                .request
+                .extensions()
+                .get::<SessionRestoreMarker>()
+                .is_some(),
+            _ => false,
+        };
+        let answer = self.local.initialize_session(id, message).await?;
+        if restored {
+            // Only now may its `GET` streams join the service: rmcp's worker takes nothing
+            // before the handshake.
+            self.ledger.woke(id);
+        }
+        Ok(answer)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
@@ -528,9 +543,25 @@ impl SessionManager for PollingSessions {
             // The client's `GET` stream, resumed: it goes on while the session sleeps, as a
             // new one does.
             drop(busy);
-            let listener = self
-                .listener(id, self.local.resume(id, last_event_id))
-                .await?;
+            let listener = match listen::life_of(&last_event_id) {
+                // From the service the session has now: the events after it.
+                Some((service, index))
+                    if self.ledger.service(id, Some(service)) == Service::Same =>
+                {
+                    self.listener(id, self.local.resume(id, index.to_owned()))
+                        .await?
+                }
+                // From a service the session has had since: its events are gone.
+                Some(_) => {
+                    self.listener(id, self.local.create_standalone_stream(id))
+                        .await?
+                }
+                // An id of rmcp's own (the stream's first event's).
+                None => {
+                    self.listener(id, self.local.resume(id, last_event_id))
+                        .await?
+                }
+            };
             return Ok(listener.left_stream().right_stream());
         }
         let events = self.local.resume(id, last_event_id).await?;
@@ -544,7 +575,17 @@ impl SessionManager for PollingSessions {
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         let outcome = self.local.restore_session(id.clone()).await?;
-        self.ledger.woke(&id);
+        if matches!(outcome, RestoreOutcome::Restored(_)) && !self.ledger.waking(&id) {
+            // Ended while it was being woken: the service just made goes, and the request
+            // is told the session is not found.
+            let handle = self.local.sessions.write().await.remove(&id);
+            if let Some(handle) = handle {
+                tokio::spawn(async move {
+                    let _ = tokio::time::timeout(CLOSE_WITHIN, handle.close()).await;
+                });
+            }
+            return Ok(RestoreOutcome::NotSupported);
+        }
         Ok(outcome)
     }
 

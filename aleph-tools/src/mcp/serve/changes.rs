@@ -1,7 +1,8 @@
-//! The server's changes for the HTTP sessions that no service of theirs passes them on for
-//! now (asleep, or just woken): each client holding the session's `GET` stream open hears of
-//! a change to the tools, of a change to the resources and of an update of a resource it
-//! subscribed to, as it would from the session's service.
+//! The server's changes for the clients of HTTP sessions, awake or asleep: each client
+//! holding its session's `GET` stream open hears of a change to the tools, of a change to
+//! the resources and of an update of a resource it subscribed to. A session's service does
+//! not tell them itself (see `Remembered::told_apart`), so a session falling asleep or
+//! waking loses none of them.
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use super::resources::ResourceEvent;
 use crate::mcp::http::sessions::{Ledger, Notice};
 
 impl McpServer {
-    /// Passes each change on to `ledger`'s sessions whose service does not, until `stop`.
+    /// Passes each change on to the `GET` streams of `ledger`'s sessions, until `stop`.
     pub(in crate::mcp) fn tell_listeners(
         &self,
         ledger: Arc<Ledger>,

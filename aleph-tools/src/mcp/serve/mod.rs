@@ -13,7 +13,7 @@ mod stdio;
 pub(in crate::mcp) mod unreadable;
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
@@ -81,8 +81,10 @@ pub(in crate::mcp) struct Remembered {
     subscribed: Arc<Mutex<HashSet<String>>>,
     /// The least severe [`LogLevel`](crate::LogLevel) the client hears, as `u8`.
     log_level: Arc<AtomicU8>,
-    /// Whether a service of the session passes the server's changes on to the client now.
-    forwarding: AtomicBool,
+    /// Whether the client hears of the server's changes from elsewhere than the session's
+    /// service: an HTTP session's `GET` streams hear of them from the session ledger, asleep
+    /// or awake.
+    told_apart: bool,
 }
 
 impl Remembered {
@@ -91,7 +93,17 @@ impl Remembered {
         Self {
             subscribed: Arc::default(),
             log_level: Arc::new(AtomicU8::new(server::DEFAULT_LOG_LEVEL as u8)),
-            forwarding: AtomicBool::new(false),
+            told_apart: false,
+        }
+    }
+
+    /// Nothing set yet, in a session whose client hears of the server's changes from
+    /// elsewhere than the session's service.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(in crate::mcp) fn told_apart() -> Self {
+        Self {
+            told_apart: true,
+            ..Self::new()
         }
     }
 
@@ -99,17 +111,6 @@ impl Remembered {
     #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
     pub(in crate::mcp) fn subscribed_to(&self, uri: &str) -> bool {
         lock(&self.subscribed).contains(uri)
-    }
-
-    /// Whether a service of the session passes the server's changes on to the client now.
-    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
-    pub(in crate::mcp) fn forwarding(&self) -> bool {
-        self.forwarding.load(Ordering::Acquire)
-    }
-
-    /// A service of the session starts or stops passing the server's changes on.
-    pub(in crate::mcp) fn set_forwarding(&self, forwarding: bool) {
-        self.forwarding.store(forwarding, Ordering::Release);
     }
 }
 
@@ -508,6 +509,9 @@ impl ServerHandler for Session {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.remembered().told_apart {
+            return;
+        }
         // Clients that connected with a handshake hear of changes as plain notifications.
         let peer = context.peer;
         self.forward_resource_events(&peer);
@@ -521,9 +525,6 @@ impl ServerHandler for Session {
                 }
             }
         });
-        // From here on, changes reach the client through this service; until now, an HTTP
-        // session's `GET` streams heard of them from the ledger.
-        self.remembered().set_forwarding(true);
     }
 
     fn accepted_subscription_filter(

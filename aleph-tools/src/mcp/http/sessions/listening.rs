@@ -1,8 +1,8 @@
 //! The `GET` streams of sessions. A session whose client holds its `GET` stream open still
 //! sleeps when idle: the stream stays open, with nothing behind it, and is joined to the
-//! session's service again when the session wakes. While no service forwards the server's
-//! changes to the client (the session asleep, or just woken), the notices of those changes
-//! are put in each stream's [`Inbox`] instead.
+//! session's service again when the session wakes. The server's changes (to the tools and
+//! resources) reach the streams here, in each stream's [`Inbox`], whether the session is
+//! awake or asleep: no hand-over between the ledger and a service can lose one.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -16,6 +16,9 @@ use tokio::time::Instant;
 use super::{Ledger, Phase};
 use crate::mcp::serve::Remembered;
 use crate::util::sync::lock;
+
+/// The most `GET` streams one session holds open; a new one past that ends the oldest.
+const MAX_LISTENING: usize = 4;
 
 /// The most notices an inbox holds for a client that does not read them; past that the
 /// oldest is dropped. Notices say that something changed, so the newest few are enough.
@@ -163,7 +166,7 @@ pub(in crate::mcp) enum Service {
     Gone,
     /// The same service still runs: it ended the stream itself.
     Same,
-    /// The session sleeps, or is falling asleep.
+    /// The session sleeps, is falling asleep, or is waking.
     Asleep,
     /// The session was woken since, with a new service.
     Woken(u32),
@@ -176,6 +179,9 @@ impl Ledger {
         let inbox = Arc::new(Inbox::default());
         let mut book = lock(&self.book);
         let record = book.sessions.get_mut(id)?;
+        if record.listening.len() >= MAX_LISTENING {
+            record.listening.remove(0).end();
+        }
         record.listening.push(Arc::clone(&inbox));
         record.last_used = Instant::now();
         let service = record.service;
@@ -195,13 +201,12 @@ impl Ledger {
             Some(record) => match record.phase {
                 Phase::Awake if Some(record.service) == joined => Service::Same,
                 Phase::Awake => Service::Woken(record.service),
-                Phase::FallingAsleep | Phase::Asleep => Service::Asleep,
+                Phase::Waking | Phase::FallingAsleep | Phase::Asleep => Service::Asleep,
             },
         }
     }
 
-    /// Tells `notice` to the `GET` streams of the sessions that want it and whose service
-    /// does not pass the server's changes on now.
+    /// Tells `notice` to the `GET` streams of the sessions that want it.
     pub(in crate::mcp) fn tell_listeners(
         &self,
         notice: &Notice,
@@ -209,10 +214,7 @@ impl Ledger {
     ) {
         let book = lock(&self.book);
         for record in book.sessions.values() {
-            if record.listening.is_empty()
-                || record.remembered.forwarding()
-                || !wanted(&record.remembered)
-            {
+            if record.listening.is_empty() || !wanted(&record.remembered) {
                 continue;
             }
             for inbox in &record.listening {

@@ -4,7 +4,8 @@
 //! (its tasks and channels, about 95 KB) and keeps only what it needs to wake
 //! ([`Record`], under a kilobyte), which rmcp's session restore brings back at the
 //! session's next request. A client's `GET` stream does not keep its session awake: it
-//! stays open while the session sleeps ([`listening`]).
+//! stays open while the session sleeps, and hears of the server's changes from here
+//! ([`listening`]).
 
 mod guards;
 mod listening;
@@ -91,6 +92,8 @@ impl SessionLimits {
 enum Phase {
     /// rmcp serves it.
     Awake,
+    /// rmcp made a service for it again, which has not yet been given its handshake.
+    Waking,
     /// rmcp was told to end its service, which has not ended yet.
     FallingAsleep,
     /// Only its [`Record`] is left; its next request wakes it.
@@ -240,7 +243,7 @@ impl Ledger {
             Record {
                 owner,
                 params: Some(Box::new(params)),
-                remembered: Arc::new(Remembered::new()),
+                remembered: Arc::new(Remembered::told_apart()),
                 last_used: Instant::now(),
                 last_event: None,
                 busy: 0,
@@ -294,7 +297,7 @@ impl Ledger {
             Record {
                 owner: None,
                 params: None,
-                remembered: Arc::new(Remembered::new()),
+                remembered: Arc::new(Remembered::told_apart()),
                 last_used: Instant::now(),
                 last_event: None,
                 busy: 0,
@@ -416,7 +419,7 @@ impl Ledger {
             Some(Due::End)
         } else if idle >= self.limits.quiet()
             && !keeps_events
-            && record.phase == Phase::Awake
+            && matches!(record.phase, Phase::Awake | Phase::Waking)
             && record.params.is_some()
         {
             Some(Due::Sleep)
@@ -438,12 +441,10 @@ impl Ledger {
         match due {
             Due::Sleep => {
                 record.phase = Phase::FallingAsleep;
-                // Its `GET` streams hear of changes from the ledger until it wakes.
-                record.remembered.set_forwarding(false);
                 true
             }
             Due::End => {
-                let awake = record.phase == Phase::Awake;
+                let awake = matches!(record.phase, Phase::Awake | Phase::Waking);
                 book.remove(id);
                 awake
             }
@@ -491,7 +492,7 @@ impl Ledger {
                             record.last_used = Instant::now();
                             return record.params.as_deref().cloned();
                         }
-                        Phase::Awake => return None,
+                        Phase::Awake | Phase::Waking => return None,
                         Phase::FallingAsleep => {}
                     }
                 }
@@ -501,7 +502,20 @@ impl Ledger {
         waited.await.ok().flatten()
     }
 
-    /// rmcp's service of session `id` is back.
+    /// rmcp made a service for session `id` again: false when the session is no longer
+    /// known (it ended meanwhile), and the service must go.
+    pub(in crate::mcp) fn waking(&self, id: &str) -> bool {
+        let mut book = lock(&self.book);
+        let Some(record) = book.sessions.get_mut(id) else {
+            return false;
+        };
+        record.phase = Phase::Waking;
+        record.last_used = Instant::now();
+        true
+    }
+
+    /// rmcp's service of session `id` is back, its handshake given: its `GET` streams may
+    /// join it.
     pub(in crate::mcp) fn woke(&self, id: &str) {
         if let Some(record) = lock(&self.book).sessions.get_mut(id) {
             record.phase = Phase::Awake;
@@ -532,7 +546,7 @@ impl Ledger {
 /// [`McpHttpServer::sessions`](crate::mcp::McpHttpServer::sessions).
 ///
 /// A session is awake while rmcp's service of it runs, which holds its tasks and channels
-/// (about 95 KB): while a request of it is answered, for five seconds after its last
+/// (about 95 KB): while a request of it is answered, for five to ten seconds after its last
 /// request, and for a minute after a stream of it was cut short (its events are kept for a
 /// client that resumes the stream). Otherwise it sleeps, holding under a kilobyte, and its
 /// next request wakes it. A client's `GET` stream does not keep it awake: the stream stays

@@ -1,6 +1,7 @@
 //! The ledger's caps, sleep and wake, tried on their own.
 
 use super::*;
+use rmcp::model::ServerJsonRpcMessage;
 
 fn limits(max_sessions: usize, max_per_identity: usize) -> SessionLimits {
     SessionLimits {
@@ -111,4 +112,90 @@ fn a_session_with_nothing_to_resume_sleeps_sooner() {
             (cut, Due::Sleep)
         ]
     );
+}
+
+/// What `listening`'s inbox holds now.
+fn mail(listening: &Listening) -> Mail {
+    listening
+        .inbox()
+        .look(&std::task::Context::from_waker(std::task::Waker::noop()))
+}
+
+#[test]
+fn get_streams_hear_of_changes_and_of_their_sessions_waking_and_ending() {
+    let ledger = Ledger::new(limits(10, 10), None);
+    let id: SessionId = Arc::from("listened");
+    assert!(ledger.listen(&id).is_none(), "unknown");
+    ledger.opened(&id);
+    ledger.initialized(&id, None, Some(InitializeRequestParams::default()));
+    let (listening, service) = ledger.listen(&id).unwrap();
+    assert_eq!(ledger.service(&id, Some(service)), Service::Same);
+    assert!(matches!(mail(&listening), Mail::Nothing { woke: false }));
+
+    // A `GET` stream does not keep its session awake, nor does telling it of a change.
+    let later = Instant::now() + QUIET + Duration::from_millis(100);
+    assert_eq!(ledger.due(later), [(id.clone(), Due::Sleep)]);
+    assert!(ledger.carry_out(&id, Due::Sleep, later));
+    assert!(ledger.closed(&id));
+    assert_eq!(ledger.service(&id, Some(service)), Service::Asleep);
+    let notice = Notice::new(
+        "tools",
+        ServerJsonRpcMessage::notification(
+            rmcp::model::ServerNotification::ToolListChangedNotification(
+                rmcp::model::ToolListChangedNotification::default(),
+            ),
+        ),
+    );
+    ledger.tell_listeners(&notice, |_| true);
+    ledger.tell_listeners(&notice, |_| true);
+    assert!(matches!(mail(&listening), Mail::Notice(_)));
+    assert!(
+        matches!(mail(&listening), Mail::Nothing { woke: false }),
+        "the same notice waiting is not put in twice"
+    );
+    ledger.tell_listeners(&notice, |_| false);
+    assert!(
+        matches!(mail(&listening), Mail::Nothing { .. }),
+        "not wanted"
+    );
+    assert_eq!(ledger.count(), SessionCount { held: 1, awake: 0 });
+
+    // Waking: joined only once the handshake is given.
+    assert!(ledger.waking(&id));
+    assert_eq!(ledger.service(&id, None), Service::Asleep);
+    assert!(matches!(mail(&listening), Mail::Nothing { woke: false }));
+    ledger.woke(&id);
+    assert!(matches!(mail(&listening), Mail::Nothing { woke: true }));
+    assert_eq!(
+        ledger.service(&id, Some(service)),
+        Service::Woken(service + 1)
+    );
+    assert_eq!(ledger.service(&id, Some(service + 1)), Service::Same);
+
+    // The session does not end while a `GET` stream is open; ended, it ends the stream.
+    let much_later = Instant::now() + Duration::from_secs(11);
+    assert_eq!(
+        ledger.due(much_later),
+        [(id.clone(), Due::Sleep)],
+        "past the idle timeout, it sleeps but does not end"
+    );
+    ledger.forget(&id);
+    assert!(matches!(mail(&listening), Mail::Ended));
+    assert!(!ledger.waking(&id), "a session ended is not woken");
+    assert_eq!(ledger.service(&id, None), Service::Gone);
+}
+
+#[test]
+fn a_session_holds_a_few_get_streams_and_ends_the_oldest_past_them() {
+    let ledger = Ledger::new(limits(10, 10), None);
+    let id: SessionId = Arc::from("many");
+    ledger.opened(&id);
+    let streams: Vec<_> = (0..5).map(|_| ledger.listen(&id).unwrap().0).collect();
+    assert!(matches!(mail(&streams[0]), Mail::Ended));
+    for stream in &streams[1..] {
+        assert!(matches!(mail(stream), Mail::Nothing { .. }));
+    }
+    drop(streams);
+    let later = Instant::now() + Duration::from_secs(11);
+    assert_eq!(ledger.due(later), [(id, Due::End)], "no stream left open");
 }
