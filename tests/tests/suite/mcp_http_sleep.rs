@@ -17,22 +17,23 @@ use serde_json::{Value, json};
 /// How long a test waits for what must come; never a measure of speed.
 const PATIENCE: Duration = Duration::from_mins(1);
 
-/// A call of `slow` that reports its progress, as request 2 in `session`.
+/// A call of `slow` of so many steps that reports its progress, as request `id` in
+/// `session`.
 fn slow_call(
     http: &reqwest::Client,
     url: &str,
     session: &str,
-    steps: u32,
+    (id, steps): (u64, u32),
 ) -> reqwest::RequestBuilder {
     http.post(url)
         .header("accept", ACCEPT)
         .header("mcp-protocol-version", VERSION)
         .header("mcp-session-id", session)
         .json(&json!({
-            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {
                 "name": "slow", "arguments": { "steps": steps },
-                "_meta": { "progressToken": "p" },
+                "_meta": { "progressToken": format!("p{id}") },
             },
         }))
 }
@@ -90,12 +91,18 @@ async fn a_session_sleeps_once_nothing_is_left_to_resume() {
     assert_eq!(server.sessions().held, 2);
 
     // One call's stream read to its end.
-    let mut whole = slow_call(&http, &url, &answered, 2).send().await.unwrap();
+    let mut whole = slow_call(&http, &url, &answered, (2, 2))
+        .send()
+        .await
+        .unwrap();
     read_until(&mut whole, "counted to 2").await;
     assert!(whole.chunk().await.unwrap().is_none(), "the stream ends");
     drop(whole);
     // One call's stream dropped after its first events, while the tool goes on.
-    let mut stream = slow_call(&http, &url, &cut, 1000).send().await.unwrap();
+    let mut stream = slow_call(&http, &url, &cut, (2, 1000))
+        .send()
+        .await
+        .unwrap();
     let seen = read_until(&mut stream, "step 2").await;
     let cut_at = seen
         .lines()
@@ -128,10 +135,20 @@ async fn a_session_sleeps_once_nothing_is_left_to_resume() {
     );
     drop(resumed);
 
-    // The session that slept wakes at its next request and serves it.
-    let mut again = slow_call(&http, &url, &answered, 1).send().await.unwrap();
-    read_until(&mut again, "counted to 1").await;
+    // The session that slept wakes at its next requests, four at once, and serves them all:
+    // those that come while it wakes wait for it.
+    let (http, url, answered) = (&http, &url, &answered);
+    let calls = (3..7).map(|id| async move {
+        let mut again = slow_call(http, url, answered, (id, 1))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), 200);
+        read_until(&mut again, "counted to 1").await
+    });
+    futures_util::future::join_all(calls).await;
     assert_eq!(server.sessions().awake, 2);
+    assert_eq!(server.sessions().held, 2);
     server.shutdown().await.expect("stops");
 }
 
@@ -206,7 +223,7 @@ async fn a_session_sleeps_with_its_get_stream_open_and_the_stream_goes_on() {
     assert_eq!(server.sessions().awake, 0, "telling woke no session");
 
     // A request wakes the session, and its stream joins the new service: what the call
-    // logs comes on it, and so do the changes the service passes on.
+    // logs comes on it, and the server's changes still do.
     let chatted = request_in_session(
         &http,
         &url,

@@ -57,7 +57,7 @@ impl Listener {
             return;
         };
         let id = self.listening.id().clone();
-        let joining: Joining = Box::pin(async move { sessions.join(&id).await });
+        let joining: Joining = Box::pin(async move { sessions.join(&id, service).await });
         *self
             .joining
             .get_mut()

@@ -167,9 +167,15 @@ impl PollingSessions {
         }
     }
 
-    /// The channel of session `id`'s service for a `GET` stream, when the session is awake.
-    async fn join(&self, id: &SessionId) -> Option<listen::Events> {
+    /// The channel of session `id`'s service number `service` for a `GET` stream, when the
+    /// session is awake with that service.
+    async fn join(&self, id: &SessionId, service: u32) -> Option<listen::Events> {
         let events = self.local.create_standalone_stream(id).await.ok()?;
+        // Asleep and woken again meanwhile: the channel is a later service's, which the
+        // stream joins by its own number.
+        if self.ledger.service(id, Some(service)) != Service::Same {
+            return None;
+        }
         Some(Box::pin(self.tagged(events)))
     }
 
@@ -183,11 +189,14 @@ impl PollingSessions {
     where
         S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
     {
+        self.ledger.until_woken(id).await;
         let (listening, service) = self
             .ledger
             .listen(id)
             .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
         let events: listen::Events = Box::pin(self.tagged(events.await?));
+        // Only a stream that opened takes the place of an older one past the cap.
+        self.ledger.cap_listening(id);
         Ok(Listener::new(self.me.clone(), listening, events, service))
     }
 
@@ -454,6 +463,9 @@ impl SessionManager for PollingSessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let busy = self.ledger.busy(id);
+        if busy.waking() {
+            self.ledger.until_woken(id).await;
+        }
         let handle = self.handle(id).await?;
         let receiver = handle.establish_request_wise_channel().await?;
         let http_request_id = receiver.http_request_id;
@@ -485,7 +497,9 @@ impl SessionManager for PollingSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
-        self.ledger.touch(id);
+        if self.ledger.touch(id) {
+            self.ledger.until_woken(id).await;
+        }
         let Some(asker) = self.asker() else {
             return self.local.accept_message(id, message).await;
         };
@@ -514,6 +528,9 @@ impl SessionManager for PollingSessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let busy = self.ledger.busy(id);
+        if busy.waking() {
+            self.ledger.until_woken(id).await;
+        }
         if let Some((index, stream)) = stream_of_id(&last_event_id) {
             let key = (id.clone(), Arc::<str>::from(stream));
             let kept = self

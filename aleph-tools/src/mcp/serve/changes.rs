@@ -54,7 +54,7 @@ impl McpServer {
                             ledger.tell_listeners(&resources_changed, |_| true);
                         }
                         Err(broadcast::error::RecvError::Lagged(missed)) => {
-                            tracing::warn!("sleeping MCP sessions missed {missed} resource notices");
+                            tracing::warn!("MCP sessions' GET streams missed {missed} resource notices");
                         }
                         Err(broadcast::error::RecvError::Closed) => resources = None,
                     },

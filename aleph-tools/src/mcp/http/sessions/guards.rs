@@ -35,9 +35,17 @@ pub(in crate::mcp) struct Busy {
     pub(super) carried: bool,
     /// The stream ran to its end.
     pub(super) ended: bool,
+    /// The session was waking when the stream opened.
+    pub(super) waking: bool,
 }
 
 impl Busy {
+    /// Whether the session was waking when the stream opened: then nothing may be sent to
+    /// it before [`Ledger::until_woken`].
+    pub(in crate::mcp) fn waking(&self) -> bool {
+        self.waking
+    }
+
     /// The stream carried an event, which rmcp's service keeps for a client that resumes
     /// the stream should it be cut short.
     pub(in crate::mcp) fn used(&mut self) {

@@ -94,8 +94,9 @@ impl Inbox {
             if state.notices.len() >= MAX_NOTICES {
                 state.notices.pop_front();
             }
-            let event = ServerSseMessage::from_message(notice.message.clone());
-            state.notices.push_back((Arc::clone(&notice.says), event));
+            state
+                .notices
+                .push_back((Arc::clone(&notice.says), notice.event.clone()));
         });
     }
 
@@ -114,14 +115,15 @@ impl Inbox {
 pub(in crate::mcp) struct Notice {
     /// What it says, in a few words: two notices that say the same are one.
     says: Arc<str>,
-    message: ServerJsonRpcMessage,
+    /// The event that carries it, whose message each inbox shares.
+    event: ServerSseMessage,
 }
 
 impl Notice {
     pub(in crate::mcp) fn new(says: impl Into<Arc<str>>, message: ServerJsonRpcMessage) -> Self {
         Self {
             says: says.into(),
-            message,
+            event: ServerSseMessage::from_message(message),
         }
     }
 }
@@ -179,9 +181,6 @@ impl Ledger {
         let inbox = Arc::new(Inbox::default());
         let mut book = lock(&self.book);
         let record = book.sessions.get_mut(id)?;
-        if record.listening.len() >= MAX_LISTENING {
-            record.listening.remove(0).end();
-        }
         record.listening.push(Arc::clone(&inbox));
         record.last_used = Instant::now();
         let service = record.service;
@@ -192,6 +191,18 @@ impl Ledger {
             inbox,
         };
         Some((listening, service))
+    }
+
+    /// Ends the oldest `GET` streams of session `id` past the most it holds.
+    pub(in crate::mcp) fn cap_listening(&self, id: &str) {
+        let mut book = lock(&self.book);
+        let Some(record) = book.sessions.get_mut(id) else {
+            return;
+        };
+        let past = record.listening.len().saturating_sub(MAX_LISTENING);
+        for inbox in record.listening.drain(..past) {
+            inbox.end();
+        }
     }
 
     /// What became of session `id`'s service number `joined` (of its service when none).

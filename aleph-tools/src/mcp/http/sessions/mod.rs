@@ -187,8 +187,9 @@ fn decrement(counts: &mut HashMap<Arc<str>, usize>, owner: &Arc<str>) {
 pub(in crate::mcp) struct Ledger {
     limits: SessionLimits,
     book: Mutex<Book>,
-    /// Told when a session has fallen asleep, for a request waiting to wake it.
-    slept: Notify,
+    /// Told when a session's phase changes, for a request waiting for it to fall asleep (to
+    /// wake it) or to wake (to send it anything).
+    moved: Notify,
     /// Where the handshakes are shared with other server processes, when they are.
     shared: Option<Arc<dyn SharedSessions>>,
 }
@@ -208,7 +209,7 @@ impl Ledger {
         Arc::new(Self {
             limits,
             book: Mutex::default(),
-            slept: Notify::new(),
+            moved: Notify::new(),
             shared,
         })
     }
@@ -367,24 +368,30 @@ impl Ledger {
         }
     }
 
-    /// A request for session `id` came: it is in use now.
-    pub(in crate::mcp) fn touch(&self, id: &str) {
-        if let Some(record) = lock(&self.book).sessions.get_mut(id) {
-            record.last_used = Instant::now();
-        }
+    /// A request for session `id` came: it is in use now. Whether the session is waking.
+    pub(in crate::mcp) fn touch(&self, id: &str) -> bool {
+        let mut book = lock(&self.book);
+        let Some(record) = book.sessions.get_mut(id) else {
+            return false;
+        };
+        record.last_used = Instant::now();
+        record.phase == Phase::Waking
     }
 
     /// A stream of session `id` opens; the session is busy until the guard is dropped.
     pub(in crate::mcp) fn busy(self: &Arc<Self>, id: &SessionId) -> Busy {
+        let mut waking = false;
         if let Some(record) = lock(&self.book).sessions.get_mut(id) {
             record.busy += 1;
             record.last_used = Instant::now();
+            waking = record.phase == Phase::Waking;
         }
         Busy {
             ledger: Arc::clone(self),
             id: id.clone(),
             carried: false,
             ended: false,
+            waking,
         }
     }
 
@@ -441,11 +448,15 @@ impl Ledger {
         match due {
             Due::Sleep => {
                 record.phase = Phase::FallingAsleep;
+                drop(book);
+                self.moved.notify_waiters();
                 true
             }
             Due::End => {
                 let awake = matches!(record.phase, Phase::Awake | Phase::Waking);
                 book.remove(id);
+                drop(book);
+                self.moved.notify_waiters();
                 awake
             }
         }
@@ -460,11 +471,13 @@ impl Ledger {
             Some(record) if record.phase == Phase::FallingAsleep => {
                 record.phase = Phase::Asleep;
                 drop(book);
-                self.slept.notify_waiters();
+                self.moved.notify_waiters();
                 true
             }
             Some(_) => {
                 book.remove(id);
+                drop(book);
+                self.moved.notify_waiters();
                 false
             }
             None => false,
@@ -474,6 +487,33 @@ impl Ledger {
     /// The client ended session `id`.
     pub(in crate::mcp) fn forget(&self, id: &str) {
         lock(&self.book).remove(id);
+        self.moved.notify_waiters();
+    }
+
+    /// Returns once session `id` is not waking (rmcp's worker of a waking session takes
+    /// nothing before its replayed handshake, and quits at anything else), or after 30
+    /// seconds.
+    pub(in crate::mcp) async fn until_woken(&self, id: &str) {
+        let waited = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let moved = self.moved.notified();
+                tokio::pin!(moved);
+                moved.as_mut().enable();
+                if !self.is_waking(id) {
+                    return;
+                }
+                moved.await;
+            }
+        });
+        let _ = waited.await;
+    }
+
+    /// Whether session `id` is waking.
+    fn is_waking(&self, id: &str) -> bool {
+        lock(&self.book)
+            .sessions
+            .get(id)
+            .is_some_and(|record| record.phase == Phase::Waking)
     }
 
     /// The `initialize` params to wake session `id` with: once it is asleep (waiting for it
@@ -481,9 +521,9 @@ impl Ledger {
     pub(in crate::mcp) async fn to_wake(&self, id: &str) -> Option<InitializeRequestParams> {
         let waited = tokio::time::timeout(Duration::from_secs(30), async {
             loop {
-                let slept = self.slept.notified();
-                tokio::pin!(slept);
-                slept.as_mut().enable();
+                let moved = self.moved.notified();
+                tokio::pin!(moved);
+                moved.as_mut().enable();
                 {
                     let mut book = lock(&self.book);
                     let record = book.sessions.get_mut(id)?;
@@ -496,7 +536,7 @@ impl Ledger {
                         Phase::FallingAsleep => {}
                     }
                 }
-                slept.await;
+                moved.await;
             }
         });
         waited.await.ok().flatten()
@@ -517,14 +557,23 @@ impl Ledger {
     /// rmcp's service of session `id` is back, its handshake given: its `GET` streams may
     /// join it.
     pub(in crate::mcp) fn woke(&self, id: &str) {
-        if let Some(record) = lock(&self.book).sessions.get_mut(id) {
-            record.phase = Phase::Awake;
-            record.service = record.service.wrapping_add(1);
-            record.last_used = Instant::now();
-            for inbox in &record.listening {
-                inbox.woke();
-            }
+        let mut book = lock(&self.book);
+        // Put to sleep or ended while its handshake was replayed: that stands.
+        let Some(record) = book
+            .sessions
+            .get_mut(id)
+            .filter(|record| record.phase == Phase::Waking)
+        else {
+            return;
+        };
+        record.phase = Phase::Awake;
+        record.service = record.service.wrapping_add(1);
+        record.last_used = Instant::now();
+        for inbox in &record.listening {
+            inbox.woke();
         }
+        drop(book);
+        self.moved.notify_waiters();
     }
 
     /// How many sessions there are, and how many of them are awake.

@@ -50,6 +50,7 @@ async fn idle_sessions_sleep_then_end_and_busy_ones_do_not() {
     ledger.closed(&idle);
     assert_eq!(ledger.count(), SessionCount { held: 2, awake: 1 });
     assert!(ledger.to_wake(&idle).await.is_some());
+    assert!(ledger.waking(&idle));
     ledger.woke(&idle);
     let much_later = Instant::now() + Duration::from_secs(11);
     assert_eq!(ledger.due(much_later), [(idle.clone(), Due::End)]);
@@ -161,6 +162,12 @@ fn get_streams_hear_of_changes_and_of_their_sessions_waking_and_ending() {
     assert_eq!(ledger.count(), SessionCount { held: 1, awake: 0 });
 
     // Waking: joined only once the handshake is given.
+    ledger.woke(&id);
+    assert_eq!(
+        ledger.service(&id, None),
+        Service::Asleep,
+        "not waking: stays asleep"
+    );
     assert!(ledger.waking(&id));
     assert_eq!(ledger.service(&id, None), Service::Asleep);
     assert!(matches!(mail(&listening), Mail::Nothing { woke: false }));
@@ -191,6 +198,7 @@ fn a_session_holds_a_few_get_streams_and_ends_the_oldest_past_them() {
     let id: SessionId = Arc::from("many");
     ledger.opened(&id);
     let streams: Vec<_> = (0..5).map(|_| ledger.listen(&id).unwrap().0).collect();
+    ledger.cap_listening(&id);
     assert!(matches!(mail(&streams[0]), Mail::Ended));
     for stream in &streams[1..] {
         assert!(matches!(mail(stream), Mail::Nothing { .. }));
@@ -198,4 +206,32 @@ fn a_session_holds_a_few_get_streams_and_ends_the_oldest_past_them() {
     drop(streams);
     let later = Instant::now() + Duration::from_secs(11);
     assert_eq!(ledger.due(later), [(id, Due::End)], "no stream left open");
+}
+
+#[tokio::test]
+async fn requests_wait_for_a_waking_session() {
+    let ledger = Ledger::new(limits(10, 10), None);
+    let id: SessionId = Arc::from("waking");
+    ledger.opened(&id);
+    ledger.initialized(&id, None, Some(InitializeRequestParams::default()));
+    assert!(!ledger.touch(&id));
+    let later = Instant::now() + QUIET + Duration::from_millis(100);
+    assert!(ledger.carry_out(&id, Due::Sleep, later));
+    ledger.closed(&id);
+    assert!(ledger.waking(&id));
+    assert!(ledger.touch(&id), "waking");
+    assert!(ledger.busy(&id).waking());
+    let waiting = tokio::spawn({
+        let ledger = Arc::clone(&ledger);
+        let id = id.clone();
+        async move { ledger.until_woken(&id).await }
+    });
+    tokio::task::yield_now().await;
+    assert!(!waiting.is_finished(), "the handshake is not given yet");
+    ledger.woke(&id);
+    tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("woken, the request goes on")
+        .unwrap();
+    assert!(!ledger.touch(&id));
 }
