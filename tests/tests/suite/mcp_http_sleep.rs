@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use aleph_tools::mcp::McpHttpServer;
+use aleph_tools::mcp::{McpHttpServer, McpServer};
 use aleph_tools::{RuntimeTool, ToolContext, ToolDefinition, ToolOutput};
 use aleph_tools_tests::mcp_http::{ACCEPT, VERSION, open_session, request_in_session};
 use aleph_tools_tests::{NOTE_URI, mcp_test_endpoint};
@@ -72,22 +72,27 @@ async fn resume(http: &reqwest::Client, url: &str, session: &str, last: &str) ->
     replay
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_sleeps_once_nothing_is_left_to_resume() {
-    let (_tools, mcp) = mcp_test_endpoint();
-    // Asleep five to ten seconds after its last request, or a minute after a stream of it
-    // was cut short.
+/// `mcp` served over HTTP, and two sessions opened on it. A session falls asleep five to
+/// ten seconds after its last request, or a minute after a stream of it was cut short.
+async fn serve_with_two_sessions(mcp: McpServer) -> (McpHttpServer, reqwest::Client, [String; 2]) {
     let server = mcp
         .with_session_idle_timeout(Duration::from_mins(5))
         .serve_http("127.0.0.1:0")
         .await
         .expect("bind");
+    let (http, url) = (reqwest::Client::new(), server.url());
+    let sessions = [
+        open_session(&http, &url).await,
+        open_session(&http, &url).await,
+    ];
+    (server, http, sessions)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_sleeps_once_nothing_is_left_to_resume() {
+    let (_tools, mcp) = mcp_test_endpoint();
+    let (server, http, [answered, cut]) = serve_with_two_sessions(mcp).await;
     let url = server.url();
-    let http = reqwest::Client::new();
-    let (answered, cut) = (
-        open_session(&http, &url).await,
-        open_session(&http, &url).await,
-    );
     assert_eq!(server.sessions().held, 2);
 
     // One call's stream read to its end.
@@ -170,17 +175,8 @@ async fn until_awake(server: &McpHttpServer, awake: usize) {
 async fn a_session_sleeps_with_its_get_stream_open_and_the_stream_goes_on() {
     let (tools, mcp) = mcp_test_endpoint();
     let resources = mcp.clone();
-    let server = mcp
-        .with_session_idle_timeout(Duration::from_mins(5))
-        .serve_http("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let (server, http, [session, other]) = serve_with_two_sessions(mcp).await;
     let url = server.url();
-    let http = reqwest::Client::new();
-    let (session, other) = (
-        open_session(&http, &url).await,
-        open_session(&http, &url).await,
-    );
     let subscribed = request_in_session(
         &http,
         &url,

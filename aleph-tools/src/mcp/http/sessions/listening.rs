@@ -111,7 +111,7 @@ impl Inbox {
     }
 }
 
-/// A notification for the client of a session whose service does not pass changes on.
+/// A notification of a change to what the server serves, for sessions' `GET` streams.
 pub(in crate::mcp) struct Notice {
     /// What it says, in a few words: two notices that say the same are one.
     says: Arc<str>,
