@@ -18,10 +18,8 @@
 //! ends, rmcp's session restore wakes it), one idle past the timeout ends.
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_util::Stream;
@@ -40,6 +38,7 @@ use tokio::sync::mpsc::Receiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use self::in_use::{Received, in_use};
 use self::kept::{Kept, Next, index_of, stream_of_id};
 use self::listen::Listener;
 use self::relay::{KNOWN_FOR, LOOK_EVERY, Route, TAKE_AT_MOST, relay, relayed, route, tag_request};
@@ -48,6 +47,7 @@ use super::http::sessions::{Busy, Due, Ledger, Service};
 use super::store::EventLog;
 use crate::Identity;
 
+mod in_use;
 mod kept;
 mod listen;
 mod relay;
@@ -608,68 +608,5 @@ impl SessionManager for PollingSessions {
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.local.event_store()
-    }
-}
-
-/// `stream`, keeping its session busy while it lasts (see [`InUse`]).
-fn in_use<S>(events: S, busy: Busy) -> InUse<S>
-where
-    S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
-{
-    InUse { events, busy }
-}
-
-pin_project_lite::pin_project! {
-    /// A session's stream, keeping the session busy while it lasts and telling its [`Busy`]
-    /// what it carried and whether it ran to its end, which is when the session's service
-    /// no longer needs to keep its events for a client that resumes it.
-    struct InUse<S> {
-        #[pin]
-        events: S,
-        busy: Busy,
-    }
-}
-
-impl<S: Stream<Item = ServerSseMessage>> Stream for InUse<S> {
-    type Item = ServerSseMessage;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
-        let this = self.project();
-        let event = ready!(this.events.poll_next(cx));
-        mark(this.busy, event.is_some());
-        Poll::Ready(event)
-    }
-}
-
-/// Events as they come through a channel: what [`InUse`] makes of a channel, without a
-/// future made for each event.
-struct Received {
-    events: Receiver<ServerSseMessage>,
-    busy: Busy,
-}
-
-impl Received {
-    fn new(events: Receiver<ServerSseMessage>, busy: Busy) -> Self {
-        Self { events, busy }
-    }
-}
-
-impl Stream for Received {
-    type Item = ServerSseMessage;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
-        let this = self.get_mut();
-        let event = ready!(this.events.poll_recv(cx));
-        mark(&mut this.busy, event.is_some());
-        Poll::Ready(event)
-    }
-}
-
-/// Tells `busy` that its stream gave an event, or ended when it gave none.
-fn mark(busy: &mut Busy, event: bool) {
-    if event {
-        busy.used();
-    } else {
-        busy.ended();
     }
 }

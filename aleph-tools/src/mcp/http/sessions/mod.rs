@@ -9,6 +9,7 @@
 
 mod guards;
 mod listening;
+mod store;
 #[cfg(test)]
 mod tests;
 
@@ -20,9 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::InitializeRequestParams;
-use rmcp::transport::streamable_http_server::session::{
-    SessionId, SessionState, SessionStore, SessionStoreError,
-};
+use rmcp::transport::streamable_http_server::session::SessionId;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -30,7 +29,6 @@ use self::listening::Inbox;
 use crate::mcp::gauges;
 use crate::mcp::serve::Remembered;
 use crate::mcp::store::{SessionRecord, SessionStore as SharedSessions};
-use crate::tool::BoxFuture;
 use crate::util::sync::lock;
 
 /// How long a session may go without a request before it ends, unless set.
@@ -607,48 +605,4 @@ pub struct SessionCount {
     pub held: usize,
     /// Of those, the sessions awake.
     pub awake: usize,
-}
-
-/// rmcp's session store, kept in the ledger: rmcp asks it for the `initialize` params of a
-/// session it does not serve, and wakes the session with them.
-impl SessionStore for Ledger {
-    fn load<'a, 'b, 'f>(
-        &'a self,
-        session_id: &'b str,
-    ) -> BoxFuture<'f, Result<Option<SessionState>, SessionStoreError>>
-    where
-        'a: 'f,
-        'b: 'f,
-        Self: 'f,
-    {
-        Box::pin(async move { Ok(self.to_wake(session_id).await.map(SessionState::new)) })
-    }
-
-    fn store<'a, 'b, 'c, 'f>(
-        &'a self,
-        _session_id: &'b str,
-        _state: &'c SessionState,
-    ) -> BoxFuture<'f, Result<(), SessionStoreError>>
-    where
-        'a: 'f,
-        'b: 'f,
-        'c: 'f,
-        Self: 'f,
-    {
-        // The params were kept when the session was initialized.
-        Box::pin(std::future::ready(Ok(())))
-    }
-
-    fn delete<'a, 'b, 'f>(
-        &'a self,
-        session_id: &'b str,
-    ) -> BoxFuture<'f, Result<(), SessionStoreError>>
-    where
-        'a: 'f,
-        'b: 'f,
-        Self: 'f,
-    {
-        self.forget(session_id);
-        Box::pin(std::future::ready(Ok(())))
-    }
 }
