@@ -239,6 +239,46 @@ impl ToolResult {
         }
     }
 
+    /// The result of a call that succeeded with `output` and nothing else to say: no
+    /// content, no repair, not timed (see [`is_output_only`](Self::is_output_only)).
+    #[inline]
+    pub(crate) fn output_only(output: Value) -> Self {
+        Self {
+            success: true,
+            output,
+            content: Vec::new(),
+            error: None,
+            error_kind: None,
+            duration_ms: 0,
+            coercions: Vec::new(),
+            repair: None,
+        }
+    }
+
+    /// Whether this is [`output_only`](Self::output_only)`(self.output)`: a success whose
+    /// other fields are all empty.
+    #[inline]
+    pub(crate) fn is_output_only(&self) -> bool {
+        // Every field by name: a field added to the result has to be decided here.
+        let Self {
+            success,
+            output: _,
+            content,
+            error,
+            error_kind,
+            duration_ms,
+            coercions,
+            repair,
+        } = self;
+        *success
+            && content.is_empty()
+            && error.is_none()
+            && error_kind.is_none()
+            && *duration_ms == 0
+            && coercions.is_empty()
+            && repair.is_none()
+    }
+
     /// A failed result.
     pub fn err(error: &ToolError, duration: Duration) -> Self {
         Self {

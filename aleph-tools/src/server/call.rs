@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::IntoFuture;
+use std::mem;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -155,16 +156,28 @@ impl<'s> IntoFuture for ToolCallRequest<'s> {
 pub struct ToolCallFuture<'s>(Stage<'s>);
 
 enum Stage<'s> {
-    /// The call ended; its result until it is polled out.
-    Ended(Option<ToolResult>),
+    /// The call ended with this output and nothing more to say (see
+    /// [`ToolResult::is_output_only`]). The future keeps the output alone and makes the
+    /// result as it gives it: a whole result is more than twice the size, and would be
+    /// copied into the future and out again.
+    Output(Value),
+    /// The call ended with any other result.
+    Ended(Box<ToolResult>),
     /// The call runs as this is polled.
     Running(BoxFuture<'s, ToolResult>),
+    /// The result was given.
+    Taken,
 }
 
 impl<'s> ToolCallFuture<'s> {
     /// A call that has ended with `result`.
+    #[inline]
     pub(crate) fn ended(result: ToolResult) -> Self {
-        Self(Stage::Ended(Some(result)))
+        Self(if result.is_output_only() {
+            Stage::Output(result.output)
+        } else {
+            Stage::Ended(Box::new(result))
+        })
     }
 
     /// A call that runs as `running` is polled.
@@ -181,24 +194,104 @@ impl Future for ToolCallFuture<'_> {
     /// When polled again after it gave its result.
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
-        match &mut self.0 {
-            Stage::Ended(result) => Poll::Ready(
-                result
-                    .take()
-                    .expect("a ToolCallFuture is not polled after it gave its result"),
-            ),
-            Stage::Running(running) => running.as_mut().poll(cx),
+        if let Stage::Running(running) = &mut self.0 {
+            return running.as_mut().poll(cx);
         }
+        Poll::Ready(match mem::replace(&mut self.0, Stage::Taken) {
+            Stage::Output(output) => ToolResult::output_only(output),
+            Stage::Ended(result) => *result,
+            Stage::Running(_) | Stage::Taken => {
+                panic!("a ToolCallFuture is not polled after it gave its result")
+            }
+        })
     }
 }
 
 impl fmt::Debug for ToolCallFuture<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stage = match &self.0 {
-            Stage::Ended(Some(_)) => "ended",
-            Stage::Ended(None) => "taken",
+            Stage::Output(_) | Stage::Ended(_) => "ended",
+            Stage::Taken => "taken",
             Stage::Running(_) => "running",
         };
         f.debug_tuple("ToolCallFuture").field(&stage).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures_util::FutureExt;
+    use serde_json::json;
+
+    use super::ToolCallFuture;
+    use crate::error::ToolError;
+    use crate::result::{Content, RepairInfo, RepairStep, ToolOutput, ToolResult};
+    use crate::schema::coerce::{Coercion, CoercionKind};
+
+    /// `result` given back by the future of a call that ended with it.
+    fn through_future(result: ToolResult) -> ToolResult {
+        ToolCallFuture::ended(result)
+            .now_or_never()
+            .expect("an ended call is ready at once")
+    }
+
+    #[test]
+    fn an_ended_call_gives_back_its_whole_result() {
+        let bare = ToolResult::ok(ToolOutput::json(json!({ "sum": 5 })), Duration::ZERO);
+        assert!(bare.is_output_only());
+        assert_eq!(through_future(bare.clone()), bare);
+
+        // Each field that says more than the output keeps the whole result.
+        let mut said_more = vec![
+            ToolResult::ok(ToolOutput::new("five", json!(5)), Duration::ZERO),
+            ToolResult::ok(ToolOutput::json(json!(5)), Duration::from_millis(3)),
+            ToolResult::err(&ToolError::execution("no"), Duration::ZERO),
+        ];
+        let mut repaired = bare.clone();
+        repaired.repair = Some(Box::new(RepairInfo {
+            original_name: "Add".into(),
+            repaired_name: "add".into(),
+            step: RepairStep::CaseInsensitive,
+        }));
+        let mut coerced = bare.clone();
+        coerced.coercions.push(Coercion {
+            pointer: "/a".into(),
+            kind: CoercionKind::NumberFromString,
+            original: json!("2"),
+        });
+        let mut with_content = bare.clone();
+        with_content.content.push(Content::text("5"));
+        let mut failed_quietly = bare.clone();
+        failed_quietly.success = false;
+        let mut with_error = bare.clone();
+        with_error.error = Some("a note".into());
+        let mut with_kind = bare;
+        with_kind.error_kind = Some(crate::error::ToolErrorKind::Execution);
+        said_more.extend([
+            repaired,
+            coerced,
+            with_content,
+            failed_quietly,
+            with_error,
+            with_kind,
+        ]);
+        for result in said_more {
+            assert!(!result.is_output_only(), "{result:?}");
+            assert_eq!(through_future(result.clone()), result);
+        }
+    }
+
+    #[test]
+    fn a_future_says_whether_its_result_was_taken() {
+        let mut ended =
+            ToolCallFuture::ended(ToolResult::ok(ToolOutput::json(json!(1)), Duration::ZERO));
+        assert_eq!(format!("{ended:?}"), r#"ToolCallFuture("ended")"#);
+        assert!((&mut ended).now_or_never().is_some());
+        assert_eq!(format!("{ended:?}"), r#"ToolCallFuture("taken")"#);
+        let again =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (&mut ended).now_or_never()));
+        assert!(again.is_err(), "a second poll panics");
     }
 }
