@@ -20,6 +20,14 @@ use crate::util::sync::lock;
 /// How many resource events a slow session may fall behind by before it misses some.
 pub(super) const RESOURCE_EVENTS: usize = 256;
 
+/// The most resources one session may be subscribed to at once. A template matches any
+/// URI of its form, so without a cap a client could fill the session's record (kept while
+/// the session sleeps) with URIs of its own making.
+const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// The most bytes of URI a session's subscriptions may hold together.
+const MAX_SUBSCRIBED_BYTES: usize = 64 * 1024;
+
 /// A change to the resources, for the sessions to pass on.
 #[derive(Debug, Clone)]
 pub(super) enum ResourceEvent {
@@ -112,7 +120,25 @@ impl Session {
         if !served {
             return Err(self.unknown_resource(&uri));
         }
-        lock(&self.remembered().subscribed).insert(uri);
+        let mut subscribed = lock(&self.remembered().subscribed);
+        if subscribed.contains(&uri) {
+            return Ok(());
+        }
+        let held = subscribed.iter().map(String::len).sum::<usize>();
+        if subscribed.len() >= MAX_SUBSCRIPTIONS || held + uri.len() > MAX_SUBSCRIBED_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "this session is subscribed to {} resources ({held} bytes of URI), and one \
+                     session holds at most {MAX_SUBSCRIPTIONS} subscriptions of at most \
+                     {MAX_SUBSCRIBED_BYTES} bytes of URI together; unsubscribe from one \
+                     (`resources/unsubscribe`) before subscribing to `{}`",
+                    subscribed.len(),
+                    crate::compress_snapshot(&uri, 120),
+                ),
+                None,
+            ));
+        }
+        subscribed.insert(uri);
         Ok(())
     }
 

@@ -6,6 +6,7 @@ mod code_mode;
 mod files;
 mod hosts;
 mod management;
+mod mcp_subscriptions;
 mod mcp_transport;
 mod model_calls;
 mod outside_parties;
