@@ -109,12 +109,7 @@ async fn a_session_sleeps_once_nothing_is_left_to_resume() {
         .await
         .unwrap();
     let seen = read_until(&mut stream, "step 2").await;
-    let cut_at = seen
-        .lines()
-        .rev()
-        .find_map(|line| line.strip_prefix("id:"))
-        .map(|id| id.trim().to_owned())
-        .expect("the events have ids");
+    let cut_at = last_event_id(&seen);
     drop(stream);
     assert_eq!(server.sessions().awake, 2);
 
@@ -237,12 +232,7 @@ async fn a_session_sleeps_with_its_get_stream_open_and_the_stream_goes_on() {
     assert_eq!(server.sessions().awake, 1);
     let logged = read_until(&mut get, "notifications/message").await;
     // Its events' ids name the service that sent them: the session's second.
-    let last_id = logged
-        .lines()
-        .rev()
-        .find_map(|line| line.strip_prefix("id:"))
-        .map(|id| id.trim().to_owned())
-        .expect("the events have ids");
+    let last_id = last_event_id(&logged);
     assert!(last_id.starts_with("1."), "{last_id}");
     tools.remove("added_asleep");
     read_until(&mut get, "notifications/tools/list_changed").await;
@@ -272,4 +262,14 @@ async fn a_session_sleeps_with_its_get_stream_open_and_the_stream_goes_on() {
     assert!(tools.remove("add"));
     read_until(&mut resumed, "notifications/tools/list_changed").await;
     server.shutdown().await.expect("stops");
+}
+
+/// The id of the last event in `events`, the text of an event stream.
+fn last_event_id(events: &str) -> String {
+    events
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("id:"))
+        .map(|id| id.trim().to_owned())
+        .expect("the events have ids")
 }
